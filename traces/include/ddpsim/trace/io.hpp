@@ -1,0 +1,90 @@
+// Writing and reading traces on disk (traces/FORMAT.md).
+#pragma once
+
+#include <cstdio>
+#include <memory>
+#include <mutex>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "ddpsim/trace/model.hpp"
+
+namespace ddpsim::trace {
+
+// A trace that breaks the format. what() is one line: "FILE:LINE: expected …, got …"
+// (LINE is 0 when the problem is not tied to a line, e.g. a missing file).
+class TraceError : public std::runtime_error {
+ public:
+  TraceError(const std::string& file, long line, const std::string& expected,
+             const std::string& got);
+  const std::string& file() const { return file_; }
+  long line() const { return line_; }
+
+ private:
+  std::string file_;
+  long line_;
+};
+
+std::string meta_file_name(int rank);    // "rank-R.meta.json"
+std::string events_file_name(int rank);  // "rank-R.events.csv"
+
+// Streams one rank's trace into a directory.
+//
+// Thread-safe: DDP's autograd hooks and comm-hook callbacks fire on threads other than the
+// training loop's, so record() may be called from any thread. Events are buffered in memory
+// and written, sorted by time, when end_iteration() is called (or a failure is recorded), so
+// the hot path never touches the disk and a crash loses at most the running iteration.
+class TraceWriter {
+ public:
+  // Creates `dir` if needed and writes the metadata file and the CSV header at once.
+  TraceWriter(std::string dir, RunMeta meta);
+  ~TraceWriter();  // flushes
+  TraceWriter(const TraceWriter&) = delete;
+  TraceWriter& operator=(const TraceWriter&) = delete;
+
+  void record(const Event& event);
+  // Shorthand for an event with only type, iteration and time.
+  void record(EventType type, std::int64_t iteration, std::int64_t t_ns);
+  // Writes every buffered event and flushes the file.
+  void flush();
+  // Records the layout in force from `first_iteration` and rewrites the metadata atomically.
+  // A layout equal to the one in force is ignored.
+  void set_bucket_assignment(std::int64_t first_iteration,
+                             std::vector<std::vector<int>> buckets);
+  // Rewrites the metadata atomically with extra settings (merged into meta.settings).
+  void set_setting(const std::string& key, const std::string& value);
+
+  const RunMeta& meta() const { return meta_; }
+  const std::string& dir() const { return dir_; }
+
+ private:
+  void write_meta_locked();
+  void flush_locked();
+
+  std::string dir_;
+  RunMeta meta_;
+  std::mutex mutex_;
+  std::vector<Event> pending_;
+  std::FILE* events_ = nullptr;
+};
+
+// Monotonic clock in nanoseconds: the one clock every trace timestamp uses.
+std::int64_t now_ns();
+// Current UTC time as ISO 8601 ("2026-11-22T04:00:00Z").
+std::string utc_now_iso8601();
+
+// Serialization, exposed for tests and for tools that build traces in memory.
+std::string meta_to_json(const RunMeta& meta);
+RunMeta meta_from_json(const std::string& text, const std::string& file);  // throws TraceError
+std::string events_csv_header();
+std::string event_to_csv(const Event& event);
+
+// Reads and validates one rank's pair of files. Throws TraceError at the first problem.
+RankTrace read_rank(const std::string& meta_path, const std::string& events_path);
+// Reads and validates a whole trace directory (every rank, cross-rank consistency).
+Trace read_trace(const std::string& dir);
+// Writes a whole in-memory trace (e.g. a simulated run) to `dir`.
+void write_trace(const std::string& dir, const Trace& trace);
+
+}  // namespace ddpsim::trace

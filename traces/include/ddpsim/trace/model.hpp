@@ -1,0 +1,128 @@
+// The in-memory form of a ddpsim trace (traces/FORMAT.md, schema v1).
+//
+// Plain structs, no behaviour beyond small helpers: the runtime fills them while it trains,
+// the simulator fills them while it predicts, and every tool reads them back the same way.
+// Nothing here depends on LibTorch or SimGrid.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace ddpsim::trace {
+
+inline constexpr int kSchemaVersion = 1;
+inline constexpr const char* kSchemaName = "ddpsim-trace";
+
+// One model parameter, in registration order (model.parameters()).
+struct Parameter {
+  int index = 0;
+  std::string name;
+  std::int64_t numel = 0;
+  std::string dtype = "float32";  // float32 | float16 | bfloat16 | float64
+
+  std::int64_t bytes() const;
+};
+
+// Bytes per element of a dtype name; 0 for an unknown name.
+std::int64_t dtype_size(const std::string& dtype);
+
+// A bucket layout: buckets[b] lists the parameter indices of bucket b, which DDP all-reduces
+// b-th. It is in force from first_iteration until the next layout's first_iteration.
+struct BucketAssignment {
+  std::int64_t first_iteration = 0;
+  std::vector<std::vector<int>> buckets;
+};
+
+struct ToolInfo {
+  std::string name;
+  std::string version;
+  std::string git_sha;
+};
+
+// Everything in rank-R.meta.json.
+struct RunMeta {
+  int schema_version = kSchemaVersion;
+  std::string source = "measured";  // measured | simulated | imported
+  ToolInfo tool;
+  std::string start_time_utc;
+  std::string clock = "CLOCK_MONOTONIC";
+  std::string host;
+  int rank = 0;
+  int local_rank = 0;
+  int world_size = 1;
+  std::string backend = "gloo";
+  std::string workload_name;
+  std::map<std::string, std::string> workload;  // settings other than the name
+  std::vector<Parameter> parameters;
+  std::int64_t bucket_cap_bytes = 25LL * 1024 * 1024;
+  std::int64_t first_bucket_cap_bytes = 1024LL * 1024;
+  std::vector<BucketAssignment> bucket_assignments;
+  double timeout_s = 1800.0;
+  std::map<std::string, std::string> skew;
+  std::map<std::string, std::string> settings;
+
+  // The layout in force for an iteration, or nullptr if none is recorded yet.
+  const BucketAssignment* assignment_for(std::int64_t iteration) const;
+  // Total bytes of one bucket under a layout.
+  std::int64_t bucket_bytes(const BucketAssignment& layout, int bucket) const;
+};
+
+enum class EventType {
+  IterationBegin,
+  IterationEnd,
+  ForwardBegin,
+  ForwardEnd,
+  BackwardBegin,
+  BackwardEnd,
+  GradReady,
+  BucketReady,
+  AllreduceBegin,
+  AllreduceEnd,
+  OptimizerBegin,
+  OptimizerEnd,
+  Delay,
+  Failure,
+};
+
+const char* to_string(EventType type);
+std::optional<EventType> event_type_from_string(const std::string& name);
+
+// One line of rank-R.events.csv. Fields that do not apply stay at -1 / empty.
+struct Event {
+  int rank = 0;
+  std::int64_t iteration = 0;
+  EventType type = EventType::IterationBegin;
+  std::int64_t t_ns = 0;
+  int bucket = -1;
+  int param = -1;
+  std::int64_t bytes = -1;
+  std::int64_t dur_ns = -1;
+  std::string kind;
+  std::string message;
+};
+
+// One rank's record.
+struct RankTrace {
+  RunMeta meta;
+  std::vector<Event> events;  // sorted by t_ns
+  std::string meta_path;
+  std::string events_path;
+  bool truncated = false;  // the events file ended in a cut line (the rank died mid-write)
+
+  // Iterations with both iteration_begin and iteration_end recorded, ascending.
+  std::vector<std::int64_t> complete_iterations() const;
+};
+
+// All ranks of a run, rank r at ranks[r].
+struct Trace {
+  std::string dir;
+  std::vector<RankTrace> ranks;
+
+  int world_size() const { return static_cast<int>(ranks.size()); }
+  const RunMeta& meta() const { return ranks.at(0).meta; }
+};
+
+}  // namespace ddpsim::trace

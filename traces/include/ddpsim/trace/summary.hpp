@@ -1,0 +1,57 @@
+// Statistics of a trace, and its Chrome-trace (Perfetto) export.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "ddpsim/trace/model.hpp"
+
+namespace ddpsim::trace {
+
+struct BucketStats {
+  int bucket = 0;
+  std::int64_t bytes = 0;
+  int num_params = 0;
+  double median_allreduce_s = 0;  // over complete iterations and ranks, layout of the last iteration
+  double mean_allreduce_s = 0;
+  double algbw_gbps = 0;  // bytes / median time, in GB/s (1e9)
+  double busbw_gbps = 0;  // algbw * 2(W-1)/W
+};
+
+struct IterationStats {
+  std::int64_t iteration = 0;
+  double time_s = 0;  // slowest rank's iteration_end - iteration_begin
+  std::vector<double> rank_time_s;
+};
+
+struct Summary {
+  int world_size = 0;
+  std::string source;
+  std::string workload;
+  std::string backend;
+  int num_parameters = 0;
+  std::int64_t parameter_bytes = 0;
+  int num_buckets = 0;  // in the last layout
+  std::vector<IterationStats> iterations;  // complete on every rank
+  double median_iteration_s = 0;   // over iterations >= 1 when there are any (0 rebuilds buckets)
+  double mean_iteration_s = 0;
+  double samples_per_s = 0;        // world_size * batch_size / median iteration, when known
+  double median_forward_s = 0;
+  double median_backward_s = 0;
+  double median_optimizer_s = 0;
+  double total_allreduce_s_per_iter = 0;  // median over iterations of the summed bucket times
+  double overlap_fraction = 0;  // all-reduce time hidden behind gradient computation
+  std::vector<BucketStats> buckets;
+  std::vector<std::string> failures;  // "rank R iteration I bucket B: kind: message"
+};
+
+Summary summarize(const Trace& trace);
+std::string summary_to_json(const Summary& summary);
+std::string summary_to_table(const Summary& summary);
+
+// Chrome trace JSON (chrome://tracing, Perfetto): a process per rank, a compute and a comm
+// track, bucket id and bytes as args.
+std::string to_chrome_trace(const Trace& trace);
+
+}  // namespace ddpsim::trace
