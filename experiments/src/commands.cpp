@@ -1,0 +1,95 @@
+#include "commands.hpp"
+
+#include <cctype>
+
+#include "names.hpp"
+
+namespace ddpsim::experiment {
+namespace {
+
+void replace_all(std::string& text, const std::string& from, const std::string& to) {
+  for (size_t at = text.find(from); at != std::string::npos; at = text.find(from, at + to.size()))
+    text.replace(at, from.size(), to);
+}
+
+}  // namespace
+
+Command train_command(const ExperimentSpec& spec, const Point& point, const std::string& bin_dir,
+                      const std::string& trace_dir) {
+  const Workload& w = spec.workload;
+  Command command = {bin_dir + "/ddp-launch", "--nproc-per-node", std::to_string(point.world_size),
+                     "--master-port", "0", "--",
+                     bin_dir + "/ddp-train",
+                     "--model", w.model,
+                     "--iterations", std::to_string(w.iterations),
+                     "--batch-size", std::to_string(w.batch_size),
+                     "--bucket-cap-mb", format_number(point.bucket_cap_mb)};
+  if (point.first_bucket_cap_mb) {
+    command.insert(command.end(), {"--first-bucket-cap-mb", format_number(*point.first_bucket_cap_mb)});
+  }
+  command.insert(command.end(), {"--threads", std::to_string(w.threads),
+                                 "--seed", std::to_string(w.seed),
+                                 "--optimizer", w.optimizer,
+                                 "--lr", format_number(w.lr)});
+  if (point.timeout_s) command.insert(command.end(), {"--timeout", format_number(*point.timeout_s)});
+  for (const auto& flag : point.slowdown) command.insert(command.end(), {"--slowdown", flag});
+  for (const auto& flag : point.delay) command.insert(command.end(), {"--delay", flag});
+  command.insert(command.end(), w.args.begin(), w.args.end());
+  command.insert(command.end(), {"--trace-dir", trace_dir, "--quiet"});
+  return command;
+}
+
+Command calibrate_command(const ExperimentSpec& spec, const std::string& bin_dir,
+                          const std::string& trace_dir, const std::string& calibration_json) {
+  Command command = {bin_dir + "/ddp-sim", "calibrate", trace_dir, "--json", calibration_json};
+  for (const auto& arg : spec.predict.calibrate_args)
+    command.push_back(substitute_placeholders(arg, trace_dir, calibration_json));
+  return command;
+}
+
+Command replay_command(const ExperimentSpec& spec, const WhatIf* what_if,
+                       const std::string& bin_dir, const std::string& trace_dir,
+                       const std::string& calibration_json, const std::string& out_dir) {
+  Command command = {bin_dir + "/ddp-sim", "replay", trace_dir, "--out", out_dir};
+  for (const auto& arg : spec.predict.replay_args)
+    command.push_back(substitute_placeholders(arg, trace_dir, calibration_json));
+  if (what_if) {
+    for (const auto& arg : what_if->args)
+      command.push_back(substitute_placeholders(arg, trace_dir, calibration_json));
+  }
+  return command;
+}
+
+Command summary_command(const std::string& bin_dir, const std::string& trace_dir) {
+  return {bin_dir + "/ddp-trace", "summary", trace_dir, "--json"};
+}
+
+std::string substitute_placeholders(const std::string& arg, const std::string& trace_dir,
+                                    const std::string& calibration_json) {
+  std::string out = arg;
+  replace_all(out, "{trace}", trace_dir);
+  replace_all(out, "{calibration}", calibration_json);
+  return out;
+}
+
+std::string shell_quote(const Command& command) {
+  std::string line;
+  for (const auto& arg : command) {
+    if (!line.empty()) line += ' ';
+    bool plain = !arg.empty();
+    for (char c : arg) {
+      plain = plain && (std::isalnum(static_cast<unsigned char>(c)) ||
+                        std::string("-_./=:@+,%").find(c) != std::string::npos);
+    }
+    if (plain) {
+      line += arg;
+    } else {
+      line += '\'';
+      for (char c : arg) line += c == '\'' ? std::string("'\\''") : std::string(1, c);
+      line += '\'';
+    }
+  }
+  return line;
+}
+
+}  // namespace ddpsim::experiment

@@ -1,0 +1,55 @@
+// The command lines the runner executes, and where their outputs go. Kept apart from the
+// execution so --dry-run prints exactly what a real run would do.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "grid.hpp"
+#include "spec.hpp"
+
+namespace ddpsim::experiment {
+
+using Command = std::vector<std::string>;
+
+// Where one experiment's results live: results/NAME/...
+struct Layout {
+  std::string root;  // results/NAME
+
+  std::string summary_csv() const { return root + "/summary.csv"; }
+  std::string provenance_json() const { return root + "/provenance.json"; }
+  std::string trace_dir(const std::string& run) const { return root + "/traces/" + run; }
+  std::string calibration_json(const std::string& run) const {
+    return root + "/calibration/" + run + ".json";
+  }
+  // The predicted trace of a run; `what_if` is "" for the replay of the measured configuration.
+  std::string prediction_dir(const std::string& run, const std::string& what_if) const {
+    return root + "/predictions/" + run + (what_if.empty() ? "" : "-" + what_if);
+  }
+  std::string log_file(const std::string& run, const std::string& step) const {
+    return root + "/logs/" + run + "." + step + ".log";
+  }
+};
+
+// ddp-launch --nproc-per-node W --master-port 0 -- ddp-train ... --trace-dir DIR --quiet
+Command train_command(const ExperimentSpec& spec, const Point& point, const std::string& bin_dir,
+                      const std::string& trace_dir);
+// ddp-sim calibrate TRACE --json FILE [calibrate_args]
+Command calibrate_command(const ExperimentSpec& spec, const std::string& bin_dir,
+                          const std::string& trace_dir, const std::string& calibration_json);
+// ddp-sim replay TRACE --out DIR [replay_args] [what-if args]
+Command replay_command(const ExperimentSpec& spec, const WhatIf* what_if,
+                       const std::string& bin_dir, const std::string& trace_dir,
+                       const std::string& calibration_json, const std::string& out_dir);
+// ddp-trace summary DIR --json (stdout is the JSON)
+Command summary_command(const std::string& bin_dir, const std::string& trace_dir);
+
+// Replaces {trace} and {calibration} in spec-given flags, so a spec can hand the simulator
+// the files of the run at hand (e.g. "--calibration={calibration}").
+std::string substitute_placeholders(const std::string& arg, const std::string& trace_dir,
+                                    const std::string& calibration_json);
+
+// One line a POSIX shell reads back as the same argv.
+std::string shell_quote(const Command& command);
+
+}  // namespace ddpsim::experiment

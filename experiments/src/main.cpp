@@ -1,0 +1,64 @@
+// ddp-experiment: runs a declarative experiment (experiments/*.toml) end to end.
+#include <unistd.h>
+
+#include <filesystem>
+#include <iostream>
+
+#include <CLI/CLI.hpp>
+
+#include "runner.hpp"
+#include "spec.hpp"
+
+namespace fs = std::filesystem;
+using namespace ddpsim::experiment;
+
+namespace {
+
+// The other tools are built next to this one (<build>/bin).
+std::string own_directory() {
+  std::error_code error;
+  const auto self = fs::read_symlink("/proc/self/exe", error);
+  return error ? "." : self.parent_path().string();
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  CLI::App app{"Runs declarative ddpsim experiments: real DDP jobs, their simulated predictions, "
+               "and a summary.csv for analysis/ddpsim-plot."};
+  app.require_subcommand(1);
+
+  std::string spec_path;
+  RunOptions options;
+  options.bin_dir = own_directory();
+  auto* run = app.add_subcommand("run", "Run (or resume) every point x repetition of a spec");
+  run->add_option("spec", spec_path, "Experiment spec (TOML), e.g. experiments/bucket-sweep.toml")
+      ->required();
+  run->add_option("--out", options.out_root, "Results root; results go to OUT/NAME/")
+      ->capture_default_str();
+  run->add_option("--bin-dir", options.bin_dir,
+                  "Directory holding ddp-launch, ddp-train, ddp-sim, ddp-trace")
+      ->capture_default_str();
+  run->add_flag("--dry-run", options.dry_run, "Print the commands that would run, run nothing");
+
+  CLI11_PARSE(app, argc, argv);
+
+  for (int i = 0; i < argc; ++i) options.command_line.emplace_back(argv[i]);
+  options.bin_dir = fs::absolute(options.bin_dir).lexically_normal().string();
+  options.progress_bar = ::isatty(STDERR_FILENO) == 1;
+  try {
+    const ExperimentSpec spec = parse_spec_file(spec_path);
+    if (!options.dry_run && !fs::exists(options.bin_dir + "/ddp-launch")) {
+      std::cerr << "ddp-experiment: --bin-dir " << options.bin_dir
+                << ": expected a directory with ddp-launch, ddp-train, ddp-sim and ddp-trace\n";
+      return 2;
+    }
+    return run_experiment(spec, options, std::cout, std::cerr);
+  } catch (const SpecError& error) {
+    std::cerr << "ddp-experiment: " << error.what() << '\n';
+    return 2;
+  } catch (const std::exception& error) {
+    std::cerr << "ddp-experiment: " << error.what() << '\n';
+    return 2;
+  }
+}

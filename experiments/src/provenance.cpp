@@ -1,0 +1,113 @@
+#include "provenance.hpp"
+
+#include <sys/utsname.h>
+#include <unistd.h>
+
+#include <array>
+#include <cstdio>
+#include <ctime>
+#include <fstream>
+#include <sstream>
+#include <stdexcept>
+
+#include <nlohmann/json.hpp>
+
+#include "commands.hpp"
+
+#ifndef DDPSIM_GIT_SHA
+#define DDPSIM_GIT_SHA "unknown"
+#endif
+
+namespace ddpsim::experiment {
+namespace {
+
+// stdout of a fixed, known command line ("" if it fails): only for provenance.
+std::string capture(const std::vector<std::string>& command) {
+  std::string line = shell_quote(command) + " 2>/dev/null";
+  std::FILE* pipe = ::popen(line.c_str(), "r");
+  if (!pipe) return "";
+  std::string out;
+  std::array<char, 4096> buffer;
+  size_t n;
+  while ((n = std::fread(buffer.data(), 1, buffer.size(), pipe)) > 0) out.append(buffer.data(), n);
+  const int status = ::pclose(pipe);
+  if (status != 0 && out.empty()) return "";
+  while (!out.empty() && (out.back() == '\n' || out.back() == ' ')) out.pop_back();
+  return out;
+}
+
+std::string directory_of(const std::string& path) {
+  auto slash = path.find_last_of('/');
+  return slash == std::string::npos ? "." : path.substr(0, slash == 0 ? 1 : slash);
+}
+
+std::string utc_now() {
+  std::time_t now = std::time(nullptr);
+  std::tm tm{};
+  ::gmtime_r(&now, &tm);
+  char buffer[32];
+  std::strftime(buffer, sizeof buffer, "%Y-%m-%dT%H:%M:%SZ", &tm);
+  return buffer;
+}
+
+nlohmann::json read_json(const std::string& path) {
+  std::ifstream in(path);
+  if (!in) return nullptr;
+  try {
+    return nlohmann::json::parse(in);
+  } catch (const nlohmann::json::exception&) {
+    throw std::runtime_error(path + ": expected provenance JSON written by ddp-experiment");
+  }
+}
+
+}  // namespace
+
+void check_same_spec(const std::string& path, const ExperimentSpec& spec) {
+  const auto json = read_json(path);
+  if (json.is_null()) return;
+  if (!json.is_object() || !json.contains("spec_text") || json["spec_text"] != spec.text)
+    throw std::runtime_error(path + ": these results came from a different spec; use another "
+                             "--out or remove " + directory_of(path) + " to start over");
+}
+
+void write_provenance(const std::string& path, const ExperimentSpec& spec,
+                      const std::vector<std::string>& command_line, const std::string& bin_dir) {
+  nlohmann::json json = read_json(path);
+  if (!json.is_object()) json = nlohmann::json::object();
+
+  char host[256] = {};
+  ::gethostname(host, sizeof host - 1);
+  struct utsname uts {};
+  ::uname(&uts);
+  std::string sha = capture({"git", "-C", directory_of(spec.path), "rev-parse", "HEAD"});
+  const std::string dirty =
+      capture({"git", "-C", directory_of(spec.path), "status", "--porcelain", "--untracked-files=no"});
+
+  nlohmann::json session = {
+      {"date_utc", utc_now()},
+      {"host", host},
+      {"kernel", std::string(uts.sysname) + " " + uts.release + " " + uts.machine},
+      {"cpus", ::sysconf(_SC_NPROCESSORS_ONLN)},
+      {"git_sha", sha.empty() ? DDPSIM_GIT_SHA : sha},
+      {"git_dirty", !dirty.empty()},
+      {"runner_built_from", DDPSIM_GIT_SHA},
+      {"packages", capture({"dpkg-query", "-W", "libtorch-dev", "libsimgrid-dev"})},
+      {"command_line", command_line},
+      {"bin_dir", bin_dir},
+  };
+  json["experiment"] = spec.name;
+  json["spec_path"] = spec.path;
+  json["spec_text"] = spec.text;
+  if (!json.contains("sessions") || !json["sessions"].is_array()) json["sessions"] = nlohmann::json::array();
+  json["sessions"].push_back(session);
+
+  const std::string temp = path + ".tmp";
+  {
+    std::ofstream out(temp);
+    out << json.dump(2) << '\n';
+    if (!out) throw std::runtime_error(temp + ": write failed");
+  }
+  if (std::rename(temp.c_str(), path.c_str()) != 0) throw std::runtime_error(path + ": write failed");
+}
+
+}  // namespace ddpsim::experiment

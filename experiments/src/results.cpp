@@ -1,0 +1,187 @@
+#include "results.hpp"
+
+#include <cstdio>
+#include <fstream>
+#include <stdexcept>
+
+namespace ddpsim::experiment {
+
+const std::vector<std::string>& summary_columns() {
+  static const std::vector<std::string> columns = {
+      "experiment", "point", "rep", "variant",
+      // the measured configuration
+      "world_size", "bucket_cap_mb", "first_bucket_cap_mb", "slowdown", "delay", "timeout_s",
+      "batch_size", "iterations",
+      // what the prediction is for (differs from the above only in what-if rows)
+      "predicted_world_size", "predicted_timeout_s",
+      // results: iteration times are medians over the run's iterations >= 1
+      "measured_iter_s", "predicted_iter_s", "error_pct",
+      "measured_samples_per_s", "predicted_samples_per_s", "measured_iterations",
+      "measured_failed", "measured_failure", "predicted_failed", "predicted_failure",
+      "job_exit", "job_wall_s", "status", "message", "trace_dir", "predicted_dir"};
+  return columns;
+}
+
+std::string csv_field(const std::string& text) {
+  if (text.find_first_of(",\"\n\r") == std::string::npos) return text;
+  std::string out = "\"";
+  for (char c : text) {
+    if (c == '\n' || c == '\r') {
+      out += ' ';  // one record per line keeps the file greppable
+    } else {
+      out += c;
+      if (c == '"') out += '"';
+    }
+  }
+  return out + "\"";
+}
+
+std::vector<std::string> split_csv_line(const std::string& line) {
+  std::vector<std::string> fields(1);
+  bool quoted = false;
+  for (size_t i = 0; i < line.size(); ++i) {
+    const char c = line[i];
+    if (quoted) {
+      if (c == '"' && i + 1 < line.size() && line[i + 1] == '"') {
+        fields.back() += '"';
+        ++i;
+      } else if (c == '"') {
+        quoted = false;
+      } else {
+        fields.back() += c;
+      }
+    } else if (c == '"') {
+      quoted = true;
+    } else if (c == ',') {
+      fields.emplace_back();
+    } else if (c != '\r') {
+      fields.back() += c;
+    }
+  }
+  if (quoted) throw std::runtime_error("unterminated quoted field");
+  return fields;
+}
+
+std::vector<Row> read_summary(const std::string& path) {
+  std::vector<Row> rows;
+  std::ifstream in(path);
+  if (!in) return rows;  // no file yet: nothing finished
+  std::string line;
+  if (!std::getline(in, line)) return rows;
+  std::vector<std::string> header;
+  try {
+    header = split_csv_line(line);
+  } catch (const std::exception& e) {
+    throw std::runtime_error(path + ":1: " + e.what());
+  }
+  for (const char* required : {"point", "rep", "variant", "status"}) {
+    bool found = false;
+    for (const auto& name : header) found = found || name == required;
+    if (!found)
+      throw std::runtime_error(path + ":1: expected a ddp-experiment summary header with column '" +
+                               std::string(required) + "', got '" + line + "'");
+  }
+  long number = 1;
+  while (std::getline(in, line)) {
+    ++number;
+    if (line.empty()) continue;
+    std::vector<std::string> fields;
+    try {
+      fields = split_csv_line(line);
+    } catch (const std::exception& e) {
+      throw std::runtime_error(path + ":" + std::to_string(number) + ": " + e.what());
+    }
+    if (fields.size() != header.size()) {
+      // A cut last line (the runner died while appending) is dropped, like a trace's.
+      if (in.peek() == EOF) break;
+      throw std::runtime_error(path + ":" + std::to_string(number) + ": expected " +
+                               std::to_string(header.size()) + " fields, got " +
+                               std::to_string(fields.size()));
+    }
+    Row row;
+    for (size_t i = 0; i < header.size(); ++i) row[header[i]] = fields[i];
+    rows.push_back(std::move(row));
+  }
+  return rows;
+}
+
+namespace {
+
+void write_rows(std::FILE* file, const std::vector<Row>& rows) {
+  const auto& columns = summary_columns();
+  for (const auto& row : rows) {
+    std::string line;
+    for (size_t i = 0; i < columns.size(); ++i) {
+      if (i) line += ',';
+      auto it = row.find(columns[i]);
+      if (it != row.end()) line += csv_field(it->second);
+    }
+    line += '\n';
+    std::fputs(line.c_str(), file);
+  }
+}
+
+std::string header_line() {
+  std::string line;
+  for (const auto& column : summary_columns()) line += (line.empty() ? "" : ",") + column;
+  return line + "\n";
+}
+
+}  // namespace
+
+void append_rows(const std::string& path, const std::vector<Row>& rows) {
+  std::FILE* file = std::fopen(path.c_str(), "a");
+  if (!file) throw std::runtime_error(path + ": cannot open for appending");
+  if (std::ftell(file) == 0) std::fputs(header_line().c_str(), file);
+  write_rows(file, rows);
+  const bool failed = std::fflush(file) != 0;
+  std::fclose(file);
+  if (failed) throw std::runtime_error(path + ": write failed");
+}
+
+void rewrite_summary(const std::string& path, const std::vector<Row>& rows) {
+  const std::string temp = path + ".tmp";
+  std::FILE* file = std::fopen(temp.c_str(), "w");
+  if (!file) throw std::runtime_error(temp + ": cannot open for writing");
+  std::fputs(header_line().c_str(), file);
+  write_rows(file, rows);
+  const bool failed = std::fflush(file) != 0;
+  std::fclose(file);
+  if (failed || std::rename(temp.c_str(), path.c_str()) != 0)
+    throw std::runtime_error(path + ": write failed");
+}
+
+namespace {
+
+std::pair<std::string, int> key_of(const Row& row) {
+  const auto rep = row.count("rep") ? row.at("rep") : "";
+  try {
+    return {row.at("point"), std::stoi(rep)};
+  } catch (const std::exception&) {
+    return {row.at("point"), -1};
+  }
+}
+
+}  // namespace
+
+std::set<std::pair<std::string, int>> finished_runs(const std::vector<Row>& rows) {
+  std::set<std::pair<std::string, int>> seen, failed;
+  for (const auto& row : rows) {
+    seen.insert(key_of(row));
+    if (row.at("status") != "ok") failed.insert(key_of(row));
+  }
+  std::set<std::pair<std::string, int>> finished;
+  for (const auto& key : seen)
+    if (!failed.count(key)) finished.insert(key);
+  return finished;
+}
+
+std::vector<Row> rows_of_finished_runs(const std::vector<Row>& rows) {
+  const auto finished = finished_runs(rows);
+  std::vector<Row> kept;
+  for (const auto& row : rows)
+    if (finished.count(key_of(row))) kept.push_back(row);
+  return kept;
+}
+
+}  // namespace ddpsim::experiment

@@ -1,0 +1,32 @@
+// Runs an experiment: every pending point × repetition, in interleaved order, each as a real
+// job followed by its predictions, one group of summary.csv rows per run.
+#pragma once
+
+#include <ostream>
+#include <string>
+#include <vector>
+
+#include "grid.hpp"
+#include "results.hpp"
+#include "spec.hpp"
+
+namespace ddpsim::experiment {
+
+struct RunOptions {
+  std::string out_root = "results";  // results go to OUT_ROOT/NAME/
+  std::string bin_dir;               // where ddp-launch, ddp-train, ddp-sim, ddp-trace live
+  bool dry_run = false;              // print the commands, run nothing, write nothing
+  bool progress_bar = false;         // redraw a bar (stderr is a terminal) instead of lines
+  std::vector<std::string> command_line;  // for provenance
+};
+
+// Returns the exit status: 0 all runs ok, 1 some run ended in status "error" (its rows say
+// why; a rerun retries it), 130 interrupted. Throws SpecError/std::runtime_error for problems
+// that stop the experiment before it starts (unreadable results, spec mismatch).
+int run_experiment(const ExperimentSpec& spec, const RunOptions& options, std::ostream& out,
+                   std::ostream& err);
+
+// The config columns of a run's rows (experiment, point, rep, world_size, caps, skew, …).
+Row config_row(const ExperimentSpec& spec, const Point& point, int rep);
+
+}  // namespace ddpsim::experiment

@@ -1,0 +1,316 @@
+#include "spec.hpp"
+
+#include <fstream>
+#include <set>
+#include <sstream>
+#include <string_view>
+
+#include <toml++/toml.h>
+
+#include "names.hpp"
+
+namespace ddpsim::experiment {
+namespace {
+
+const char* type_name(const toml::node& node) {
+  switch (node.type()) {
+    case toml::node_type::string: return "a string";
+    case toml::node_type::integer: return "an integer";
+    case toml::node_type::floating_point: return "a number";
+    case toml::node_type::boolean: return "a boolean";
+    case toml::node_type::array: return "an array";
+    case toml::node_type::table: return "a table";
+    default: return "a date/time";
+  }
+}
+
+// Reads one table of the spec, with every message naming file, line and key.
+class Section {
+ public:
+  Section(const toml::table& table, std::string name, const std::string& path)
+      : table_(table), name_(std::move(name)), path_(path) {}
+
+  // Every key must be one we know: a typo must not silently fall back to a default.
+  void allow_only(std::initializer_list<std::string_view> allowed) const {
+    for (const auto& [key, node] : table_) {
+      bool known = false;
+      for (auto a : allowed) known = known || key.str() == a;
+      if (!known) {
+        std::string list;
+        for (auto a : allowed) list += (list.empty() ? "" : ", ") + std::string(a);
+        fail(node, "unknown key '" + std::string(key.str()) + "' in " + where() +
+                       " (expected one of: " + list + ")");
+      }
+    }
+  }
+
+  const toml::node* find(std::string_view key) const { return table_.get(key); }
+
+  [[noreturn]] void fail(const toml::node& node, const std::string& message) const {
+    std::ostringstream out;
+    out << path_;
+    if (node.source().begin.line > 0) out << ':' << node.source().begin.line;
+    out << ": " << message;
+    throw SpecError(out.str());
+  }
+  [[noreturn]] void wrong_type(const toml::node& node, std::string_view key,
+                               const std::string& expected) const {
+    fail(node, where() + " " + std::string(key) + ": expected " + expected + ", got " +
+                   type_name(node));
+  }
+
+  std::optional<std::string> string(std::string_view key) const {
+    const auto* node = find(key);
+    if (!node) return std::nullopt;
+    if (!node->is_string()) wrong_type(*node, key, "a string");
+    return node->as_string()->get();
+  }
+  std::optional<bool> boolean(std::string_view key) const {
+    const auto* node = find(key);
+    if (!node) return std::nullopt;
+    if (!node->is_boolean()) wrong_type(*node, key, "a boolean");
+    return node->as_boolean()->get();
+  }
+  std::optional<int> integer(std::string_view key, long min_value) const {
+    const auto* node = find(key);
+    if (!node) return std::nullopt;
+    if (!node->is_integer()) wrong_type(*node, key, "an integer");
+    return checked_int(*node, key, min_value);
+  }
+  std::optional<double> number(std::string_view key, bool positive) const {
+    const auto* node = find(key);
+    if (!node) return std::nullopt;
+    return as_number(*node, key, positive);
+  }
+  // A scalar stands for a one-element list, so `world_sizes = 2` works as well as `[2]`.
+  std::optional<std::vector<int>> integers(std::string_view key, long min_value) const {
+    std::optional<std::vector<int>> out;
+    for_each_element(key, [&](const toml::node& element) {
+      if (!element.is_integer()) wrong_type(element, key, "an integer or an array of integers");
+      if (!out) out.emplace();
+      out->push_back(checked_int(element, key, min_value));
+    });
+    return out;
+  }
+  std::optional<std::vector<double>> numbers(std::string_view key, bool positive) const {
+    std::optional<std::vector<double>> out;
+    for_each_element(key, [&](const toml::node& element) {
+      if (!out) out.emplace();
+      out->push_back(as_number(element, key, positive));
+    });
+    return out;
+  }
+  std::optional<std::vector<std::string>> strings(std::string_view key) const {
+    std::optional<std::vector<std::string>> out;
+    const auto* node = find(key);
+    if (!node) return out;
+    if (!node->is_array()) wrong_type(*node, key, "an array of strings");
+    out.emplace();
+    for (const auto& element : *node->as_array()) {
+      if (!element.is_string()) wrong_type(element, key, "an array of strings");
+      out->push_back(element.as_string()->get());
+    }
+    return out;
+  }
+  // A skew axis: each value is "" (none), one flag value, or an array of flag values.
+  std::optional<std::vector<SkewSetting>> skew_axis(std::string_view key) const {
+    std::optional<std::vector<SkewSetting>> out;
+    for_each_element(key, [&](const toml::node& element) {
+      if (!out) out.emplace();
+      SkewSetting setting;
+      if (element.is_string()) {
+        if (!element.as_string()->get().empty()) setting.push_back(element.as_string()->get());
+      } else if (element.is_array()) {
+        for (const auto& flag : *element.as_array()) {
+          if (!flag.is_string()) wrong_type(flag, key, "a string like \"1=2.0\"");
+          setting.push_back(flag.as_string()->get());
+        }
+      } else {
+        wrong_type(element, key, "a string like \"1=2.0\" (or an array of them)");
+      }
+      out->push_back(std::move(setting));
+    });
+    return out;
+  }
+
+  std::string where() const { return "[" + name_ + "]"; }
+
+ private:
+  template <typename Fn>
+  void for_each_element(std::string_view key, Fn&& fn) const {
+    const auto* node = find(key);
+    if (!node) return;
+    if (const auto* array = node->as_array()) {
+      if (array->empty()) fail(*node, where() + " " + std::string(key) + ": expected at least one value");
+      for (const auto& element : *array) fn(element);
+    } else {
+      fn(*node);
+    }
+  }
+  int checked_int(const toml::node& node, std::string_view key, long min_value) const {
+    const auto value = node.as_integer()->get();
+    if (value < min_value || value > 1'000'000'000)
+      fail(node, where() + " " + std::string(key) + ": expected an integer >= " +
+                     std::to_string(min_value) + ", got " + std::to_string(value));
+    return static_cast<int>(value);
+  }
+  double as_number(const toml::node& node, std::string_view key, bool positive) const {
+    double value = 0;
+    if (node.is_integer()) {
+      value = static_cast<double>(node.as_integer()->get());
+    } else if (node.is_floating_point()) {
+      value = node.as_floating_point()->get();
+    } else {
+      wrong_type(node, key, "a number");
+    }
+    if (positive && !(value > 0))
+      fail(node, where() + " " + std::string(key) + ": expected a number > 0, got " +
+                     format_number(value));
+    return value;
+  }
+
+  const toml::table& table_;
+  std::string name_;
+  const std::string& path_;
+};
+
+// Each top-level key must be one of our tables.
+const toml::table& sub_table(const toml::table& root, std::string_view key, const std::string& path,
+                             const toml::table& empty) {
+  const auto* node = root.get(key);
+  if (!node) return empty;
+  if (!node->is_table()) {
+    Section top(root, "top level", path);
+    top.wrong_type(*node, key, "a table [" + std::string(key) + "]");
+  }
+  return *node->as_table();
+}
+
+void parse_experiment(const Section& s, ExperimentSpec& spec) {
+  s.allow_only({"name", "description", "repetitions"});
+  if (auto v = s.string("name")) spec.name = *v;
+  if (auto v = s.string("description")) spec.description = *v;
+  if (auto v = s.integer("repetitions", 1)) spec.repetitions = *v;
+}
+
+void parse_workload(const Section& s, Workload& w) {
+  s.allow_only({"model", "iterations", "batch_size", "threads", "seed", "optimizer", "lr", "args"});
+  if (auto v = s.string("model")) w.model = *v;
+  if (auto v = s.integer("iterations", 1)) w.iterations = *v;
+  if (auto v = s.integer("batch_size", 1)) w.batch_size = *v;
+  if (auto v = s.integer("threads", 1)) w.threads = *v;
+  if (auto v = s.integer("seed", 0)) w.seed = *v;
+  if (auto v = s.string("optimizer")) w.optimizer = *v;
+  if (auto v = s.number("lr", true)) w.lr = *v;
+  if (auto v = s.strings("args")) w.args = *v;
+}
+
+void parse_grid(const Section& s, Grid& g) {
+  s.allow_only({"world_sizes", "bucket_cap_mb", "first_bucket_cap_mb", "slowdown", "delay",
+                "timeout_s"});
+  if (auto v = s.integers("world_sizes", 1)) g.world_sizes = *v;
+  if (auto v = s.numbers("bucket_cap_mb", true)) g.bucket_cap_mb = *v;
+  if (auto v = s.numbers("first_bucket_cap_mb", true)) g.first_bucket_cap_mb = *v;
+  if (auto v = s.skew_axis("slowdown")) g.slowdown = *v;
+  if (auto v = s.skew_axis("delay")) g.delay = *v;
+  if (auto v = s.numbers("timeout_s", true)) g.timeout_s = *v;
+}
+
+void parse_limits(const Section& s, Limits& l) {
+  s.allow_only({"job_timeout_s", "tool_timeout_s"});
+  if (auto v = s.number("job_timeout_s", true)) l.job_timeout_s = *v;
+  if (auto v = s.number("tool_timeout_s", true)) l.tool_timeout_s = *v;
+}
+
+void parse_predict(const Section& s, const std::string& path, Prediction& p) {
+  s.allow_only({"enabled", "replay_args", "calibrate_args", "world_sizes", "world_size_flag",
+                "timeouts_s", "timeout_flag", "whatif"});
+  if (auto v = s.boolean("enabled")) p.enabled = *v;
+  if (auto v = s.strings("replay_args")) p.replay_args = *v;
+  if (auto v = s.strings("calibrate_args")) p.calibrate_args = *v;
+  const std::string world_size_flag = s.string("world_size_flag").value_or("--world-size");
+  const std::string timeout_flag = s.string("timeout_flag").value_or("--timeout");
+  if (auto sizes = s.integers("world_sizes", 1)) {
+    for (int w : *sizes) {
+      WhatIf what_if{"w" + std::to_string(w), {world_size_flag, std::to_string(w)}, w, {}};
+      p.what_ifs.push_back(std::move(what_if));
+    }
+  }
+  if (auto timeouts = s.numbers("timeouts_s", true)) {
+    for (double t : *timeouts) {
+      WhatIf what_if{"timeout" + format_number(t), {timeout_flag, format_number(t)}, {}, t};
+      p.what_ifs.push_back(std::move(what_if));
+    }
+  }
+  if (const auto* node = s.find("whatif")) {
+    const auto* array = node->as_array();
+    if (!array || !array->is_array_of_tables())
+      s.wrong_type(*node, "whatif", "an array of tables [[predict.whatif]]");
+    for (const auto& element : *array) {
+      Section w(*element.as_table(), "[predict.whatif]", path);
+      w.allow_only({"name", "args"});
+      auto name = w.string("name");
+      if (!name || !is_safe_name(*name))
+        w.fail(element, "[[predict.whatif]] name: expected a non-empty name of letters, digits, "
+                        "'.', '_', '-'");
+      p.what_ifs.push_back({*name, w.strings("args").value_or(std::vector<std::string>{}), {}, {}});
+    }
+  }
+  std::set<std::string> seen;
+  for (const auto& what_if : p.what_ifs) {
+    if (!seen.insert(what_if.name).second)
+      throw SpecError(path + ": [predict] what-if '" + what_if.name + "' is defined twice");
+  }
+}
+
+std::string stem_of(const std::string& path) {
+  auto slash = path.find_last_of('/');
+  std::string base = slash == std::string::npos ? path : path.substr(slash + 1);
+  auto dot = base.rfind('.');
+  return dot == std::string::npos ? base : base.substr(0, dot);
+}
+
+}  // namespace
+
+ExperimentSpec parse_spec(const std::string& text, const std::string& path) {
+  toml::table root;
+  try {
+    root = toml::parse(text, path);
+  } catch (const toml::parse_error& error) {
+    std::ostringstream out;
+    out << path << ':' << error.source().begin.line << ':' << error.source().begin.column << ": "
+        << error.description();
+    throw SpecError(out.str());
+  }
+
+  ExperimentSpec spec;
+  spec.path = path;
+  spec.text = text;
+  spec.name = stem_of(path);
+
+  Section top(root, "top level", path);
+  top.allow_only({"experiment", "workload", "grid", "predict", "limits"});
+  const toml::table empty;
+  parse_experiment(Section(sub_table(root, "experiment", path, empty), "experiment", path), spec);
+  parse_workload(Section(sub_table(root, "workload", path, empty), "workload", path), spec.workload);
+  parse_grid(Section(sub_table(root, "grid", path, empty), "grid", path), spec.grid);
+  parse_predict(Section(sub_table(root, "predict", path, empty), "predict", path), path, spec.predict);
+  parse_limits(Section(sub_table(root, "limits", path, empty), "limits", path), spec.limits);
+
+  if (!root.get("workload"))
+    throw SpecError(path + ": missing table [workload] (the training job to run)");
+  if (!is_safe_name(spec.name))
+    throw SpecError(path + ": [experiment] name: expected letters, digits, '.', '_', '-', got '" +
+                    spec.name + "'");
+  return spec;
+}
+
+ExperimentSpec parse_spec_file(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw SpecError(path + ": cannot open the spec file");
+  std::ostringstream text;
+  text << in.rdbuf();
+  return parse_spec(text.str(), path);
+}
+
+}  // namespace ddpsim::experiment

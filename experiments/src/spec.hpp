@@ -1,0 +1,83 @@
+// An experiment specification: what to run, parsed from a TOML file (experiments/*.toml).
+#pragma once
+
+#include <optional>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+namespace ddpsim::experiment {
+
+// A spec that cannot be used. what() is one line, "FILE:LINE: message" when the problem sits
+// on a line of the file (toml++ gives every node its source position), "FILE: message" else.
+class SpecError : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
+// The training job every point runs; the grid below varies the rest.
+struct Workload {
+  std::string model = "mlp";
+  int iterations = 10;
+  int batch_size = 32;
+  int threads = 1;
+  int seed = 1;
+  std::string optimizer = "sgd";
+  double lr = 0.01;
+  std::vector<std::string> args;  // further ddp-train flags, verbatim (model sizes, …)
+};
+
+// One value of a skew axis: zero or more runtime flags of one kind, each a string in the
+// runtime's syntax ("1=2.0" for --slowdown, "1=500@5" for --delay). Empty = no skew.
+using SkewSetting = std::vector<std::string>;
+
+// The axes of the grid. Every combination is one point.
+struct Grid {
+  std::vector<int> world_sizes = {2};
+  std::vector<double> bucket_cap_mb = {25.0};
+  std::vector<double> first_bucket_cap_mb;  // empty = ddp-train's default
+  std::vector<SkewSetting> slowdown = {{}};
+  std::vector<SkewSetting> delay = {{}};
+  std::vector<double> timeout_s;  // empty = ddp-train's default
+};
+
+// A prediction made from every measured trace besides the one of the measured configuration:
+// ddp-sim replay with extra what-if flags.
+struct WhatIf {
+  std::string name;               // a short label, unique in the spec; "" is the base replay
+  std::vector<std::string> args;  // extra ddp-sim replay flags
+  std::optional<int> world_size;  // the world size it predicts, when it changes it
+  std::optional<double> timeout_s;  // the timeout it predicts, when it changes it
+};
+
+struct Prediction {
+  bool enabled = true;
+  std::vector<std::string> replay_args;    // flags for every ddp-sim replay
+  std::vector<std::string> calibrate_args;  // flags for every ddp-sim calibrate
+  std::vector<WhatIf> what_ifs;            // world_sizes/timeouts_s expanded, then [[predict.whatif]]
+};
+
+struct Limits {
+  double job_timeout_s = 600;  // wall-clock guard per real job; a hung job is killed
+  double tool_timeout_s = 600;  // per ddp-sim / ddp-trace call
+};
+
+struct ExperimentSpec {
+  std::string path;  // where it was read from
+  std::string text;  // the file as read (for provenance)
+  std::string name;
+  std::string description;
+  int repetitions = 1;
+  Workload workload;
+  Grid grid;
+  Prediction predict;
+  Limits limits;
+};
+
+// Parses a spec file. Throws SpecError (one line) for a syntax error, an unknown key, a value
+// of the wrong type or out of range, or a missing required key.
+ExperimentSpec parse_spec_file(const std::string& path);
+// Same, from text; `path` only names the source in error messages.
+ExperimentSpec parse_spec(const std::string& text, const std::string& path);
+
+}  // namespace ddpsim::experiment
