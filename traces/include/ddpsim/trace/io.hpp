@@ -77,11 +77,17 @@ std::string utc_now_iso8601();
 // Serialization, exposed for tests and for tools that build traces in memory.
 std::string meta_to_json(const RunMeta& meta);
 RunMeta meta_from_json(const std::string& text, const std::string& file);  // throws TraceError
+// The CSV header line and one event's line, both without the trailing newline. Text fields
+// are CSV-quoted when they hold ',' or '"'; line breaks in them become spaces (one event, one line).
 std::string events_csv_header();
 std::string event_to_csv(const Event& event);
 
 // Reads and validates one rank's pair of files. Throws TraceError at the first problem.
 RankTrace read_rank(const std::string& meta_path, const std::string& events_path);
+// The same checks on the files' contents already in memory (read_rank reads the files and
+// calls this; fuzzers and tests call it directly). The names are used in error messages.
+RankTrace parse_rank(const std::string& meta_text, const std::string& events_text,
+                     const std::string& meta_name, const std::string& events_name);
 // Reads and validates a whole trace directory (every rank, cross-rank consistency).
 Trace read_trace(const std::string& dir);
 // Writes a whole in-memory trace (e.g. a simulated run) to `dir`.

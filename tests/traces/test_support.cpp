@@ -1,0 +1,136 @@
+#include "test_support.hpp"
+
+#include <algorithm>
+#include <atomic>
+#include <stdexcept>
+#include <unistd.h>
+
+namespace ddpsim::trace::testing {
+
+namespace fs = std::filesystem;
+
+TempDir::TempDir() {
+  static std::atomic<int> counter{0};
+  path_ = fs::temp_directory_path() /
+          ("ddpsim-trace-test-" + std::to_string(::getpid()) + "-" + std::to_string(counter++));
+  fs::remove_all(path_);
+  fs::create_directories(path_);
+}
+
+TempDir::~TempDir() {
+  std::error_code ec;
+  fs::remove_all(path_, ec);
+}
+
+std::string read_text(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw std::runtime_error("cannot read " + path);
+  std::ostringstream text;
+  text << in.rdbuf();
+  return text.str();
+}
+
+void write_text(const std::string& path, const std::string& text) {
+  std::ofstream out(path, std::ios::binary | std::ios::trunc);
+  out << text;
+  if (!out) throw std::runtime_error("cannot write " + path);
+}
+
+RunMeta example_meta(int rank, int world_size) {
+  RunMeta meta;
+  meta.source = "measured";
+  meta.tool = {"ddp-train", "0.1.0", "3f2c1ab"};
+  meta.start_time_utc = "2026-11-22T04:00:00Z";
+  meta.host = "node1";
+  meta.rank = rank;
+  meta.local_rank = rank;
+  meta.world_size = world_size;
+  meta.backend = "gloo";
+  meta.workload_name = "mlp";
+  meta.workload = {{"batch_size", "32"}};
+  meta.parameters = {{0, "fc.weight", 8, "float32"},
+                     {1, "fc.bias", 2, "float32"},
+                     {2, "out.weight", 4, "float32"}};
+  meta.bucket_cap_bytes = 26214400;
+  meta.first_bucket_cap_bytes = 1048576;
+  meta.bucket_assignments = {{0, {{2, 1, 0}}}, {1, {{2}, {1, 0}}}};
+  meta.timeout_s = 1800;
+  meta.settings = {{"comm_hook", "allreduce"}};
+  return meta;
+}
+
+namespace {
+
+Event make_event(int rank, std::int64_t iteration, EventType type, std::int64_t t_ns) {
+  Event event;
+  event.rank = rank;
+  event.iteration = iteration;
+  event.type = type;
+  event.t_ns = t_ns;
+  return event;
+}
+
+void append_iteration(RankTrace& rank_trace, std::int64_t iteration, std::int64_t begin,
+                      const IterationPlan& plan) {
+  const int rank = rank_trace.meta.rank;
+  const RunMeta& meta = rank_trace.meta;
+  const BucketAssignment& layout = *meta.assignment_for(iteration);
+  std::vector<Event>& events = rank_trace.events;
+  auto add = [&](EventType type, std::int64_t t) {
+    events.push_back(make_event(rank, iteration, type, t));
+    return &events.back();
+  };
+  add(EventType::IterationBegin, begin);
+  add(EventType::ForwardBegin, begin + 100);
+  add(EventType::ForwardEnd, begin + 100 + plan.forward_ns);
+  const std::int64_t backward_begin = begin + 200 + plan.forward_ns;
+  add(EventType::BackwardBegin, backward_begin);
+  const int grad_order[3] = {2, 1, 0};
+  for (int k = 0; k < 3; ++k) add(EventType::GradReady, backward_begin + plan.grad_ready_ns[k])->param = grad_order[k];
+  // Buckets become ready when their last parameter is; all-reduces run one after another.
+  std::int64_t comm_free = 0;
+  for (int b = 0; b < static_cast<int>(layout.buckets.size()); ++b) {
+    std::int64_t ready = 0;
+    for (int param : layout.buckets[static_cast<std::size_t>(b)]) {
+      for (int k = 0; k < 3; ++k) {
+        if (grad_order[k] == param) ready = std::max(ready, backward_begin + plan.grad_ready_ns[k]);
+      }
+    }
+    const std::int64_t bytes = meta.bucket_bytes(layout, b);
+    Event* e = add(EventType::BucketReady, ready + 1);
+    e->bucket = b;
+    e->bytes = bytes;
+    const std::int64_t start = std::max(ready + 2, comm_free);
+    e = add(EventType::AllreduceBegin, start);
+    e->bucket = b;
+    e->bytes = bytes;
+    comm_free = start + plan.allreduce_ns[b];
+    e = add(EventType::AllreduceEnd, comm_free);
+    e->bucket = b;
+    e->bytes = bytes;
+  }
+  const std::int64_t backward_end = backward_begin + plan.backward_ns;
+  add(EventType::BackwardEnd, backward_end);
+  add(EventType::OptimizerBegin, backward_end + 100);
+  add(EventType::OptimizerEnd, backward_end + 100 + plan.optimizer_ns);
+  add(EventType::IterationEnd, backward_end + 200 + plan.optimizer_ns);
+  std::stable_sort(events.begin(), events.end(),
+                   [](const Event& a, const Event& b) { return a.t_ns < b.t_ns; });
+}
+
+}  // namespace
+
+Trace example_trace(int world_size, int iterations, const IterationPlan& plan) {
+  Trace trace;
+  for (int rank = 0; rank < world_size; ++rank) {
+    RankTrace rank_trace;
+    rank_trace.meta = example_meta(rank, world_size);
+    for (int i = 0; i < iterations; ++i) {
+      append_iteration(rank_trace, i, 1'000'000 + i * 10'000'000LL, plan);
+    }
+    trace.ranks.push_back(std::move(rank_trace));
+  }
+  return trace;
+}
+
+}  // namespace ddpsim::trace::testing

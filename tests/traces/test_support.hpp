@@ -1,0 +1,49 @@
+// Shared helpers of the trace tests: temporary directories and a small synthetic trace.
+#pragma once
+
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <string>
+
+#include "ddpsim/trace/model.hpp"
+
+namespace ddpsim::trace::testing {
+
+// A fresh directory under the system temp dir, removed when the test ends.
+class TempDir {
+ public:
+  TempDir();
+  ~TempDir();
+  TempDir(const TempDir&) = delete;
+  TempDir& operator=(const TempDir&) = delete;
+  const std::filesystem::path& path() const { return path_; }
+  std::string str() const { return path_.string(); }
+  std::string operator/(const std::string& name) const { return (path_ / name).string(); }
+
+ private:
+  std::filesystem::path path_;
+};
+
+std::string read_text(const std::string& path);
+void write_text(const std::string& path, const std::string& text);
+
+// The metadata of FORMAT.md's worked example for one rank: 3 parameters (fc.weight 8 floats,
+// fc.bias 2, out.weight 4), one bucket [2,1,0] in iteration 0, then buckets [2] and [1,0].
+RunMeta example_meta(int rank, int world_size);
+
+// Timings of one synthetic iteration, in ns relative to its begin; chosen by each test so
+// that it can compute the expected summary by hand.
+struct IterationPlan {
+  std::int64_t forward_ns = 300'000;
+  std::int64_t backward_ns = 600'000;  // backward_begin .. backward_end
+  std::int64_t grad_ready_ns[3] = {100'000, 200'000, 200'400};  // params 2, 1, 0 after backward_begin
+  std::int64_t allreduce_ns[2] = {200'000, 200'000};  // per bucket (bucket 1 starts when 0 ends)
+  std::int64_t optimizer_ns = 50'000;
+};
+
+// A whole trace in FORMAT.md's example shape: `iterations` iterations per rank, iteration i of
+// rank r starting at start_ns + i * 10 ms, following `plan`. Iteration 0 uses one bucket.
+Trace example_trace(int world_size, int iterations, const IterationPlan& plan = {});
+
+}  // namespace ddpsim::trace::testing

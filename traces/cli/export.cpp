@@ -1,0 +1,7 @@
+#include "commands.hpp"
+namespace ddpsim::trace::cli {
+Command add_export_command(CLI::App& app) {
+  CLI::App* sub = app.add_subcommand("export", "(not yet)");
+  return {sub, [] { return 2; }};
+}
+}  // namespace ddpsim::trace::cli

@@ -1,0 +1,139 @@
+// Writing traces: the streaming TraceWriter used while a run goes, and write_trace for whole
+// in-memory traces (simulated or imported runs).
+#include <algorithm>
+#include <cerrno>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+
+#include "ddpsim/trace/io.hpp"
+
+namespace ddpsim::trace {
+
+namespace fs = std::filesystem;
+
+namespace {
+
+void create_directory(const std::string& dir) {
+  std::error_code ec;
+  fs::create_directories(dir, ec);
+  if (ec || !fs::is_directory(dir)) {
+    throw TraceError(dir, 0, "a directory that can be created", ec ? ec.message() : "a file");
+  }
+}
+
+// Writes the whole file next to its final name, then renames it over: rename() is atomic on
+// POSIX, so a reader (or a crash) sees either the old metadata or the new, never a mix.
+void write_file_atomically(const std::string& path, const std::string& text) {
+  const fs::path final_path(path);
+  const fs::path temp_path = final_path.parent_path() / ("." + final_path.filename().string() + ".tmp");
+  {
+    std::ofstream out(temp_path, std::ios::binary | std::ios::trunc);
+    out << text;
+    out.flush();
+    if (!out) throw TraceError(temp_path.string(), 0, "a writable file", std::strerror(errno));
+  }
+  std::error_code ec;
+  fs::rename(temp_path, final_path, ec);
+  if (ec) throw TraceError(path, 0, "a file that can be replaced", ec.message());
+}
+
+}  // namespace
+
+TraceWriter::TraceWriter(std::string dir, RunMeta meta) : dir_(std::move(dir)), meta_(std::move(meta)) {
+  create_directory(dir_);
+  write_meta_locked();  // no other thread can see the writer yet
+  const std::string events_path = (fs::path(dir_) / events_file_name(meta_.rank)).string();
+  events_ = std::fopen(events_path.c_str(), "w");
+  if (events_ == nullptr) throw TraceError(events_path, 0, "a writable file", std::strerror(errno));
+  const std::string header = events_csv_header() + "\n";
+  std::fputs(header.c_str(), events_);
+  std::fflush(events_);
+}
+
+TraceWriter::~TraceWriter() {
+  std::lock_guard<std::mutex> lock(mutex_);
+  flush_locked();
+  std::fclose(events_);
+}
+
+void TraceWriter::record(const Event& event) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  pending_.push_back(event);
+  pending_.back().rank = meta_.rank;
+  // A finished iteration goes to disk at once, and so does a failure: the process may be
+  // about to die, and the failure is the one event the post-mortem needs.
+  if (event.type == EventType::IterationEnd || event.type == EventType::Failure) flush_locked();
+}
+
+void TraceWriter::record(EventType type, std::int64_t iteration, std::int64_t t_ns) {
+  Event event;
+  event.type = type;
+  event.iteration = iteration;
+  event.t_ns = t_ns;
+  record(event);
+}
+
+void TraceWriter::flush() {
+  std::lock_guard<std::mutex> lock(mutex_);
+  flush_locked();
+}
+
+void TraceWriter::flush_locked() {
+  if (events_ == nullptr) return;
+  // Threads record in the order they get the lock, not in time order; stable sorting keeps
+  // the recording order of events with equal timestamps (FORMAT.md: ties keep their order).
+  std::stable_sort(pending_.begin(), pending_.end(),
+                   [](const Event& a, const Event& b) { return a.t_ns < b.t_ns; });
+  std::string chunk;
+  for (const Event& event : pending_) {
+    chunk += event_to_csv(event);
+    chunk += '\n';
+  }
+  pending_.clear();
+  std::fwrite(chunk.data(), 1, chunk.size(), events_);
+  std::fflush(events_);
+}
+
+void TraceWriter::set_bucket_assignment(std::int64_t first_iteration,
+                                        std::vector<std::vector<int>> buckets) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  std::vector<BucketAssignment>& layouts = meta_.bucket_assignments;
+  if (!layouts.empty() && layouts.back().first_iteration <= first_iteration &&
+      layouts.back().buckets == buckets) {
+    return;  // the layout in force already
+  }
+  // A layout for an iteration at or before the last recorded one replaces what was recorded
+  // from there on (it was never used: DDP sets the layout before the iteration runs).
+  while (!layouts.empty() && layouts.back().first_iteration >= first_iteration) layouts.pop_back();
+  if (layouts.empty() || layouts.back().buckets != buckets) {
+    layouts.push_back(BucketAssignment{first_iteration, std::move(buckets)});
+  }
+  write_meta_locked();
+}
+
+void TraceWriter::set_setting(const std::string& key, const std::string& value) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  meta_.settings[key] = value;
+  write_meta_locked();
+}
+
+void TraceWriter::write_meta_locked() {
+  write_file_atomically((fs::path(dir_) / meta_file_name(meta_.rank)).string(), meta_to_json(meta_));
+}
+
+void write_trace(const std::string& dir, const Trace& trace) {
+  create_directory(dir);
+  for (const RankTrace& rank : trace.ranks) {
+    write_file_atomically((fs::path(dir) / meta_file_name(rank.meta.rank)).string(),
+                          meta_to_json(rank.meta));
+    std::string text = events_csv_header() + "\n";
+    for (const Event& event : rank.events) {
+      text += event_to_csv(event);
+      text += '\n';
+    }
+    write_file_atomically((fs::path(dir) / events_file_name(rank.meta.rank)).string(), text);
+  }
+}
+
+}  // namespace ddpsim::trace
