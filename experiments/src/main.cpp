@@ -41,7 +41,12 @@ int main(int argc, char** argv) {
       ->capture_default_str();
   run->add_flag("--dry-run", options.dry_run, "Print the commands that would run, run nothing");
 
-  CLI11_PARSE(app, argc, argv);
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& error) {
+    // --help exits 0; every usage error exits 2, as all ddpsim tools do.
+    return app.exit(error) == 0 ? 0 : 2;
+  }
 
   for (int i = 0; i < argc; ++i) options.command_line.emplace_back(argv[i]);
   options.bin_dir = fs::absolute(options.bin_dir).lexically_normal().string();
