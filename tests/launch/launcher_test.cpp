@@ -174,6 +174,31 @@ TEST(Launcher, ForwardsSigintAndKillsStubbornWorkersAfterTheGracePeriod) {
   EXPECT_LT(result.elapsed.count(), 10.0);
 }
 
+TEST(Launcher, WorkersDetectTheirPlaceFromItsVariables) {
+  // End to end with the detection ddp-train uses; SLURM variables in the launcher's
+  // environment must not confuse the workers.
+  const ProcessResult result = run_process({"/usr/bin/env", "SLURM_PROCID=7", "SLURM_NTASKS=9", DDP_LAUNCH_PATH,
+                                            "--nproc-per-node", "2", "--master-port", "23456", "--", DDP_ENV_PATH});
+  ASSERT_EQ(result.exit_code(), 0) << result.err;
+  EXPECT_TRUE(contains(result.out, "[rank 0] rank 0/2 (local 0/2, node 0) master 127.0.0.1:23456 from torchrun\n"))
+      << result.out;
+  EXPECT_TRUE(contains(result.out, "[rank 1] rank 1/2 (local 1/2, node 0) master 127.0.0.1:23456 from torchrun\n"))
+      << result.out;
+}
+
+TEST(DdpEnv, ReadsAnSrunEnvironmentAndRejectsMalformedOnes) {
+  // What srun exports to task 5 of 8 (2 nodes x 4) on the second node.
+  const ProcessResult srun_task = run_process(
+      {"/usr/bin/env", "-i", "SLURM_PROCID=5", "SLURM_NTASKS=8", "SLURM_LOCALID=1", "SLURM_NODEID=1",
+       "SLURM_STEP_TASKS_PER_NODE=4(x2)", "SLURM_STEP_NODELIST=cn[0012-0013]", "MASTER_PORT=31000", DDP_ENV_PATH});
+  ASSERT_EQ(srun_task.exit_code(), 0) << srun_task.err;
+  EXPECT_EQ(srun_task.out, "rank 5/8 (local 1/4, node 1) master cn0012:31000 from slurm\n");
+
+  const ProcessResult malformed = run_process({"/usr/bin/env", "-i", "RANK=abc", "WORLD_SIZE=2", DDP_ENV_PATH});
+  EXPECT_EQ(malformed.exit_code(), 2);
+  EXPECT_EQ(malformed.err, "ddp-env: RANK=abc: expected an integer\n");
+}
+
 struct BadCommandLine {
   std::string name;
   std::vector<std::string> args;
