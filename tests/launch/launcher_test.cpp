@@ -3,7 +3,10 @@
 #include <gtest/gtest.h>
 #include <signal.h>
 
+#include <unistd.h>
+
 #include <algorithm>
+#include <fstream>
 #include <string>
 #include <vector>
 
@@ -197,6 +200,32 @@ TEST(DdpEnv, ReadsAnSrunEnvironmentAndRejectsMalformedOnes) {
   const ProcessResult malformed = run_process({"/usr/bin/env", "-i", "RANK=abc", "WORLD_SIZE=2", DDP_ENV_PATH});
   EXPECT_EQ(malformed.exit_code(), 2);
   EXPECT_EQ(malformed.err, "ddp-env: RANK=abc: expected an integer\n");
+}
+
+// True once `pid` has ended (gone, or a zombie its new parent has not reaped yet).
+bool has_ended(pid_t pid) {
+  std::ifstream stat("/proc/" + std::to_string(pid) + "/stat");
+  std::string pid_field, command, state;
+  if (!(stat >> pid_field >> command >> state)) return true;
+  return state == "Z" || state == "X";
+}
+
+TEST(Launcher, WorkersDieWithAKilledLauncher) {
+  // SIGKILL cannot be forwarded: the workers must not outlive the launcher (PR_SET_PDEATHSIG).
+  RunOptions options;
+  options.on_stdout = [](const std::string& out, pid_t launcher) {
+    if (count_of(out, "pid ") == 2) kill(launcher, SIGKILL);
+  };
+  const ProcessResult result = launch({"--nproc-per-node", "2"}, "echo pid $$; exec sleep 60", options);
+  ASSERT_EQ(result.term_signal(), SIGKILL);
+  std::vector<pid_t> workers;
+  for (const std::string& line : lines_of(result.out)) workers.push_back(std::stoi(line.substr(line.rfind(' ') + 1)));
+  ASSERT_EQ(workers.size(), 2u) << result.out;
+  for (const pid_t worker : workers) {
+    for (int tries = 0; tries < 100 && !has_ended(worker); ++tries) usleep(20000);
+    EXPECT_TRUE(has_ended(worker)) << "worker " << worker << " outlived the launcher";
+  }
+  EXPECT_LT(result.elapsed.count(), 10.0);
 }
 
 struct BadCommandLine {
