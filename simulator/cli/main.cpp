@@ -1,0 +1,265 @@
+// ddp-sim: replay a recorded DDP trace on a simulated platform (SimGrid), or calibrate the
+// network model from it.
+//
+//   ddp-sim replay TRACE_DIR [--out DIR] [--json FILE] [--compute median|mean|per-iteration]
+//       [--iterations N] [--allreduce ring|ring-agg|analytic|tree]
+//       [--bandwidth BYTES_PER_S] [--latency S] [--platform star|two-level|FILE.xml]
+//       [--gpus-per-node G --intra-bandwidth B --intra-latency S --inter-bandwidth B
+//        --inter-latency S] [--cfg KEY:VALUE]... [--world-size W] [--timeout S]
+//       [--slowdown RANK=FACTOR]...
+//   ddp-sim calibrate TRACE_DIR [--allreduce ring|ring-agg|analytic|tree] [--json FILE]
+//
+// Exit status: 0 success, 2 bad usage or input (one line on stderr), 1 anything else.
+#include <CLI/CLI.hpp>
+
+#include <cstdlib>
+#include <fstream>
+#include <iostream>
+#include <optional>
+#include <string>
+#include <sys/stat.h>
+
+#include "ddpsim/sim/allreduce.hpp"
+#include "ddpsim/sim/calibrate.hpp"
+#include "ddpsim/sim/predicted_trace.hpp"
+#include "ddpsim/sim/replay.hpp"
+#include "ddpsim/sim/report.hpp"
+#include "ddpsim/sim/workload_model.hpp"
+#include "ddpsim/trace/io.hpp"
+#include "ddpsim/trace/summary.hpp"
+
+namespace sim = ddpsim::sim;
+namespace trace = ddpsim::trace;
+
+namespace {
+
+// An input or usage error: printed as one line, exit status 2.
+struct UsageError : std::runtime_error {
+  using std::runtime_error::runtime_error;
+};
+
+struct ReplayFlags {
+  std::string trace_dir;
+  std::string out_dir;
+  std::string json_file;
+  std::string compute = "median";
+  std::int64_t iterations = 0;  // 0: 3, or every source iteration with per-iteration
+  std::string allreduce = "ring-agg";
+  std::optional<double> bandwidth;
+  std::optional<double> latency;
+  std::string platform = "star";
+  int gpus_per_node = 1;
+  std::optional<double> intra_bandwidth;
+  std::optional<double> intra_latency;
+  std::optional<double> inter_bandwidth;
+  std::optional<double> inter_latency;
+  std::vector<std::string> cfg;
+  int world_size = 0;
+  double timeout = 0;
+  std::vector<std::string> slowdown;
+};
+
+sim::AllreduceAlgorithm parse_algorithm(const std::string& name) {
+  auto algorithm = sim::allreduce_algorithm_from_string(name);
+  if (!algorithm) throw UsageError("--allreduce: expected ring, ring-agg, analytic or tree, got '" + name + "'");
+  return *algorithm;
+}
+
+void write_text_file(const std::string& path, const std::string& text, const std::string& flag) {
+  std::ofstream out(path);
+  out << text << "\n";
+  if (!out) throw UsageError(flag + " " + path + ": expected a writable file");
+}
+
+bool is_readable_file(const std::string& path) {
+  struct stat info {};
+  return ::stat(path.c_str(), &info) == 0 && S_ISREG(info.st_mode);
+}
+
+std::map<int, double> parse_slowdowns(const std::vector<std::string>& entries) {
+  std::map<int, double> slowdown;
+  for (const auto& entry : entries) {
+    const auto equals = entry.find('=');
+    try {
+      if (equals == std::string::npos) throw std::invalid_argument("no '='");
+      std::size_t used = 0;
+      const int rank = std::stoi(entry.substr(0, equals), &used);
+      if (used != equals) throw std::invalid_argument("rank");
+      const std::string factor_text = entry.substr(equals + 1);
+      const double factor = std::stod(factor_text, &used);
+      if (used != factor_text.size()) throw std::invalid_argument("factor");
+      slowdown[rank] = factor;
+    } catch (const std::exception&) {
+      throw UsageError("--slowdown: expected RANK=FACTOR (e.g. 1=1.5), got '" + entry + "'");
+    }
+  }
+  return slowdown;
+}
+
+// The network parameters: given on the command line, else fitted to the trace.
+std::optional<sim::Calibration> choose_network(const ReplayFlags& flags, const trace::Trace& measured,
+                                               sim::ReplayOptions& options) {
+  std::optional<sim::Calibration> calibration;
+  if (!flags.bandwidth || !flags.latency) {
+    if (measured.world_size() < 2) {
+      // One rank communicates nothing; any finite parameters will do.
+      options.alpha_s = 0;
+      options.beta_bytes_per_s = 1e9;
+    } else {
+      const auto shape = options.algorithm == sim::AllreduceAlgorithm::Tree ? sim::AllreduceAlgorithm::Tree
+                                                                           : sim::AllreduceAlgorithm::Ring;
+      try {
+        calibration = sim::calibrate(measured, shape);
+      } catch (const sim::CalibrationError& error) {
+        throw UsageError(error.what());
+      }
+      options.alpha_s = calibration->alpha_s;
+      options.beta_bytes_per_s = calibration->beta_bytes_per_s;
+    }
+  }
+  if (flags.bandwidth) options.beta_bytes_per_s = *flags.bandwidth;
+  if (flags.latency) options.alpha_s = *flags.latency;
+  return calibration;
+}
+
+int run_replay(const ReplayFlags& flags) {
+  const trace::Trace measured = trace::read_trace(flags.trace_dir);
+
+  auto mode = sim::compute_mode_from_string(flags.compute);
+  if (!mode) throw UsageError("--compute: expected median, mean or per-iteration, got '" + flags.compute + "'");
+  const sim::WorkloadModel model = sim::extract_workload(measured, *mode);
+
+  sim::ReplayOptions options;
+  options.algorithm = parse_algorithm(flags.allreduce);
+  const auto calibration = choose_network(flags, measured, options);
+  options.iterations = flags.iterations > 0 ? flags.iterations
+                       : *mode == sim::ComputeMode::PerIteration
+                           ? static_cast<std::int64_t>(model.source_iterations.size())
+                           : 3;
+  options.simgrid_config = flags.cfg;
+  options.world_size = flags.world_size;
+  options.timeout_s = flags.timeout;
+  options.slowdown = parse_slowdowns(flags.slowdown);
+
+  sim::PlatformSpec& platform = options.platform;
+  platform.alpha_s = options.alpha_s;
+  platform.beta_bytes_per_s = options.beta_bytes_per_s;
+  if (flags.platform == "star") {
+    platform.kind = sim::PlatformKind::Star;
+  } else if (flags.platform == "two-level") {
+    platform.kind = sim::PlatformKind::TwoLevel;
+    platform.gpus_per_node = flags.gpus_per_node;
+    platform.intra_bandwidth = flags.intra_bandwidth.value_or(options.beta_bytes_per_s);
+    platform.intra_latency_s = flags.intra_latency.value_or(options.alpha_s);
+    platform.inter_bandwidth = flags.inter_bandwidth.value_or(options.beta_bytes_per_s);
+    platform.inter_latency_s = flags.inter_latency.value_or(options.alpha_s);
+  } else if (is_readable_file(flags.platform)) {
+    platform.kind = sim::PlatformKind::File;
+    platform.xml_file = flags.platform;
+  } else {
+    throw UsageError("--platform: expected star, two-level or a readable SimGrid XML file, got '" +
+                     flags.platform + "'");
+  }
+
+  sim::ReplayResult result;
+  try {
+    result = sim::replay_isolated(model, options);
+  } catch (const sim::SimulationError& error) {
+    throw UsageError(error.what());
+  }
+  const trace::Trace predicted = sim::make_predicted_trace(model, options, result);
+  if (!flags.out_dir.empty()) trace::write_trace(flags.out_dir, predicted);
+
+  sim::ReplayReport report;
+  report.trace_dir = flags.trace_dir;
+  report.model = &model;
+  report.options = &options;
+  report.result = &result;
+  report.calibration = calibration;
+  report.measured = trace::summarize(measured);
+  report.predicted = trace::summarize(predicted);
+  std::cout << sim::report_to_text(report);
+  if (!flags.json_file.empty()) write_text_file(flags.json_file, sim::report_to_json(report), "--json");
+  return 0;
+}
+
+int run_calibrate(const std::string& trace_dir, const std::string& algorithm_name, const std::string& json_file) {
+  const trace::Trace measured = trace::read_trace(trace_dir);
+  sim::Calibration calibration;
+  try {
+    calibration = sim::calibrate(measured, parse_algorithm(algorithm_name));
+  } catch (const sim::CalibrationError& error) {
+    throw UsageError(error.what());
+  }
+  std::cout << sim::calibration_to_text(calibration);
+  if (!json_file.empty()) write_text_file(json_file, sim::calibration_to_json(calibration), "--json");
+  return 0;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  CLI::App app{"ddp-sim: replay a recorded DDP trace on a simulated platform (SimGrid 3.32)"};
+  app.require_subcommand(1);
+
+  ReplayFlags flags;
+  CLI::App* replay = app.add_subcommand("replay", "Predict a run from a recorded trace");
+  replay->add_option("TRACE_DIR", flags.trace_dir, "Recorded trace directory")->required();
+  replay->add_option("--out", flags.out_dir, "Write the predicted run as a trace into DIR");
+  replay->add_option("--json", flags.json_file, "Write the report as JSON");
+  replay->add_option("--compute", flags.compute, "Compute durations: median (default), mean or per-iteration");
+  replay->add_option("--iterations", flags.iterations, "Iterations to simulate (default 3; per-iteration: all)");
+  replay->add_option("--allreduce", flags.allreduce, "ring, ring-agg (default), analytic or tree");
+  replay->add_option("--bandwidth", flags.bandwidth, "Link bandwidth, bytes/s (default: calibrated)");
+  replay->add_option("--latency", flags.latency, "Rank-to-rank latency, seconds (default: calibrated)");
+  replay->add_option("--platform", flags.platform, "star (default), two-level or a SimGrid platform XML file");
+  replay->add_option("--gpus-per-node", flags.gpus_per_node, "two-level: ranks per node (default 1)");
+  replay->add_option("--intra-bandwidth", flags.intra_bandwidth, "two-level: rank link bandwidth, bytes/s");
+  replay->add_option("--intra-latency", flags.intra_latency, "two-level: latency between ranks of a node, s");
+  replay->add_option("--inter-bandwidth", flags.inter_bandwidth, "two-level: node uplink bandwidth, bytes/s");
+  replay->add_option("--inter-latency", flags.inter_latency, "two-level: extra latency between nodes, s");
+  replay->add_option("--cfg", flags.cfg, "SimGrid configuration KEY:VALUE (repeatable)")
+      ->expected(1)
+      ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);
+  replay->add_option("--world-size", flags.world_size, "What-if: simulate W ranks (rank r replays rank r mod W_trace)");
+  replay->add_option("--timeout", flags.timeout, "What-if: fail an all-reduce that waits longer, seconds");
+  replay->add_option("--slowdown", flags.slowdown, "What-if: RANK=FACTOR stretches a rank's compute (repeatable)")
+      ->expected(1)
+      ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);
+
+  std::string calibrate_dir;
+  std::string calibrate_algorithm = "ring";
+  std::string calibrate_json;
+  CLI::App* calibrate = app.add_subcommand("calibrate", "Fit the network's latency and bandwidth to a trace");
+  calibrate->add_option("TRACE_DIR", calibrate_dir, "Recorded trace directory")->required();
+  calibrate->add_option("--allreduce", calibrate_algorithm, "Formula to invert: ring (default) or tree");
+  calibrate->add_option("--json", calibrate_json, "Write the fit as JSON");
+
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::CallForHelp& help) {
+    return app.exit(help);
+  } catch (const CLI::CallForAllHelp& help) {
+    return app.exit(help);
+  } catch (const CLI::ParseError& error) {
+    std::cerr << "ddp-sim: " << error.what() << "\n";
+    return 2;
+  }
+
+  try {
+    if (replay->parsed()) return run_replay(flags);
+    return run_calibrate(calibrate_dir, calibrate_algorithm, calibrate_json);
+  } catch (const trace::TraceError& error) {
+    std::cerr << "ddp-sim: " << error.what() << "\n";
+    return 2;
+  } catch (const sim::WorkloadError& error) {
+    std::cerr << "ddp-sim: " << error.what() << "\n";
+    return 2;
+  } catch (const UsageError& error) {
+    std::cerr << "ddp-sim: " << error.what() << "\n";
+    return 2;
+  } catch (const std::exception& error) {
+    std::cerr << "ddp-sim: " << error.what() << "\n";
+    return 1;
+  }
+}

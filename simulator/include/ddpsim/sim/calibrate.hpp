@@ -1,0 +1,71 @@
+// Fitting the α-β network parameters to a trace's all-reduce times.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "ddpsim/sim/allreduce.hpp"
+#include "ddpsim/trace/model.hpp"
+
+namespace ddpsim::sim {
+
+// One all-reduce as the whole group saw it: see collective_allreduce_samples.
+struct AllreduceSample {
+  std::int64_t iteration = 0;
+  int bucket = 0;
+  std::int64_t bytes = 0;
+  double duration_s = 0;
+};
+
+// One point of the fit: the median duration of every all-reduce of one size.
+struct SizePoint {
+  std::int64_t bytes = 0;
+  double median_s = 0;
+  int samples = 0;
+};
+
+// t(S) = intercept_s + slope_s_per_byte · S, least squares over the size points.
+struct LineFit {
+  double intercept_s = 0;
+  double slope_s_per_byte = 0;
+  double r_squared = 0;         // NaN when every point has the same duration (or one point)
+  double relative_rms = 0;      // sqrt(mean(((fit − measured)/measured)²))
+  bool intercept_clamped = false;  // a negative intercept was refitted through the origin
+};
+
+// Ordinary least squares on (x, y); with a single distinct x the line goes through the
+// origin and that point. Clamps a negative intercept to 0 (and refits the slope) because a
+// negative latency is meaningless.
+LineFit fit_line(const std::vector<double>& x, const std::vector<double>& y);
+
+struct Calibration {
+  AllreduceAlgorithm algorithm = AllreduceAlgorithm::Ring;
+  int world_size = 0;
+  std::vector<SizePoint> points;
+  LineFit fit;
+  double alpha_s = 0;
+  double beta_bytes_per_s = 0;
+  int samples = 0;
+};
+
+class CalibrationError : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
+// The duration of every complete all-reduce of the complete iterations ≥ 1 (iteration 0
+// when it is the only one), one per (iteration, bucket), from the cross-rank view.
+std::vector<AllreduceSample> collective_allreduce_samples(const trace::Trace& trace);
+
+// Fits t(S) over the per-size medians and converts the line into α and β for the
+// algorithm's formula (allreduce_formula_shape). Throws CalibrationError when the trace has
+// nothing to fit (world size 1, no all-reduce) or the fit is not physical (slope ≤ 0).
+Calibration calibrate(const trace::Trace& trace, AllreduceAlgorithm algorithm);
+
+std::string calibration_to_json(const Calibration& calibration);
+std::string calibration_to_text(const Calibration& calibration);
+
+}  // namespace ddpsim::sim

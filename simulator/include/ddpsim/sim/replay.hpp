@@ -1,0 +1,72 @@
+// Replaying a workload on a simulated platform with SimGrid.
+//
+// Per rank, two actors on the rank's host (S4U style: plain functions):
+//   compute-R  sleeps through the measured compute phases and tells comm-R when backward
+//              starts; at the end of backward it waits for the last all-reduce;
+//   comm-R     the one communication stream: all-reduces the buckets strictly in bucket
+//              order, each once it is ready (backward_begin + measured offset) and the
+//              previous one is done.
+// The predicted run is recorded as trace events (t_ns = simulated seconds × 1e9).
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "ddpsim/sim/allreduce.hpp"
+#include "ddpsim/sim/platform.hpp"
+#include "ddpsim/sim/workload_model.hpp"
+#include "ddpsim/trace/model.hpp"
+
+namespace ddpsim::sim {
+
+// The network configuration every replay starts from: CM02 (no TCP slow-start latency
+// factor, unlike the default LV08 which was 1.1–13× off the α-β ring formula), no
+// cross-traffic (acknowledgements would share the links a ring uses in both directions),
+// and no TCP window cap (it throttles high-latency flows). `--cfg` entries override these.
+extern const std::vector<std::string> kDefaultSimgridConfig;
+
+struct ReplayOptions {
+  AllreduceAlgorithm algorithm = AllreduceAlgorithm::RingAggregated;
+  PlatformSpec platform;
+  // The α-β parameters: used by Analytic directly and recorded in the predicted trace.
+  double alpha_s = 0;
+  double beta_bytes_per_s = 0;
+  std::int64_t iterations = 3;
+  // SimGrid configuration "key:value", applied after kDefaultSimgridConfig.
+  std::vector<std::string> simgrid_config;
+  // What-ifs.
+  int world_size = 0;             // 0: the trace's; otherwise rank r replays rank r mod W_trace
+  double timeout_s = 0;           // 0: none; else an all-reduce waiting longer fails the run
+  std::map<int, double> slowdown;  // rank → factor on its compute phases
+};
+
+struct ReplayResult {
+  std::vector<std::vector<trace::Event>> events;  // per rank, sorted by t_ns
+  double simulated_end_s = 0;  // simulated clock when the run ended
+  double wall_s = 0;           // host time the simulation took
+  std::int64_t messages = 0;   // simulated point-to-point messages
+  std::string failure;         // empty, or what failed (e.g. a timeout)
+};
+
+// Bad options or platform, or a SimGrid error: what() is one line.
+class SimulationError : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
+// Checks options without starting SimGrid (world size, algorithm vs platform, numbers).
+void check_replay_options(const WorkloadModel& model, const ReplayOptions& options);
+
+// Runs the simulation in this process. SimGrid allows one engine per process and freezes
+// its configuration once started, so this can be called once per process; use
+// replay_isolated to run several.
+ReplayResult replay(const WorkloadModel& model, const ReplayOptions& options);
+
+// Runs replay() in a forked child and returns its result; a SimGrid abort in the child
+// (e.g. a malformed platform file) becomes a SimulationError with SimGrid's one-line reason.
+ReplayResult replay_isolated(const WorkloadModel& model, const ReplayOptions& options);
+
+}  // namespace ddpsim::sim

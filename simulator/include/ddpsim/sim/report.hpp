@@ -1,0 +1,31 @@
+// What `ddp-sim replay` prints and writes with --json: the measured run next to the
+// predicted one.
+#pragma once
+
+#include <optional>
+#include <string>
+
+#include "ddpsim/sim/calibrate.hpp"
+#include "ddpsim/sim/replay.hpp"
+#include "ddpsim/sim/workload_model.hpp"
+#include "ddpsim/trace/summary.hpp"
+
+namespace ddpsim::sim {
+
+struct ReplayReport {
+  std::string trace_dir;
+  WorkloadModel const* model = nullptr;
+  ReplayOptions const* options = nullptr;
+  ReplayResult const* result = nullptr;
+  std::optional<Calibration> calibration;  // when α, β came from the trace
+  trace::Summary measured;
+  trace::Summary predicted;
+};
+
+std::string report_to_text(const ReplayReport& report);
+std::string report_to_json(const ReplayReport& report);
+
+// Relative error (predicted − measured) / measured; NaN when measured is 0.
+double relative_error(double predicted, double measured);
+
+}  // namespace ddpsim::sim

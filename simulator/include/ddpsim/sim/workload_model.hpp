@@ -1,0 +1,82 @@
+// What one DDP iteration costs on each rank, extracted from a recorded trace.
+//
+// The simulator replays computation as measured durations (it has no model of the GPU/CPU)
+// and only simulates communication. A rank's iteration is cut at the trace's events into
+// phases; the gradient buckets become ready at measured offsets from backward_begin.
+//
+//   iteration_begin ─ before_forward ─ forward ─ before_backward ─ backward_begin (T0)
+//     T0 + bucket_ready_s[b]: bucket b may be all-reduced (one stream, bucket order)
+//     T0 + backward_compute_s: autograd done; then wait for the last all-reduce
+//   max(compute done, last all-reduce end) ─ backward_tail ─ backward_end
+//     ─ before_optimizer ─ optimizer ─ after_optimizer ─ iteration_end
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "ddpsim/trace/model.hpp"
+
+namespace ddpsim::sim {
+
+// How measured compute durations become simulated ones.
+enum class ComputeMode {
+  Median,        // per rank and phase, the median over the chosen iterations (default)
+  Mean,          // the mean instead
+  PerIteration,  // simulated iteration k replays source iteration k (cycling)
+};
+
+const char* to_string(ComputeMode mode);
+std::optional<ComputeMode> compute_mode_from_string(const std::string& name);
+
+// One rank's costs for one iteration, in seconds.
+struct RankIterationCosts {
+  double before_forward_s = 0;    // iteration_begin → forward_begin
+  double forward_s = 0;           // forward_begin → forward_end
+  double before_backward_s = 0;   // forward_end → backward_begin
+  double backward_compute_s = 0;  // backward_begin → last grad_ready / bucket_ready
+  std::vector<double> bucket_ready_s;  // per bucket of the layout, offset from backward_begin
+  std::vector<double> grad_ready_s;    // per parameter, offset from backward_begin (-1: unknown)
+  double backward_tail_s = 0;     // max(compute done, last all-reduce end) → backward_end
+  double before_optimizer_s = 0;  // backward_end → optimizer_begin
+  double optimizer_s = 0;         // optimizer_begin → optimizer_end
+  double after_optimizer_s = 0;   // optimizer_end → iteration_end
+
+  // The iteration's compute time alone (no communication).
+  double compute_total_s() const;
+};
+
+struct WorkloadModel {
+  int world_size = 0;
+  // The bucket layout replayed: the trace's last bucket assignment (param indices per bucket)
+  // and each bucket's bytes on the wire.
+  std::vector<std::vector<int>> buckets;
+  std::vector<std::int64_t> bucket_bytes;
+  // costs[rank][k]: one entry per rank for Median/Mean; one per source iteration for
+  // PerIteration (simulated iteration i uses entry i mod size).
+  std::vector<std::vector<RankIterationCosts>> costs;
+  // The source iterations the costs were taken from.
+  std::vector<std::int64_t> source_iterations;
+  ComputeMode mode = ComputeMode::Median;
+  // Rank 0's metadata, the template of the predicted trace's metadata.
+  trace::RunMeta source_meta;
+  std::string source_dir;
+
+  const RankIterationCosts& costs_for(int rank, std::int64_t simulated_iteration) const;
+};
+
+// Thrown when a valid trace still cannot be replayed (e.g. no complete iteration).
+class WorkloadError : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
+// Builds the model from complete iterations (every rank) under the trace's last layout,
+// skipping iteration 0 (one bucket, bucket rebuild) and gradient-accumulation (no_sync)
+// iterations when others exist. Missing optional events (e.g. no forward_* recorded) become
+// zero-length phases.
+WorkloadModel extract_workload(const trace::Trace& trace, ComputeMode mode);
+
+}  // namespace ddpsim::sim

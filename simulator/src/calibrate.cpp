@@ -1,0 +1,243 @@
+// Least-squares α-β calibration from a trace's all-reduce times (calibrate.hpp).
+#include "ddpsim/sim/calibrate.hpp"
+
+#include <nlohmann/json.hpp>
+
+#include <algorithm>
+#include <cmath>
+#include <iomanip>
+#include <limits>
+#include <map>
+#include <set>
+#include <sstream>
+
+#include "stats.hpp"
+
+namespace ddpsim::sim {
+
+using trace::Event;
+using trace::EventType;
+
+LineFit fit_line(const std::vector<double>& x, const std::vector<double>& y) {
+  LineFit fit;
+  const std::size_t n = std::min(x.size(), y.size());
+  if (n == 0) return fit;
+  const std::vector<double> xs(x.begin(), x.begin() + static_cast<long>(n));
+  const std::vector<double> ys(y.begin(), y.begin() + static_cast<long>(n));
+  const double mean_x = mean_of(xs);
+  const double mean_y = mean_of(ys);
+  double sxx = 0;
+  double sxy = 0;
+  for (std::size_t i = 0; i < n; ++i) {
+    sxx += (xs[i] - mean_x) * (xs[i] - mean_x);
+    sxy += (xs[i] - mean_x) * (ys[i] - mean_y);
+  }
+  const auto through_origin = [&] {
+    double xx = 0;
+    double xy = 0;
+    for (std::size_t i = 0; i < n; ++i) {
+      xx += xs[i] * xs[i];
+      xy += xs[i] * ys[i];
+    }
+    fit.intercept_s = 0;
+    fit.slope_s_per_byte = xx > 0 ? xy / xx : 0;
+  };
+  if (sxx <= 0) {
+    // One size only: latency and bandwidth cannot be told apart; attribute it all to bandwidth.
+    through_origin();
+  } else {
+    fit.slope_s_per_byte = sxy / sxx;
+    fit.intercept_s = mean_y - fit.slope_s_per_byte * mean_x;
+    if (fit.intercept_s < 0) {
+      through_origin();
+      fit.intercept_clamped = true;
+    }
+  }
+  double ss_res = 0;
+  double ss_tot = 0;
+  double relative_sq = 0;
+  for (std::size_t i = 0; i < n; ++i) {
+    const double predicted = fit.intercept_s + fit.slope_s_per_byte * xs[i];
+    ss_res += (ys[i] - predicted) * (ys[i] - predicted);
+    ss_tot += (ys[i] - mean_y) * (ys[i] - mean_y);
+    if (ys[i] > 0) relative_sq += ((predicted - ys[i]) / ys[i]) * ((predicted - ys[i]) / ys[i]);
+  }
+  fit.r_squared = ss_tot > 0 ? 1 - ss_res / ss_tot : std::numeric_limits<double>::quiet_NaN();
+  fit.relative_rms = std::sqrt(relative_sq / static_cast<double>(n));
+  return fit;
+}
+
+namespace {
+
+struct RankAllreduce {
+  std::int64_t bytes = -1;
+  std::int64_t start_ns = 0;  // when the rank's stream could start it
+  std::int64_t end_ns = 0;
+};
+
+std::vector<std::int64_t> common_complete_iterations(const trace::Trace& trace) {
+  std::map<std::int64_t, int> count;
+  for (const auto& rank : trace.ranks) {
+    for (std::int64_t iteration : rank.complete_iterations()) ++count[iteration];
+  }
+  std::vector<std::int64_t> common;
+  for (const auto& [iteration, ranks] : count) {
+    if (ranks == trace.world_size()) common.push_back(iteration);
+  }
+  if (common.size() > 1 && common.front() == 0) common.erase(common.begin());
+  return common;
+}
+
+}  // namespace
+
+// Which duration represents "the all-reduce of S bytes took t"? Each rank's own
+// begin → end also counts the time it waited for peers that were not ready yet (on Gloo a
+// rank that launches early blocks in the first exchange until its neighbours arrive), which
+// inflates early ranks' durations by the compute skew between ranks. The collective can only
+// progress once every rank has started it, and all ranks finish within about a step of each
+// other, so the duration seen by the last rank to start is the cleanest measure of the
+// network: t = end − start on the rank that started last. A rank's start is the later of its
+// allreduce_begin and the end of its previous all-reduce, because a rank has one
+// communication stream and a collective launched while the previous one runs waits in the
+// queue.
+std::vector<AllreduceSample> collective_allreduce_samples(const trace::Trace& trace) {
+  std::vector<AllreduceSample> samples;
+  const std::vector<std::int64_t> iterations = common_complete_iterations(trace);
+  const std::set<std::int64_t> wanted(iterations.begin(), iterations.end());
+
+  // per_rank[r][(iteration, bucket)]
+  std::vector<std::map<std::pair<std::int64_t, int>, RankAllreduce>> per_rank(trace.ranks.size());
+  for (std::size_t r = 0; r < trace.ranks.size(); ++r) {
+    std::map<std::pair<std::int64_t, int>, std::int64_t> open;  // begin times awaiting their end
+    std::int64_t current_iteration = -1;
+    std::int64_t stream_free_ns = 0;
+    for (const Event& event : trace.ranks[r].events) {
+      if (!wanted.count(event.iteration) || event.bucket < 0) continue;
+      if (event.iteration != current_iteration) {
+        current_iteration = event.iteration;
+        stream_free_ns = 0;
+        open.clear();
+      }
+      const auto key = std::make_pair(event.iteration, event.bucket);
+      if (event.type == EventType::AllreduceBegin) {
+        open[key] = event.t_ns;
+        per_rank[r][key].bytes = event.bytes;
+      } else if (event.type == EventType::AllreduceEnd) {
+        auto found = open.find(key);
+        if (found == open.end()) continue;
+        RankAllreduce& allreduce = per_rank[r][key];
+        allreduce.start_ns = std::max(found->second, stream_free_ns);
+        allreduce.end_ns = event.t_ns;
+        if (allreduce.bytes < 0) allreduce.bytes = event.bytes;
+        stream_free_ns = std::max(stream_free_ns, event.t_ns);
+        open.erase(found);
+      }
+    }
+  }
+
+  for (const auto& [key, first] : per_rank.front()) {
+    (void)first;
+    const RankAllreduce* last_to_start = nullptr;
+    bool everywhere = true;
+    for (const auto& rank : per_rank) {
+      auto found = rank.find(key);
+      if (found == rank.end() || found->second.end_ns == 0) {
+        everywhere = false;
+        break;
+      }
+      if (last_to_start == nullptr || found->second.start_ns > last_to_start->start_ns) {
+        last_to_start = &found->second;
+      }
+    }
+    if (!everywhere || last_to_start == nullptr || last_to_start->bytes <= 0) continue;
+    AllreduceSample sample;
+    sample.iteration = key.first;
+    sample.bucket = key.second;
+    sample.bytes = last_to_start->bytes;
+    sample.duration_s = static_cast<double>(last_to_start->end_ns - last_to_start->start_ns) * 1e-9;
+    samples.push_back(sample);
+  }
+  return samples;
+}
+
+Calibration calibrate(const trace::Trace& trace, AllreduceAlgorithm algorithm) {
+  Calibration calibration;
+  calibration.algorithm = algorithm;
+  calibration.world_size = trace.world_size();
+  if (trace.world_size() < 2) {
+    throw CalibrationError(trace.dir + ": expected a trace of at least 2 ranks to calibrate the network, got " +
+                           std::to_string(trace.world_size()));
+  }
+  const std::vector<AllreduceSample> samples = collective_allreduce_samples(trace);
+  if (samples.empty()) {
+    throw CalibrationError(trace.dir + ": expected all-reduces completed on every rank to calibrate the network, got none");
+  }
+  calibration.samples = static_cast<int>(samples.size());
+
+  // Medians per size resist stragglers (a preempted rank, a CPU frequency switch).
+  std::map<std::int64_t, std::vector<double>> by_size;
+  for (const auto& sample : samples) by_size[sample.bytes].push_back(sample.duration_s);
+  std::vector<double> x;
+  std::vector<double> y;
+  for (const auto& [bytes, durations] : by_size) {
+    calibration.points.push_back({bytes, median_of(durations), static_cast<int>(durations.size())});
+    x.push_back(static_cast<double>(bytes));
+    y.push_back(median_of(durations));
+  }
+  calibration.fit = fit_line(x, y);
+  if (!(calibration.fit.slope_s_per_byte > 0)) {
+    throw CalibrationError(trace.dir + ": expected all-reduce time to grow with bytes, got a slope of " +
+                           std::to_string(calibration.fit.slope_s_per_byte) +
+                           " s/byte (give --bandwidth and --latency instead)");
+  }
+  const FormulaShape shape = allreduce_formula_shape(algorithm, trace.world_size());
+  calibration.alpha_s = calibration.fit.intercept_s / shape.latency_coefficient;
+  calibration.beta_bytes_per_s = shape.bandwidth_coefficient / calibration.fit.slope_s_per_byte;
+  return calibration;
+}
+
+std::string calibration_to_json(const Calibration& calibration) {
+  nlohmann::json json;
+  json["algorithm"] = to_string(calibration.algorithm);
+  json["world_size"] = calibration.world_size;
+  json["alpha_s"] = calibration.alpha_s;
+  json["beta_bytes_per_s"] = calibration.beta_bytes_per_s;
+  json["intercept_s"] = calibration.fit.intercept_s;
+  json["slope_s_per_byte"] = calibration.fit.slope_s_per_byte;
+  json["r_squared"] = std::isnan(calibration.fit.r_squared) ? nlohmann::json(nullptr)
+                                                             : nlohmann::json(calibration.fit.r_squared);
+  json["relative_rms"] = calibration.fit.relative_rms;
+  json["intercept_clamped"] = calibration.fit.intercept_clamped;
+  json["samples"] = calibration.samples;
+  json["points"] = nlohmann::json::array();
+  for (const auto& point : calibration.points) {
+    json["points"].push_back({{"bytes", point.bytes}, {"median_s", point.median_s}, {"samples", point.samples}});
+  }
+  return json.dump(2);
+}
+
+std::string calibration_to_text(const Calibration& calibration) {
+  std::ostringstream text;
+  text << "calibration (" << to_string(calibration.algorithm) << ", W=" << calibration.world_size << ", "
+       << calibration.samples << " all-reduces, " << calibration.points.size() << " sizes)\n";
+  text << "  fit        t(S) = " << std::setprecision(6) << calibration.fit.intercept_s << " s + S * "
+       << calibration.fit.slope_s_per_byte << " s/byte"
+       << (calibration.fit.intercept_clamped ? "  (negative intercept clamped to 0)" : "") << "\n";
+  text << "  alpha      " << calibration.alpha_s * 1e6 << " us\n";
+  text << "  beta       " << calibration.beta_bytes_per_s / 1e9 << " GB/s\n";
+  text << "  R^2        ";
+  if (std::isnan(calibration.fit.r_squared)) {
+    text << "n/a (one size)\n";
+  } else {
+    text << calibration.fit.r_squared << "\n";
+  }
+  text << "  rel. RMS   " << calibration.fit.relative_rms * 100 << " %\n";
+  text << "  points     bytes  median_s  samples\n";
+  for (const auto& point : calibration.points) {
+    text << "    " << std::setw(12) << point.bytes << "  " << std::setw(10) << point.median_s << "  "
+         << point.samples << "\n";
+  }
+  return text.str();
+}
+
+}  // namespace ddpsim::sim

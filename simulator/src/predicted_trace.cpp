@@ -1,0 +1,66 @@
+// The predicted run as a trace (predicted_trace.hpp).
+#include "ddpsim/sim/predicted_trace.hpp"
+
+#include <algorithm>
+#include <sstream>
+
+#include "ddpsim/trace/io.hpp"
+
+namespace ddpsim::sim {
+
+namespace {
+
+std::string number(double value) {
+  std::ostringstream text;
+  text.precision(10);
+  text << value;
+  return text.str();
+}
+
+}  // namespace
+
+trace::Trace make_predicted_trace(const WorkloadModel& model, const ReplayOptions& options,
+                                  const ReplayResult& result) {
+  trace::Trace predicted;
+  const int world = static_cast<int>(result.events.size());
+  const std::string started = trace::utc_now_iso8601();
+
+  std::string simgrid_config;
+  for (const auto& list : {kDefaultSimgridConfig, options.simgrid_config}) {
+    for (const auto& entry : list) simgrid_config += (simgrid_config.empty() ? "" : " ") + entry;
+  }
+
+  for (int rank = 0; rank < world; ++rank) {
+    trace::RankTrace rank_trace;
+    trace::RunMeta& meta = rank_trace.meta;
+    meta = model.source_meta;
+    meta.source = "simulated";
+    meta.backend = "simgrid";
+    meta.tool = {"ddp-sim", DDPSIM_VERSION, DDPSIM_GIT_SHA};
+    meta.start_time_utc = started;
+    meta.host = "rank-" + std::to_string(rank);
+    meta.rank = rank;
+    meta.local_rank = options.platform.kind == PlatformKind::TwoLevel
+                          ? rank % std::max(1, options.platform.gpus_per_node)
+                          : 0;
+    meta.world_size = world;
+    meta.bucket_assignments = {trace::BucketAssignment{0, model.buckets}};
+    if (options.timeout_s > 0) meta.timeout_s = options.timeout_s;
+    for (const auto& [slow_rank, factor] : options.slowdown) {
+      meta.skew["slowdown." + std::to_string(slow_rank)] = number(factor);
+    }
+    meta.settings["sim.allreduce"] = to_string(options.algorithm);
+    meta.settings["sim.platform"] = options.platform.describe();
+    meta.settings["sim.alpha_s"] = number(options.alpha_s);
+    meta.settings["sim.beta_bytes_per_s"] = number(options.beta_bytes_per_s);
+    meta.settings["sim.compute"] = to_string(model.mode);
+    meta.settings["sim.simgrid_config"] = simgrid_config;
+    meta.settings["sim.source_trace"] = model.source_dir;
+    meta.settings["sim.source_world_size"] = std::to_string(model.world_size);
+    rank_trace.events = result.events[static_cast<std::size_t>(rank)];
+    predicted.ranks.push_back(std::move(rank_trace));
+  }
+  return predicted;
+}
+
+}  // namespace ddpsim::sim

@@ -1,0 +1,258 @@
+// The replay's actors and the SimGrid run (replay.hpp).
+#include "ddpsim/sim/replay.hpp"
+
+#include <simgrid/s4u/Actor.hpp>
+#include <simgrid/s4u/Engine.hpp>
+#include <simgrid/s4u/Semaphore.hpp>
+#include <xbt/config.hpp>
+#include <xbt/log.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <memory>
+
+#include "collectives.hpp"
+#include "platform_builder.hpp"
+
+namespace sg4 = simgrid::s4u;
+
+namespace ddpsim::sim {
+
+const std::vector<std::string> kDefaultSimgridConfig = {
+    "network/model:CM02",
+    "network/crosstraffic:0",
+    "network/TCP-gamma:0",
+};
+
+namespace {
+
+using trace::Event;
+using trace::EventType;
+
+// One rank's state, shared by its two actors (they run one at a time: no locking).
+struct RankState {
+  sg4::SemaphorePtr backward_started = sg4::Semaphore::create(0);  // compute → comm
+  sg4::SemaphorePtr all_reduced = sg4::Semaphore::create(0);       // comm → compute
+  double backward_begin_s = 0;
+  std::vector<Event> events;
+};
+
+struct Simulation {
+  const WorkloadModel& model;
+  const ReplayOptions& options;
+  CommunicationGroup group;
+  std::vector<RankState> ranks;
+  std::string failure;
+
+  int world_size() const { return static_cast<int>(ranks.size()); }
+  double slowdown(int rank) const {
+    auto found = options.slowdown.find(rank);
+    return found == options.slowdown.end() ? 1.0 : found->second;
+  }
+};
+
+std::int64_t to_ns(double seconds) { return std::llround(seconds * 1e9); }
+
+Event make_event(int rank, std::int64_t iteration, EventType type, double at_s) {
+  Event event;
+  event.rank = rank;
+  event.iteration = iteration;
+  event.type = type;
+  event.t_ns = to_ns(at_s);
+  return event;
+}
+
+// compute-R: the measured compute phases; backward hands the buckets to comm-R.
+void compute_actor(Simulation& sim, int rank) {
+  RankState& state = sim.ranks[static_cast<std::size_t>(rank)];
+  const double factor = sim.slowdown(rank);
+  const auto now = [] { return sg4::Engine::get_clock(); };
+  const auto phase = [&](double duration_s) { sg4::this_actor::sleep_for(factor * duration_s); };
+  for (std::int64_t iteration = 0; iteration < sim.options.iterations; ++iteration) {
+    const RankIterationCosts& costs = sim.model.costs_for(rank, iteration);
+    const auto record = [&](EventType type) {
+      state.events.push_back(make_event(rank, iteration, type, now()));
+    };
+    record(EventType::IterationBegin);
+    phase(costs.before_forward_s);
+    record(EventType::ForwardBegin);
+    phase(costs.forward_s);
+    record(EventType::ForwardEnd);
+    phase(costs.before_backward_s);
+    record(EventType::BackwardBegin);
+    state.backward_begin_s = now();
+    state.backward_started->release();
+    // Gradients become ready while autograd runs; nothing waits on them individually, so
+    // they are recorded at their offsets without waking the actor for each.
+    for (std::size_t param = 0; param < costs.grad_ready_s.size(); ++param) {
+      if (costs.grad_ready_s[param] < 0) continue;
+      Event ready = make_event(rank, iteration, EventType::GradReady,
+                               state.backward_begin_s + factor * costs.grad_ready_s[param]);
+      ready.param = static_cast<int>(param);
+      state.events.push_back(ready);
+    }
+    phase(costs.backward_compute_s);
+    state.all_reduced->acquire();  // the reducer's finalize waits for the last bucket
+    phase(costs.backward_tail_s);
+    record(EventType::BackwardEnd);
+    phase(costs.before_optimizer_s);
+    record(EventType::OptimizerBegin);
+    phase(costs.optimizer_s);
+    record(EventType::OptimizerEnd);
+    phase(costs.after_optimizer_s);
+    record(EventType::IterationEnd);
+  }
+}
+
+// comm-R: one stream; bucket b is all-reduced once it is ready and bucket b−1 is done.
+void comm_actor(Simulation& sim, int rank) {
+  RankState& state = sim.ranks[static_cast<std::size_t>(rank)];
+  const double factor = sim.slowdown(rank);
+  const auto now = [] { return sg4::Engine::get_clock(); };
+  std::int64_t iteration = 0;
+  int bucket = -1;
+  double begin_s = 0;
+  try {
+    for (; iteration < sim.options.iterations; ++iteration) {
+      state.backward_started->acquire();
+      const RankIterationCosts& costs = sim.model.costs_for(rank, iteration);
+      for (bucket = 0; bucket < static_cast<int>(sim.model.bucket_bytes.size()); ++bucket) {
+        const std::int64_t bytes = sim.model.bucket_bytes[static_cast<std::size_t>(bucket)];
+        const double ready_s =
+            state.backward_begin_s + factor * costs.bucket_ready_s[static_cast<std::size_t>(bucket)];
+        Event ready = make_event(rank, iteration, EventType::BucketReady, ready_s);
+        ready.bucket = bucket;
+        ready.bytes = bytes;
+        state.events.push_back(ready);
+        if (now() < ready_s) sg4::this_actor::sleep_until(ready_s);
+
+        begin_s = now();
+        Event begin = make_event(rank, iteration, EventType::AllreduceBegin, begin_s);
+        begin.bucket = bucket;
+        begin.bytes = bytes;
+        state.events.push_back(begin);
+        const double deadline_s = sim.options.timeout_s > 0 ? begin_s + sim.options.timeout_s : -1;
+        run_allreduce(sim.group, sim.options.algorithm, rank, bytes, deadline_s);
+        Event end = make_event(rank, iteration, EventType::AllreduceEnd, now());
+        end.bucket = bucket;
+        end.bytes = bytes;
+        state.events.push_back(end);
+      }
+      state.all_reduced->release();
+    }
+  } catch (const CollectiveTimeout& timeout) {
+    // As with Gloo, the first rank to time out fails the job: record it and stop everyone.
+    Event failure = make_event(rank, iteration, EventType::Failure, now());
+    failure.kind = "timeout";
+    failure.bucket = bucket;
+    failure.dur_ns = to_ns(now() - begin_s);
+    failure.message = timeout.what();
+    state.events.push_back(failure);
+    sim.failure = "rank " + std::to_string(rank) + " iteration " + std::to_string(iteration) +
+                  " bucket " + std::to_string(bucket) + ": timeout after " +
+                  std::to_string(now() - begin_s) + " s: " + timeout.what();
+    sg4::Actor::kill_all();
+  }
+}
+
+// "key:value" → key, after checking SimGrid knows the key (an unknown key would abort).
+void apply_simgrid_config(const std::string& entry) {
+  const auto colon = entry.find(':');
+  if (colon == std::string::npos || colon == 0) {
+    throw SimulationError("--cfg " + entry + ": expected KEY:VALUE, got no ':'");
+  }
+  const std::string key = entry.substr(0, colon);
+  try {
+    (void)simgrid::config::is_default(key.c_str());
+  } catch (const std::out_of_range&) {
+    throw SimulationError("--cfg " + entry + ": expected a SimGrid configuration key, got unknown key '" + key + "'");
+  }
+  try {
+    sg4::Engine::set_config(entry);
+  } catch (const std::exception& error) {
+    std::string reason = error.what();
+    throw SimulationError("--cfg " + entry + ": " + reason.substr(0, reason.find('\n')));
+  }
+}
+
+}  // namespace
+
+void check_replay_options(const WorkloadModel& model, const ReplayOptions& options) {
+  const int world = options.world_size > 0 ? options.world_size : model.world_size;
+  if (world < 1) throw SimulationError("--world-size: expected at least 1 rank, got " + std::to_string(world));
+  if (options.iterations < 1) {
+    throw SimulationError("--iterations: expected at least 1, got " + std::to_string(options.iterations));
+  }
+  const PlatformSpec& platform = options.platform;
+  const auto positive = [](double value) { return std::isfinite(value) && value > 0; };
+  const auto non_negative = [](double value) { return std::isfinite(value) && value >= 0; };
+  if (platform.kind == PlatformKind::Star) {
+    if (!positive(platform.beta_bytes_per_s)) throw SimulationError("--bandwidth: expected a positive number of bytes/s");
+    if (!non_negative(platform.alpha_s)) throw SimulationError("--latency: expected a non-negative number of seconds");
+  }
+  if (platform.kind == PlatformKind::TwoLevel) {
+    if (platform.gpus_per_node < 1) throw SimulationError("--gpus-per-node: expected at least 1");
+    if (!positive(platform.intra_bandwidth)) throw SimulationError("--intra-bandwidth: expected a positive number of bytes/s");
+    if (!positive(platform.inter_bandwidth)) throw SimulationError("--inter-bandwidth: expected a positive number of bytes/s");
+    if (!non_negative(platform.intra_latency_s)) throw SimulationError("--intra-latency: expected a non-negative number of seconds");
+    if (!non_negative(platform.inter_latency_s)) throw SimulationError("--inter-latency: expected a non-negative number of seconds");
+  }
+  if (options.algorithm == AllreduceAlgorithm::Analytic &&
+      (!positive(options.beta_bytes_per_s) || !non_negative(options.alpha_s))) {
+    throw SimulationError("--allreduce analytic: expected a positive bandwidth and non-negative latency");
+  }
+  if (!non_negative(options.timeout_s)) throw SimulationError("--timeout: expected a non-negative number of seconds");
+  for (const auto& [rank, factor] : options.slowdown) {
+    if (rank < 0 || rank >= world) {
+      throw SimulationError("--slowdown: expected a rank in 0.." + std::to_string(world - 1) + ", got " + std::to_string(rank));
+    }
+    if (!positive(factor)) throw SimulationError("--slowdown: expected a positive factor for rank " + std::to_string(rank));
+  }
+  for (const auto& costs : model.costs) {
+    for (const auto& iteration : costs) {
+      if (iteration.bucket_ready_s.size() != model.bucket_bytes.size()) {
+        throw SimulationError("workload: bucket ready times do not match the bucket layout");
+      }
+    }
+  }
+}
+
+ReplayResult replay(const WorkloadModel& model, const ReplayOptions& options) {
+  check_replay_options(model, options);
+  const auto wall_start = std::chrono::steady_clock::now();
+  const int world = options.world_size > 0 ? options.world_size : model.world_size;
+
+  int argc = 1;
+  char program[] = "ddp-sim";
+  char* argv[] = {program, nullptr};
+  sg4::Engine engine(&argc, argv);
+  // SimGrid logs every configuration change at INFO; only its errors matter here.
+  xbt_log_control_set("root.thres:error");
+  for (const auto& entry : kDefaultSimgridConfig) apply_simgrid_config(entry);
+  for (const auto& entry : options.simgrid_config) apply_simgrid_config(entry);
+
+  std::vector<sg4::Host*> hosts = build_platform(options.platform, world);
+  Simulation sim{model, options, CommunicationGroup(hosts, options.alpha_s, options.beta_bytes_per_s),
+                 std::vector<RankState>(static_cast<std::size_t>(world)), {}};
+  for (int rank = 0; rank < world; ++rank) {
+    sg4::Host* host = hosts[static_cast<std::size_t>(rank)];
+    sg4::Actor::create("compute-" + std::to_string(rank), host, [&sim, rank] { compute_actor(sim, rank); });
+    sg4::Actor::create("comm-" + std::to_string(rank), host, [&sim, rank] { comm_actor(sim, rank); });
+  }
+  engine.run();
+
+  ReplayResult result;
+  result.simulated_end_s = sg4::Engine::get_clock();
+  result.messages = sim.group.messages;
+  result.failure = sim.failure;
+  for (auto& state : sim.ranks) {
+    std::stable_sort(state.events.begin(), state.events.end(),
+                     [](const Event& a, const Event& b) { return a.t_ns < b.t_ns; });
+    result.events.push_back(std::move(state.events));
+  }
+  result.wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - wall_start).count();
+  return result;
+}
+
+}  // namespace ddpsim::sim

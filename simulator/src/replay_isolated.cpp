@@ -1,0 +1,215 @@
+// Running a replay in a child process (replay.hpp: replay_isolated).
+//
+// SimGrid allows a single engine per process, freezes its configuration once started and
+// aborts the process (xbt_die) on some bad inputs, such as an unknown network model or a
+// malformed platform file. A forked child gives every replay a fresh engine and turns an
+// abort into an error the caller can report in one line.
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <fstream>
+#include <sstream>
+#include <string>
+
+#include "ddpsim/sim/replay.hpp"
+
+namespace ddpsim::sim {
+
+namespace {
+
+// A flat binary encoding of ReplayResult for the pipe between child and parent.
+class Encoder {
+ public:
+  template <typename T>
+  void put(T value) {
+    buffer_.append(reinterpret_cast<const char*>(&value), sizeof(T));
+  }
+  void put_string(const std::string& text) {
+    put<std::uint64_t>(text.size());
+    buffer_ += text;
+  }
+  const std::string& bytes() const { return buffer_; }
+
+ private:
+  std::string buffer_;
+};
+
+class Decoder {
+ public:
+  explicit Decoder(const std::string& bytes) : bytes_(bytes) {}
+  template <typename T>
+  T get() {
+    if (offset_ + sizeof(T) > bytes_.size()) throw SimulationError("replay child: truncated result");
+    T value;
+    std::memcpy(&value, bytes_.data() + offset_, sizeof(T));
+    offset_ += sizeof(T);
+    return value;
+  }
+  std::string get_string() {
+    const auto size = get<std::uint64_t>();
+    if (offset_ + size > bytes_.size()) throw SimulationError("replay child: truncated result");
+    std::string text = bytes_.substr(offset_, size);
+    offset_ += size;
+    return text;
+  }
+
+ private:
+  const std::string& bytes_;
+  std::size_t offset_ = 0;
+};
+
+constexpr char kOk = 'R';
+constexpr char kError = 'E';
+
+std::string encode(const ReplayResult& result) {
+  Encoder out;
+  out.put(kOk);
+  out.put(result.simulated_end_s);
+  out.put(result.wall_s);
+  out.put(result.messages);
+  out.put_string(result.failure);
+  out.put<std::uint64_t>(result.events.size());
+  for (const auto& rank_events : result.events) {
+    out.put<std::uint64_t>(rank_events.size());
+    for (const trace::Event& event : rank_events) {
+      out.put(event.rank);
+      out.put(event.iteration);
+      out.put(static_cast<int>(event.type));
+      out.put(event.t_ns);
+      out.put(event.bucket);
+      out.put(event.param);
+      out.put(event.bytes);
+      out.put(event.dur_ns);
+      out.put_string(event.kind);
+      out.put_string(event.message);
+    }
+  }
+  return out.bytes();
+}
+
+ReplayResult decode(const std::string& bytes) {
+  Decoder in(bytes);
+  const char tag = in.get<char>();
+  if (tag == kError) throw SimulationError(in.get_string());
+  if (tag != kOk) throw SimulationError("replay child: unreadable result");
+  ReplayResult result;
+  result.simulated_end_s = in.get<double>();
+  result.wall_s = in.get<double>();
+  result.messages = in.get<std::int64_t>();
+  result.failure = in.get_string();
+  result.events.resize(in.get<std::uint64_t>());
+  for (auto& rank_events : result.events) {
+    rank_events.resize(in.get<std::uint64_t>());
+    for (trace::Event& event : rank_events) {
+      event.rank = in.get<int>();
+      event.iteration = in.get<std::int64_t>();
+      event.type = static_cast<trace::EventType>(in.get<int>());
+      event.t_ns = in.get<std::int64_t>();
+      event.bucket = in.get<int>();
+      event.param = in.get<int>();
+      event.bytes = in.get<std::int64_t>();
+      event.dur_ns = in.get<std::int64_t>();
+      event.kind = in.get_string();
+      event.message = in.get_string();
+    }
+  }
+  return result;
+}
+
+void write_all(int fd, const std::string& bytes) {
+  std::size_t written = 0;
+  while (written < bytes.size()) {
+    const ssize_t n = ::write(fd, bytes.data() + written, bytes.size() - written);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) return;
+    written += static_cast<std::size_t>(n);
+  }
+}
+
+std::string read_all(int fd) {
+  std::string bytes;
+  char chunk[1 << 16];
+  for (;;) {
+    const ssize_t n = ::read(fd, chunk, sizeof chunk);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) break;
+    bytes.append(chunk, static_cast<std::size_t>(n));
+  }
+  return bytes;
+}
+
+// SimGrid's last words before an abort: the "[...] file:line: [category/CRITICAL] reason"
+// line, reduced to the reason.
+std::string simgrid_reason(const std::string& log) {
+  std::istringstream lines(log);
+  std::string line;
+  std::string reason;
+  std::string last_line;
+  while (std::getline(lines, line)) {
+    if (line.empty() || line.rfind("Backtrace", 0) == 0 || line.rfind("  ->", 0) == 0) continue;
+    last_line = line;
+    const auto critical = line.find("/CRITICAL] ");
+    if (critical != std::string::npos && reason.empty()) reason = line.substr(critical + 11);
+  }
+  return reason.empty() ? last_line : reason;
+}
+
+}  // namespace
+
+ReplayResult replay_isolated(const WorkloadModel& model, const ReplayOptions& options) {
+  check_replay_options(model, options);  // plain mistakes are reported without forking
+
+  int result_pipe[2];
+  if (::pipe(result_pipe) != 0) throw SimulationError(std::string("pipe: ") + std::strerror(errno));
+  std::FILE* child_log = std::tmpfile();
+  if (child_log == nullptr) throw SimulationError(std::string("tmpfile: ") + std::strerror(errno));
+  std::fflush(stdout);
+  std::fflush(stderr);
+
+  const pid_t child = ::fork();
+  if (child < 0) throw SimulationError(std::string("fork: ") + std::strerror(errno));
+  if (child == 0) {
+    ::close(result_pipe[0]);
+    ::dup2(::fileno(child_log), STDERR_FILENO);
+    std::string reply;
+    try {
+      reply = encode(replay(model, options));
+    } catch (const std::exception& error) {
+      Encoder out;
+      out.put(kError);
+      out.put_string(error.what());
+      reply = out.bytes();
+    }
+    write_all(result_pipe[1], reply);
+    ::close(result_pipe[1]);
+    std::fflush(stderr);
+    ::_exit(0);  // skip atexit handlers and static destructors of the parent's state
+  }
+
+  ::close(result_pipe[1]);
+  const std::string reply = read_all(result_pipe[0]);
+  ::close(result_pipe[0]);
+  int status = 0;
+  while (::waitpid(child, &status, 0) < 0 && errno == EINTR) {
+  }
+
+  std::rewind(child_log);
+  std::string log;
+  char chunk[4096];
+  std::size_t n = 0;
+  while ((n = std::fread(chunk, 1, sizeof chunk, child_log)) > 0) log.append(chunk, n);
+  std::fclose(child_log);
+
+  if (!WIFEXITED(status) || WEXITSTATUS(status) != 0 || reply.empty()) {
+    throw SimulationError("simgrid: " + simgrid_reason(log));
+  }
+  // SimGrid's warnings of a successful run still belong to the user.
+  if (!log.empty()) std::fputs(log.c_str(), stderr);
+  return decode(reply);
+}
+
+}  // namespace ddpsim::sim

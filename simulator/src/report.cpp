@@ -1,0 +1,108 @@
+// The replay's report (report.hpp).
+#include "ddpsim/sim/report.hpp"
+
+#include <nlohmann/json.hpp>
+
+#include <cmath>
+#include <cstdio>
+#include <limits>
+#include <sstream>
+
+namespace ddpsim::sim {
+
+double relative_error(double predicted, double measured) {
+  if (measured == 0) return std::numeric_limits<double>::quiet_NaN();
+  return (predicted - measured) / measured;
+}
+
+namespace {
+
+std::string format(const char* pattern, double value) {
+  if (std::isnan(value)) return "n/a";
+  char text[64];
+  std::snprintf(text, sizeof text, pattern, value);
+  return text;
+}
+
+std::string row(const std::string& name, double measured, double predicted, const char* pattern) {
+  char line[160];
+  std::snprintf(line, sizeof line, "  %-26s %14s %14s %9s\n", name.c_str(), format(pattern, measured).c_str(),
+                format(pattern, predicted).c_str(),
+                format("%+.2f%%", 100 * relative_error(predicted, measured)).c_str());
+  return line;
+}
+
+nlohmann::json json_number(double value) {
+  return std::isfinite(value) ? nlohmann::json(value) : nlohmann::json(nullptr);
+}
+
+}  // namespace
+
+std::string report_to_text(const ReplayReport& report) {
+  const ReplayOptions& options = *report.options;
+  const ReplayResult& result = *report.result;
+  const WorkloadModel& model = *report.model;
+  std::ostringstream text;
+  text << "ddp-sim replay " << report.trace_dir << "\n";
+  text << "  workload: " << model.world_size << " ranks measured, " << result.events.size()
+       << " simulated, " << model.bucket_bytes.size() << " buckets, compute " << to_string(model.mode)
+       << " over " << model.source_iterations.size() << " iterations\n";
+  text << "  network: " << to_string(options.algorithm) << " on " << options.platform.describe() << "\n";
+  text << "  alpha " << format("%.3f", options.alpha_s * 1e6) << " us, beta "
+       << format("%.4f", options.beta_bytes_per_s / 1e9) << " GB/s ("
+       << (report.calibration ? "calibrated from the trace" : "given") << ")";
+  if (report.calibration) {
+    text << ", fit R^2 " << format("%.4f", report.calibration->fit.r_squared) << ", rel. RMS "
+         << format("%.2f%%", 100 * report.calibration->fit.relative_rms);
+  }
+  text << "\n\n";
+  char header[160];
+  std::snprintf(header, sizeof header, "  %-26s %14s %14s %9s\n", "", "measured", "predicted", "error");
+  text << header;
+  text << row("iteration time (s)", report.measured.median_iteration_s, report.predicted.median_iteration_s, "%.6f");
+  text << row("samples/s", report.measured.samples_per_s, report.predicted.samples_per_s, "%.2f");
+  text << row("all-reduce per iter (s)", report.measured.total_allreduce_s_per_iter,
+              report.predicted.total_allreduce_s_per_iter, "%.6f");
+  text << row("overlap", report.measured.overlap_fraction, report.predicted.overlap_fraction, "%.3f");
+  text << "\n  per bucket all-reduce (median s)\n";
+  for (const auto& predicted : report.predicted.buckets) {
+    double measured = std::numeric_limits<double>::quiet_NaN();
+    for (const auto& candidate : report.measured.buckets) {
+      if (candidate.bucket == predicted.bucket && candidate.bytes == predicted.bytes) measured = candidate.median_allreduce_s;
+    }
+    text << row("bucket " + std::to_string(predicted.bucket) + " (" + std::to_string(predicted.bytes) + " B)",
+                measured, predicted.median_allreduce_s, "%.6f");
+  }
+  text << "\n  simulation: " << result.messages << " messages, " << format("%.6f", result.simulated_end_s)
+       << " s simulated, " << format("%.3f", result.wall_s) << " s wall\n";
+  if (!result.failure.empty()) text << "  predicted failure: " << result.failure << "\n";
+  return text.str();
+}
+
+std::string report_to_json(const ReplayReport& report) {
+  const ReplayOptions& options = *report.options;
+  const ReplayResult& result = *report.result;
+  nlohmann::json json;
+  json["trace"] = report.trace_dir;
+  json["allreduce"] = to_string(options.algorithm);
+  json["platform"] = options.platform.describe();
+  json["compute"] = to_string(report.model->mode);
+  json["world_size"] = result.events.size();
+  json["network"] = {{"alpha_s", options.alpha_s},
+                     {"beta_bytes_per_s", options.beta_bytes_per_s},
+                     {"source", report.calibration ? "calibrated" : "given"}};
+  if (report.calibration) json["network"]["calibration"] = nlohmann::json::parse(calibration_to_json(*report.calibration));
+  json["measured"] = nlohmann::json::parse(trace::summary_to_json(report.measured));
+  json["predicted"] = nlohmann::json::parse(trace::summary_to_json(report.predicted));
+  json["error"] = {
+      {"iteration_time", json_number(relative_error(report.predicted.median_iteration_s, report.measured.median_iteration_s))},
+      {"samples_per_s", json_number(relative_error(report.predicted.samples_per_s, report.measured.samples_per_s))},
+  };
+  json["simulation"] = {{"messages", result.messages},
+                        {"simulated_end_s", result.simulated_end_s},
+                        {"wall_s", result.wall_s},
+                        {"failure", result.failure}};
+  return json.dump(2);
+}
+
+}  // namespace ddpsim::sim

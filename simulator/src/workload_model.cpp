@@ -1,0 +1,285 @@
+// Cutting a recorded trace into per-rank compute phases (workload_model.hpp).
+#include "ddpsim/sim/workload_model.hpp"
+
+#include <algorithm>
+#include <functional>
+#include <iterator>
+#include <map>
+#include <set>
+
+#include "stats.hpp"
+
+namespace ddpsim::sim {
+
+using trace::Event;
+using trace::EventType;
+
+const char* to_string(ComputeMode mode) {
+  switch (mode) {
+    case ComputeMode::Median: return "median";
+    case ComputeMode::Mean: return "mean";
+    case ComputeMode::PerIteration: return "per-iteration";
+  }
+  return "unknown";
+}
+
+std::optional<ComputeMode> compute_mode_from_string(const std::string& name) {
+  for (ComputeMode mode : {ComputeMode::Median, ComputeMode::Mean, ComputeMode::PerIteration}) {
+    if (name == to_string(mode)) return mode;
+  }
+  return std::nullopt;
+}
+
+double RankIterationCosts::compute_total_s() const {
+  return before_forward_s + forward_s + before_backward_s + backward_compute_s +
+         backward_tail_s + before_optimizer_s + optimizer_s + after_optimizer_s;
+}
+
+const RankIterationCosts& WorkloadModel::costs_for(int rank, std::int64_t simulated_iteration) const {
+  const auto& per_rank = costs.at(static_cast<std::size_t>(rank) % costs.size());
+  return per_rank.at(static_cast<std::size_t>(simulated_iteration) % per_rank.size());
+}
+
+namespace {
+
+constexpr double kNsToS = 1e-9;
+
+// The events of one rank's iteration, with the first time of each event type.
+class IterationEvents {
+ public:
+  void add(const Event& event) {
+    events_.push_back(&event);
+    first_.emplace(event.type, event.t_ns);  // keeps the first occurrence
+  }
+  std::optional<std::int64_t> first(EventType type) const {
+    auto found = first_.find(type);
+    if (found == first_.end()) return std::nullopt;
+    return found->second;
+  }
+  const std::vector<const Event*>& events() const { return events_; }
+
+ private:
+  std::vector<const Event*> events_;
+  std::map<EventType, std::int64_t> first_;
+};
+
+// Seconds between two instants, never negative (a missing phase has length 0).
+double span_s(std::int64_t from_ns, std::int64_t to_ns) {
+  return to_ns > from_ns ? static_cast<double>(to_ns - from_ns) * kNsToS : 0.0;
+}
+
+RankIterationCosts costs_of(const IterationEvents& iteration, const std::vector<std::vector<int>>& buckets,
+                            std::size_t num_params) {
+  // Missing optional events collapse their phase onto the previous boundary.
+  const std::int64_t begin = iteration.first(EventType::IterationBegin).value_or(0);
+  const std::int64_t end = iteration.first(EventType::IterationEnd).value_or(begin);
+  const std::int64_t forward_begin = iteration.first(EventType::ForwardBegin).value_or(begin);
+  const std::int64_t forward_end = iteration.first(EventType::ForwardEnd).value_or(forward_begin);
+  const std::int64_t backward_begin =
+      iteration.first(EventType::BackwardBegin).value_or(forward_end);
+  const std::int64_t optimizer_begin_or_end =
+      iteration.first(EventType::OptimizerBegin).value_or(end);
+  const std::int64_t backward_end =
+      iteration.first(EventType::BackwardEnd).value_or(optimizer_begin_or_end);
+  const std::int64_t optimizer_begin =
+      iteration.first(EventType::OptimizerBegin).value_or(backward_end);
+  const std::int64_t optimizer_end =
+      iteration.first(EventType::OptimizerEnd).value_or(optimizer_begin);
+
+  RankIterationCosts costs;
+  costs.before_forward_s = span_s(begin, forward_begin);
+  costs.forward_s = span_s(forward_begin, forward_end);
+  costs.before_backward_s = span_s(forward_end, backward_begin);
+  costs.before_optimizer_s = span_s(backward_end, optimizer_begin);
+  costs.optimizer_s = span_s(optimizer_begin, optimizer_end);
+  costs.after_optimizer_s = span_s(optimizer_end, end);
+
+  costs.grad_ready_s.assign(num_params, -1.0);
+  std::vector<double> bucket_ready(buckets.size(), -1.0);
+  std::vector<double> allreduce_begin(buckets.size(), -1.0);
+  std::int64_t last_allreduce_end = backward_begin;
+  for (const Event* event : iteration.events()) {
+    const double offset = span_s(backward_begin, event->t_ns);
+    if (event->type == EventType::GradReady && event->param >= 0 &&
+        static_cast<std::size_t>(event->param) < num_params &&
+        costs.grad_ready_s[static_cast<std::size_t>(event->param)] < 0) {
+      costs.grad_ready_s[static_cast<std::size_t>(event->param)] = offset;
+    } else if (event->bucket >= 0 && static_cast<std::size_t>(event->bucket) < buckets.size()) {
+      const auto bucket = static_cast<std::size_t>(event->bucket);
+      if (event->type == EventType::BucketReady && bucket_ready[bucket] < 0) {
+        bucket_ready[bucket] = offset;
+      } else if (event->type == EventType::AllreduceBegin && allreduce_begin[bucket] < 0) {
+        allreduce_begin[bucket] = offset;
+      }
+    }
+    if (event->type == EventType::AllreduceEnd) {
+      last_allreduce_end = std::max(last_allreduce_end, event->t_ns);
+    }
+  }
+
+  // A bucket without its bucket_ready event is ready when its last gradient is, or else when
+  // its all-reduce was launched.
+  double compute_done = 0;
+  for (std::size_t b = 0; b < buckets.size(); ++b) {
+    if (bucket_ready[b] < 0) {
+      for (int param : buckets[b]) {
+        if (param >= 0 && static_cast<std::size_t>(param) < num_params) {
+          bucket_ready[b] = std::max(bucket_ready[b], costs.grad_ready_s[static_cast<std::size_t>(param)]);
+        }
+      }
+    }
+    if (bucket_ready[b] < 0) bucket_ready[b] = std::max(allreduce_begin[b], 0.0);
+    compute_done = std::max(compute_done, bucket_ready[b]);
+  }
+  for (double ready : costs.grad_ready_s) compute_done = std::max(compute_done, ready);
+  costs.bucket_ready_s = std::move(bucket_ready);
+  costs.backward_compute_s = compute_done;
+
+  // backward_end waits for both autograd and the last all-reduce; what follows is the
+  // reducer's finalisation (copying averaged gradients back), replayed as a fixed tail.
+  const auto compute_done_ns = backward_begin + static_cast<std::int64_t>(compute_done / kNsToS);
+  costs.backward_tail_s = span_s(std::max(compute_done_ns, last_allreduce_end), backward_end);
+  return costs;
+}
+
+// Field-wise aggregate (median or mean) of several iterations' costs of one rank.
+RankIterationCosts aggregate(const std::vector<RankIterationCosts>& samples, ComputeMode mode) {
+  const auto combine = [mode](const std::vector<double>& values) {
+    return mode == ComputeMode::Mean ? mean_of(values) : median_of(values);
+  };
+  const auto field = [&](const std::function<double(const RankIterationCosts&)>& get) {
+    std::vector<double> values;
+    for (const auto& sample : samples) values.push_back(get(sample));
+    return combine(values);
+  };
+  // Per element, ignoring unknown (negative) entries.
+  const auto element_wise = [&](const std::function<const std::vector<double>&(const RankIterationCosts&)>& get) {
+    const std::size_t size = get(samples.front()).size();
+    std::vector<double> result(size, -1.0);
+    for (std::size_t i = 0; i < size; ++i) {
+      std::vector<double> values;
+      for (const auto& sample : samples) {
+        if (get(sample)[i] >= 0) values.push_back(get(sample)[i]);
+      }
+      if (!values.empty()) result[i] = combine(values);
+    }
+    return result;
+  };
+
+  RankIterationCosts result;
+  result.before_forward_s = field([](const auto& c) { return c.before_forward_s; });
+  result.forward_s = field([](const auto& c) { return c.forward_s; });
+  result.before_backward_s = field([](const auto& c) { return c.before_backward_s; });
+  result.backward_compute_s = field([](const auto& c) { return c.backward_compute_s; });
+  result.backward_tail_s = field([](const auto& c) { return c.backward_tail_s; });
+  result.before_optimizer_s = field([](const auto& c) { return c.before_optimizer_s; });
+  result.optimizer_s = field([](const auto& c) { return c.optimizer_s; });
+  result.after_optimizer_s = field([](const auto& c) { return c.after_optimizer_s; });
+  result.bucket_ready_s = element_wise([](const auto& c) -> const std::vector<double>& { return c.bucket_ready_s; });
+  result.grad_ready_s = element_wise([](const auto& c) -> const std::vector<double>& { return c.grad_ready_s; });
+  // Aggregating field by field may put a bucket after the end of autograd; keep the order.
+  for (double ready : result.bucket_ready_s) {
+    result.backward_compute_s = std::max(result.backward_compute_s, ready);
+  }
+  return result;
+}
+
+// Iterations complete on every rank, under the last layout, training (not no_sync) ones.
+std::vector<std::int64_t> replayable_iterations(const trace::Trace& trace,
+                                                std::int64_t layout_first_iteration) {
+  std::set<std::int64_t> common;
+  bool first_rank = true;
+  for (const auto& rank : trace.ranks) {
+    const auto complete = rank.complete_iterations();
+    std::set<std::int64_t> here(complete.begin(), complete.end());
+    if (first_rank) {
+      common = std::move(here);
+      first_rank = false;
+    } else {
+      std::set<std::int64_t> both;
+      std::set_intersection(common.begin(), common.end(), here.begin(), here.end(),
+                            std::inserter(both, both.end()));
+      common = std::move(both);
+    }
+  }
+  std::set<std::int64_t> no_sync;
+  for (const auto& event : trace.ranks.front().events) {
+    if (event.type == EventType::IterationBegin && event.kind == "no_sync") no_sync.insert(event.iteration);
+  }
+  std::vector<std::int64_t> chosen;
+  for (std::int64_t iteration : common) {
+    if (iteration >= layout_first_iteration && !no_sync.count(iteration)) chosen.push_back(iteration);
+  }
+  // Iteration 0 runs with a single bucket and rebuilds the layout: use it only if alone.
+  if (chosen.size() > 1 && chosen.front() == 0) chosen.erase(chosen.begin());
+  return chosen;
+}
+
+}  // namespace
+
+WorkloadModel extract_workload(const trace::Trace& trace, ComputeMode mode) {
+  if (trace.ranks.empty()) throw WorkloadError(trace.dir + ": the trace has no rank");
+  const trace::RunMeta& meta = trace.meta();
+
+  WorkloadModel model;
+  model.world_size = trace.world_size();
+  model.mode = mode;
+  model.source_meta = meta;
+  model.source_dir = trace.dir;
+
+  // The layout replayed is the last one DDP built; a trace without any recorded layout is
+  // treated as DDP's iteration 0: one bucket, parameters in reverse registration order.
+  std::int64_t layout_first_iteration = 0;
+  if (!meta.bucket_assignments.empty()) {
+    model.buckets = meta.bucket_assignments.back().buckets;
+    layout_first_iteration = meta.bucket_assignments.back().first_iteration;
+  } else {
+    std::vector<int> all;
+    for (auto p = meta.parameters.rbegin(); p != meta.parameters.rend(); ++p) all.push_back(p->index);
+    model.buckets = {all};
+  }
+
+  model.source_iterations = replayable_iterations(trace, layout_first_iteration);
+  if (model.source_iterations.empty()) {
+    throw WorkloadError(trace.dir + ": expected a complete iteration (on every rank) under the last bucket layout (from iteration " +
+                        std::to_string(layout_first_iteration) + "), got none");
+  }
+  const std::set<std::int64_t> wanted(model.source_iterations.begin(), model.source_iterations.end());
+
+  // Bytes on the wire per bucket: what the all-reduces carried (an fp16 hook halves it),
+  // else the layout's parameter bytes.
+  trace::BucketAssignment layout{layout_first_iteration, model.buckets};
+  std::vector<std::vector<double>> observed_bytes(model.buckets.size());
+  const std::size_t num_params = meta.parameters.size();
+
+  model.costs.resize(trace.ranks.size());
+  for (std::size_t r = 0; r < trace.ranks.size(); ++r) {
+    std::map<std::int64_t, IterationEvents> by_iteration;
+    for (const Event& event : trace.ranks[r].events) {
+      if (!wanted.count(event.iteration)) continue;
+      by_iteration[event.iteration].add(event);
+      if (event.type == EventType::AllreduceBegin && event.bytes >= 0 && event.bucket >= 0 &&
+          static_cast<std::size_t>(event.bucket) < observed_bytes.size()) {
+        observed_bytes[static_cast<std::size_t>(event.bucket)].push_back(static_cast<double>(event.bytes));
+      }
+    }
+    std::vector<RankIterationCosts> samples;
+    for (std::int64_t iteration : model.source_iterations) {
+      samples.push_back(costs_of(by_iteration[iteration], model.buckets, num_params));
+    }
+    if (mode == ComputeMode::PerIteration) {
+      model.costs[r] = std::move(samples);
+    } else {
+      model.costs[r] = {aggregate(samples, mode)};
+    }
+  }
+
+  for (std::size_t b = 0; b < model.buckets.size(); ++b) {
+    model.bucket_bytes.push_back(
+        observed_bytes[b].empty() ? meta.bucket_bytes(layout, static_cast<int>(b))
+                                  : static_cast<std::int64_t>(median_of(observed_bytes[b])));
+  }
+  return model;
+}
+
+}  // namespace ddpsim::sim
