@@ -1,4 +1,4 @@
-#include "ddpsim/data/distributed_sampler.hpp"
+#include "ddpsim/data/sampler.hpp"
 
 #include <numeric>
 #include <random>

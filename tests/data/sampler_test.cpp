@@ -1,5 +1,5 @@
 // DistributedSampler: PyTorch's sharding semantics, checked on whole epochs of every rank.
-#include "ddpsim/data/distributed_sampler.hpp"
+#include "ddpsim/data/sampler.hpp"
 
 #include <gtest/gtest.h>
 
