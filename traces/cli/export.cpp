@@ -1,7 +1,42 @@
+// ddp-trace export --chrome OUT.json DIR: a Chrome trace for chrome://tracing or Perfetto.
+#include <fstream>
+#include <iostream>
+#include <memory>
+
 #include "commands.hpp"
+#include "ddpsim/trace/io.hpp"
+#include "ddpsim/trace/summary.hpp"
+
 namespace ddpsim::trace::cli {
+
+namespace {
+
+struct ExportOptions {
+  std::string chrome_out;
+  std::string dir;
+};
+
+}  // namespace
+
 Command add_export_command(CLI::App& app) {
-  CLI::App* sub = app.add_subcommand("export", "(not yet)");
-  return {sub, [] { return 2; }};
+  auto options = std::make_shared<ExportOptions>();
+  CLI::App* sub = app.add_subcommand("export", "Convert a trace for a viewer");
+  sub->add_option("--chrome", options->chrome_out,
+                  "write Chrome trace JSON (open in ui.perfetto.dev) to this file")
+      ->required();
+  sub->add_option("DIR", options->dir, "trace directory")->required();
+  return {sub, [options] {
+            const std::string json = to_chrome_trace(read_trace(options->dir));
+            std::ofstream out(options->chrome_out, std::ios::binary | std::ios::trunc);
+            out << json;
+            out.flush();
+            if (!out) {
+              throw TraceError(options->chrome_out, 0, "a writable output file (--chrome)",
+                               "a write error");
+            }
+            std::cout << "wrote " << options->chrome_out << "\n";
+            return 0;
+          }};
 }
+
 }  // namespace ddpsim::trace::cli

@@ -1,6 +1,291 @@
+// ddp-trace summary: the derived quantities of FORMAT.md, from a validated trace.
 #include "ddpsim/trace/summary.hpp"
+
+#include <algorithm>
+#include <charconv>
+#include <cstdio>
+#include <map>
+#include <numeric>
+#include <set>
+
+#include <nlohmann/json.hpp>
+
+#include "timeline.hpp"
+
 namespace ddpsim::trace {
-Summary summarize(const Trace&) { return {}; }
-std::string summary_to_json(const Summary&) { return "{}"; }
-std::string summary_to_table(const Summary&) { return ""; }
+
+namespace {
+
+using detail::IterationTimeline;
+using Timelines = std::map<std::int64_t, IterationTimeline>;
+
+constexpr double kNsPerS = 1e9;
+
+double median(std::vector<double> values) {
+  if (values.empty()) return 0;
+  std::sort(values.begin(), values.end());
+  const std::size_t mid = values.size() / 2;
+  return values.size() % 2 == 1 ? values[mid] : (values[mid - 1] + values[mid]) / 2;
+}
+
+double mean(const std::vector<double>& values) {
+  if (values.empty()) return 0;
+  return std::accumulate(values.begin(), values.end(), 0.0) / static_cast<double>(values.size());
+}
+
+double seconds(std::int64_t ns) { return static_cast<double>(ns) / kNsPerS; }
+
+// Iterations complete on every rank, ascending.
+std::vector<std::int64_t> iterations_complete_everywhere(const std::vector<Timelines>& ranks) {
+  std::vector<std::int64_t> result;
+  if (ranks.empty()) return result;
+  for (const auto& [iteration, timeline] : ranks.front()) {
+    const bool everywhere = std::all_of(ranks.begin(), ranks.end(), [&](const Timelines& rank) {
+      const auto it = rank.find(iteration);
+      return it != rank.end() && it->second.complete();
+    });
+    if (everywhere) result.push_back(iteration);
+  }
+  return result;
+}
+
+std::string failure_line(const Event& event) {
+  std::string line = "rank " + std::to_string(event.rank) + " iteration " +
+                     std::to_string(event.iteration);
+  if (event.bucket >= 0) line += " bucket " + std::to_string(event.bucket);
+  line += ": " + event.kind;
+  if (!event.message.empty()) line += ": " + event.message;
+  return line;
+}
+
+void summarize_buckets(const Trace& trace, const std::vector<Timelines>& timelines,
+                       const std::vector<std::int64_t>& iterations, Summary& summary) {
+  const RunMeta& meta = trace.meta();
+  if (meta.bucket_assignments.empty()) return;
+  // The layout of the last complete iteration (the one DDP settled on), else the last known.
+  const BucketAssignment* layout = iterations.empty() ? &meta.bucket_assignments.back()
+                                                      : meta.assignment_for(iterations.back());
+  if (layout == nullptr) layout = &meta.bucket_assignments.back();
+  summary.num_buckets = static_cast<int>(layout->buckets.size());
+
+  std::vector<std::vector<double>> times(layout->buckets.size());
+  std::vector<std::int64_t> wire_bytes(layout->buckets.size(), -1);
+  for (const std::int64_t iteration : iterations) {
+    if (meta.assignment_for(iteration) != layout) continue;  // bucket ids mean other buckets
+    for (const Timelines& rank : timelines) {
+      for (const detail::BucketAllreduce& allreduce : rank.at(iteration).allreduces) {
+        if (allreduce.bucket < 0 || allreduce.bucket >= summary.num_buckets) continue;
+        const auto b = static_cast<std::size_t>(allreduce.bucket);
+        times[b].push_back(seconds(allreduce.interval.duration_ns()));
+        wire_bytes[b] = allreduce.bytes;
+      }
+    }
+  }
+  const double world = summary.world_size;
+  for (int b = 0; b < summary.num_buckets; ++b) {
+    const auto index = static_cast<std::size_t>(b);
+    BucketStats stats;
+    stats.bucket = b;
+    // What went on the wire (an fp16 hook halves it) when recorded, else the bucket's size.
+    stats.bytes = wire_bytes[index] >= 0 ? wire_bytes[index] : meta.bucket_bytes(*layout, b);
+    stats.num_params = static_cast<int>(layout->buckets[index].size());
+    stats.median_allreduce_s = median(times[index]);
+    stats.mean_allreduce_s = mean(times[index]);
+    if (stats.median_allreduce_s > 0) {
+      stats.algbw_gbps = static_cast<double>(stats.bytes) / stats.median_allreduce_s / 1e9;
+      stats.busbw_gbps = stats.algbw_gbps * 2.0 * (world - 1) / world;
+    }
+    summary.buckets.push_back(stats);
+  }
+}
+
+}  // namespace
+
+Summary summarize(const Trace& trace) {
+  Summary summary;
+  if (trace.ranks.empty()) return summary;
+  const RunMeta& meta = trace.meta();
+  summary.world_size = trace.world_size();
+  summary.source = meta.source;
+  summary.workload = meta.workload_name;
+  summary.backend = meta.backend;
+  summary.num_parameters = static_cast<int>(meta.parameters.size());
+  for (const Parameter& p : meta.parameters) summary.parameter_bytes += p.bytes();
+
+  std::vector<Timelines> timelines;
+  for (const RankTrace& rank : trace.ranks) {
+    timelines.push_back(detail::build_timelines(rank));
+    for (const Event& event : rank.events) {
+      if (event.type == EventType::Failure) summary.failures.push_back(failure_line(event));
+    }
+  }
+
+  const std::vector<std::int64_t> complete = iterations_complete_everywhere(timelines);
+  for (const std::int64_t iteration : complete) {
+    IterationStats stats;
+    stats.iteration = iteration;
+    for (const Timelines& rank : timelines) {
+      stats.rank_time_s.push_back(seconds(rank.at(iteration).whole.duration_ns()));
+    }
+    stats.time_s = *std::max_element(stats.rank_time_s.begin(), stats.rank_time_s.end());
+    summary.iterations.push_back(stats);
+  }
+
+  // Iteration 0 rebuilds the buckets and warms caches: steady-state figures leave it out
+  // whenever there is anything else to go by.
+  std::vector<std::int64_t> steady;
+  for (const std::int64_t iteration : complete) {
+    if (iteration >= 1) steady.push_back(iteration);
+  }
+  if (steady.empty()) steady = complete;
+
+  std::vector<double> iteration_s, forward_s, backward_s, optimizer_s, allreduce_per_iter_s;
+  std::int64_t allreduce_ns = 0;
+  std::int64_t hidden_ns = 0;
+  for (std::size_t i = 0; i < summary.iterations.size(); ++i) {
+    const std::int64_t iteration = summary.iterations[i].iteration;
+    if (std::find(steady.begin(), steady.end(), iteration) == steady.end()) continue;
+    iteration_s.push_back(summary.iterations[i].time_s);
+    double summed_over_ranks = 0;
+    for (const Timelines& rank : timelines) {
+      const IterationTimeline& timeline = rank.at(iteration);
+      if (timeline.forward.complete()) forward_s.push_back(seconds(timeline.forward.duration_ns()));
+      if (timeline.backward.complete()) backward_s.push_back(seconds(timeline.backward.duration_ns()));
+      if (timeline.optimizer.complete()) {
+        optimizer_s.push_back(seconds(timeline.optimizer.duration_ns()));
+      }
+      // Overlap window: from backward_begin to the last gradient produced by autograd.
+      const detail::Interval gradient_window{timeline.backward.begin, timeline.last_grad_ready};
+      std::int64_t rank_allreduce_ns = 0;
+      for (const detail::BucketAllreduce& allreduce : timeline.allreduces) {
+        rank_allreduce_ns += allreduce.interval.duration_ns();
+        hidden_ns += detail::overlap_ns(allreduce.interval, gradient_window);
+      }
+      allreduce_ns += rank_allreduce_ns;
+      summed_over_ranks += seconds(rank_allreduce_ns);
+    }
+    // Ranks that arrive early wait inside the collective; the mean over ranks is the neutral
+    // per-iteration figure.
+    allreduce_per_iter_s.push_back(summed_over_ranks / summary.world_size);
+  }
+  summary.median_iteration_s = median(iteration_s);
+  summary.mean_iteration_s = mean(iteration_s);
+  summary.median_forward_s = median(forward_s);
+  summary.median_backward_s = median(backward_s);
+  summary.median_optimizer_s = median(optimizer_s);
+  summary.total_allreduce_s_per_iter = median(allreduce_per_iter_s);
+  summary.overlap_fraction =
+      allreduce_ns > 0 ? static_cast<double>(hidden_ns) / static_cast<double>(allreduce_ns) : 0;
+
+  // batch_size is per rank (each DDP process loads its own batch).
+  const auto batch = meta.workload.find("batch_size");
+  if (batch != meta.workload.end() && summary.median_iteration_s > 0) {
+    long long batch_size = 0;
+    const char* end = batch->second.data() + batch->second.size();
+    const auto [ptr, ec] = std::from_chars(batch->second.data(), end, batch_size);
+    if (ec == std::errc() && ptr == end && batch_size > 0) {
+      summary.samples_per_s = static_cast<double>(summary.world_size) *
+                              static_cast<double>(batch_size) / summary.median_iteration_s;
+    }
+  }
+
+  summarize_buckets(trace, timelines, complete, summary);
+  return summary;
+}
+
+std::string summary_to_json(const Summary& summary) {
+  nlohmann::ordered_json out;
+  out["world_size"] = summary.world_size;
+  out["source"] = summary.source;
+  out["workload"] = summary.workload;
+  out["backend"] = summary.backend;
+  out["num_parameters"] = summary.num_parameters;
+  out["parameter_bytes"] = summary.parameter_bytes;
+  out["num_buckets"] = summary.num_buckets;
+  out["num_complete_iterations"] = summary.iterations.size();
+  out["median_iteration_s"] = summary.median_iteration_s;
+  out["mean_iteration_s"] = summary.mean_iteration_s;
+  out["samples_per_s"] = summary.samples_per_s;
+  out["median_forward_s"] = summary.median_forward_s;
+  out["median_backward_s"] = summary.median_backward_s;
+  out["median_optimizer_s"] = summary.median_optimizer_s;
+  out["total_allreduce_s_per_iter"] = summary.total_allreduce_s_per_iter;
+  out["overlap_fraction"] = summary.overlap_fraction;
+  nlohmann::ordered_json iterations = nlohmann::ordered_json::array();
+  for (const IterationStats& it : summary.iterations) {
+    iterations.push_back(
+        {{"iteration", it.iteration}, {"time_s", it.time_s}, {"rank_time_s", it.rank_time_s}});
+  }
+  out["iterations"] = iterations;
+  nlohmann::ordered_json buckets = nlohmann::ordered_json::array();
+  for (const BucketStats& b : summary.buckets) {
+    buckets.push_back({{"bucket", b.bucket},
+                       {"bytes", b.bytes},
+                       {"num_params", b.num_params},
+                       {"median_allreduce_s", b.median_allreduce_s},
+                       {"mean_allreduce_s", b.mean_allreduce_s},
+                       {"algbw_gbps", b.algbw_gbps},
+                       {"busbw_gbps", b.busbw_gbps}});
+  }
+  out["buckets"] = buckets;
+  out["failures"] = summary.failures;
+  // Failure messages come from trace files and may hold any bytes.
+  return out.dump(2, ' ', false, nlohmann::ordered_json::error_handler_t::replace) + "\n";
+}
+
+namespace {
+
+std::string format(const char* pattern, double value) {
+  char text[64];
+  std::snprintf(text, sizeof text, pattern, value);
+  return text;
+}
+
+std::string human_bytes(std::int64_t bytes) {
+  const double b = static_cast<double>(bytes);
+  if (bytes >= 1024LL * 1024 * 1024) return format("%.2f GiB", b / (1024.0 * 1024 * 1024));
+  if (bytes >= 1024LL * 1024) return format("%.2f MiB", b / (1024.0 * 1024));
+  if (bytes >= 1024) return format("%.1f KiB", b / 1024.0);
+  return std::to_string(bytes) + " B";
+}
+
+std::string ms(double s) { return format("%.3f ms", s * 1e3); }
+
+}  // namespace
+
+std::string summary_to_table(const Summary& s) {
+  std::string out;
+  out += "trace:       " + s.source + ", workload " + s.workload + ", backend " + s.backend + ", " +
+         std::to_string(s.world_size) + " ranks\n";
+  out += "model:       " + std::to_string(s.num_parameters) + " parameters, " +
+         human_bytes(s.parameter_bytes) + ", " + std::to_string(s.num_buckets) +
+         " buckets (last layout)\n";
+  out += "iterations:  " + std::to_string(s.iterations.size()) + " complete on every rank";
+  if (!s.iterations.empty()) {
+    out += "; median " + ms(s.median_iteration_s) + ", mean " + ms(s.mean_iteration_s) +
+           (s.iterations.size() > 1 ? " (iterations >= 1)" : "");
+    if (s.samples_per_s > 0) out += ", " + format("%.1f", s.samples_per_s) + " samples/s";
+  }
+  out += "\n";
+  out += "phases:      forward " + ms(s.median_forward_s) + ", backward " +
+         ms(s.median_backward_s) + ", optimizer " + ms(s.median_optimizer_s) + " (medians)\n";
+  out += "all-reduce:  " + ms(s.total_allreduce_s_per_iter) + " per iteration, " +
+         format("%.1f", s.overlap_fraction * 100) + "% hidden behind gradient computation\n";
+  if (!s.buckets.empty()) {
+    out += "\nbucket      bytes  params   median ms     mean ms  algbw GB/s  busbw GB/s\n";
+    for (const BucketStats& b : s.buckets) {
+      char line[160];
+      std::snprintf(line, sizeof line, "%6d %10s %7d %11.3f %11.3f %11.3f %11.3f\n", b.bucket,
+                    human_bytes(b.bytes).c_str(), b.num_params, b.median_allreduce_s * 1e3,
+                    b.mean_allreduce_s * 1e3, b.algbw_gbps, b.busbw_gbps);
+      out += line;
+    }
+  }
+  if (!s.failures.empty()) {
+    out += "\nfailures:\n";
+    for (const std::string& failure : s.failures) out += "  " + failure + "\n";
+  }
+  return out;
+}
+
 }  // namespace ddpsim::trace

@@ -1,0 +1,75 @@
+#include "timeline.hpp"
+
+#include <algorithm>
+
+namespace ddpsim::trace::detail {
+
+namespace {
+
+void set_begin(Interval& interval, std::int64_t t) {
+  if (interval.begin < 0) interval.begin = t;  // the first begin wins
+}
+
+void set_end(Interval& interval, std::int64_t t) { interval.end = t; }  // the last end wins
+
+}  // namespace
+
+std::map<std::int64_t, IterationTimeline> build_timelines(const RankTrace& rank) {
+  std::map<std::int64_t, IterationTimeline> timelines;
+  // Open all-reduces per (iteration, bucket): where the begin was and what it carried.
+  std::map<std::pair<std::int64_t, int>, std::size_t> open_allreduce;
+  for (const Event& event : rank.events) {
+    IterationTimeline& timeline = timelines[event.iteration];
+    timeline.iteration = event.iteration;
+    switch (event.type) {
+      case EventType::IterationBegin: set_begin(timeline.whole, event.t_ns); break;
+      case EventType::IterationEnd: set_end(timeline.whole, event.t_ns); break;
+      case EventType::ForwardBegin: set_begin(timeline.forward, event.t_ns); break;
+      case EventType::ForwardEnd: set_end(timeline.forward, event.t_ns); break;
+      case EventType::BackwardBegin: set_begin(timeline.backward, event.t_ns); break;
+      case EventType::BackwardEnd: set_end(timeline.backward, event.t_ns); break;
+      case EventType::OptimizerBegin: set_begin(timeline.optimizer, event.t_ns); break;
+      case EventType::OptimizerEnd: set_end(timeline.optimizer, event.t_ns); break;
+      case EventType::GradReady:
+        timeline.last_grad_ready = std::max(timeline.last_grad_ready, event.t_ns);
+        break;
+      case EventType::AllreduceBegin: {
+        BucketAllreduce allreduce;
+        allreduce.bucket = event.bucket;
+        allreduce.bytes = std::max<std::int64_t>(event.bytes, 0);
+        allreduce.interval.begin = event.t_ns;
+        timeline.allreduces.push_back(allreduce);
+        open_allreduce[{event.iteration, event.bucket}] = timeline.allreduces.size() - 1;
+        break;
+      }
+      case EventType::AllreduceEnd: {
+        const auto open = open_allreduce.find({event.iteration, event.bucket});
+        if (open == open_allreduce.end()) break;  // an end without a begin: nothing to pair
+        timeline.allreduces[open->second].interval.end = event.t_ns;
+        open_allreduce.erase(open);
+        break;
+      }
+      case EventType::Delay:
+        timeline.delays.push_back(Interval{event.t_ns, event.t_ns + std::max<std::int64_t>(event.dur_ns, 0)});
+        break;
+      case EventType::BucketReady:
+      case EventType::Failure:
+        break;
+    }
+  }
+  // All-reduces still open (the rank died, or the iteration was cut) are not measurements.
+  for (auto& [iteration, timeline] : timelines) {
+    auto& list = timeline.allreduces;
+    list.erase(std::remove_if(list.begin(), list.end(),
+                              [](const BucketAllreduce& a) { return !a.interval.complete(); }),
+               list.end());
+  }
+  return timelines;
+}
+
+std::int64_t overlap_ns(const Interval& a, const Interval& b) {
+  if (!a.complete() || !b.complete()) return 0;
+  return std::max<std::int64_t>(0, std::min(a.end, b.end) - std::max(a.begin, b.begin));
+}
+
+}  // namespace ddpsim::trace::detail

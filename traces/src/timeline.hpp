@@ -1,0 +1,48 @@
+// One rank's events regrouped per iteration into intervals (internal): what the summary and the
+// Chrome export both need, built in one place so that they agree on how events pair up.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <vector>
+
+#include "ddpsim/trace/model.hpp"
+
+namespace ddpsim::trace::detail {
+
+struct Interval {
+  std::int64_t begin = -1;
+  std::int64_t end = -1;
+
+  bool complete() const { return begin >= 0 && end >= begin; }
+  std::int64_t duration_ns() const { return complete() ? end - begin : 0; }
+};
+
+// One bucket's all-reduce: an allreduce_begin matched with the next allreduce_end of the same
+// bucket in the same iteration (FORMAT.md).
+struct BucketAllreduce {
+  int bucket = 0;
+  std::int64_t bytes = 0;
+  Interval interval;
+};
+
+struct IterationTimeline {
+  std::int64_t iteration = 0;
+  Interval whole;  // iteration_begin .. iteration_end
+  Interval forward;
+  Interval backward;
+  Interval optimizer;
+  std::int64_t last_grad_ready = -1;
+  std::vector<BucketAllreduce> allreduces;  // matched pairs, in the order they began
+  std::vector<Interval> delays;             // injected sleeps
+
+  bool complete() const { return whole.complete(); }
+};
+
+// Every iteration that has at least one event, by iteration number.
+std::map<std::int64_t, IterationTimeline> build_timelines(const RankTrace& rank);
+
+// Length of the intersection of two intervals, 0 when disjoint or incomplete.
+std::int64_t overlap_ns(const Interval& a, const Interval& b);
+
+}  // namespace ddpsim::trace::detail
