@@ -5,6 +5,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 #include <optional>
@@ -116,7 +117,7 @@ class SignalGuard {
 
 class Supervisor {
  public:
-  Supervisor(const SupervisorOptions& options) : options_(options) {}
+  explicit Supervisor(const SupervisorOptions& options) : options_(options) {}
 
   int run(const std::vector<WorkerSpec>& specs) {
     SignalGuard signals;
@@ -132,7 +133,14 @@ class Supervisor {
         return kExitCannotStart;
       }
     }
-    loop(signals);
+    try {
+      loop(signals);
+    } catch (...) {
+      // Never leave workers running behind an internal error.
+      stop_all(SIGKILL);
+      wait_for_all();
+      throw;
+    }
     return exit_status();
   }
 

@@ -75,6 +75,15 @@ class Pipe {
   int fds_[2] = {-1, -1};
 };
 
+// dup2 onto itself keeps close-on-exec set; the fd must survive exec either way.
+void install_fd(int fd, int target) {
+  if (fd == target) {
+    fcntl(fd, F_SETFD, 0);
+  } else {
+    dup2(fd, target);
+  }
+}
+
 // Runs in the forked child: never returns.
 [[noreturn]] void exec_child(const ExecArgs& args, pid_t launcher_pid, int stdout_fd, int stderr_fd, int devnull,
                              int exec_error_fd, const sigset_t& signal_mask) {
@@ -84,9 +93,9 @@ class Pipe {
   // before prctl.
   prctl(PR_SET_PDEATHSIG, SIGKILL);
   if (getppid() != launcher_pid) _exit(127);
-  dup2(devnull, STDIN_FILENO);
-  dup2(stdout_fd, STDOUT_FILENO);
-  dup2(stderr_fd, STDERR_FILENO);
+  install_fd(devnull, STDIN_FILENO);
+  install_fd(stdout_fd, STDOUT_FILENO);
+  install_fd(stderr_fd, STDERR_FILENO);
   // Ignored signals stay ignored across exec. The launcher ignores SIGPIPE for itself only;
   // the others keep the disposition the launcher inherited (so `nohup ddp-launch` still works).
   signal(SIGPIPE, SIG_DFL);
