@@ -1,0 +1,178 @@
+"""Reading ddp-experiment summaries and ddpsim traces, with one-line errors for bad input.
+
+Every problem raises InputError("FILE: expected ..., got ..."); ddpsim-plot prints it and
+exits with status 2. Nothing here plots.
+"""
+import glob
+import json
+import math
+import os
+import re
+
+import pandas as pd
+
+# Columns of summary.csv that hold numbers (experiments/src/results.cpp writes them).
+NUMERIC_COLUMNS = [
+    "rep", "world_size", "bucket_cap_mb", "first_bucket_cap_mb", "timeout_s", "batch_size",
+    "iterations", "predicted_world_size", "predicted_timeout_s", "measured_iter_s",
+    "predicted_iter_s", "error_pct", "measured_samples_per_s", "predicted_samples_per_s",
+    "measured_iterations", "measured_failed", "predicted_failed", "job_exit", "job_wall_s",
+]
+
+EVENTS_HEADER = ["rank", "iteration", "event", "t_ns", "bucket", "param", "bytes", "dur_ns",
+                 "kind", "message"]
+
+
+class InputError(Exception):
+    """Input that cannot be used; str() is one line naming the file and what was expected."""
+
+    def __init__(self, path, expected, got=None):
+        message = f"{path}: expected {expected}"
+        if got is not None:
+            message += f", got {got}"
+        super().__init__(message)
+
+
+def _short(value, limit=40):
+    text = str(value)
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+def read_summary(path, required):
+    """summary.csv as a DataFrame: `required` columns present, numeric columns numeric.
+
+    Empty cells stay NaN (e.g. measured columns of a what-if row), text columns are strings.
+    """
+    if not os.path.isfile(path):
+        raise InputError(path, "a summary CSV file written by ddp-experiment", "no such file")
+    try:
+        frame = pd.read_csv(path, dtype=str, keep_default_na=False)
+    except pd.errors.EmptyDataError:
+        raise InputError(path, "a CSV header line", "an empty file") from None
+    except (pd.errors.ParserError, UnicodeDecodeError) as error:
+        first = str(error).strip().splitlines()[0] if str(error).strip() else type(error).__name__
+        raise InputError(path, "a well-formed CSV file", _short(first, 80)) from None
+    missing = [column for column in required if column not in frame.columns]
+    if missing:
+        raise InputError(path, "column(s) " + ", ".join(missing),
+                         "header " + _short(",".join(frame.columns), 60))
+    for column in NUMERIC_COLUMNS:
+        if column not in frame.columns:
+            continue
+        text = frame[column].str.strip()
+        values = pd.to_numeric(text.where(text != ""), errors="coerce")
+        bad = values.isna() & (text != "")
+        if bad.any():
+            line = int(bad.to_numpy().nonzero()[0][0]) + 2  # +1 header, +1 one-based
+            raise InputError(f"{path}:{line}", f"a number in column '{column}'",
+                             repr(_short(text[bad].iloc[0])))
+        frame[column] = values
+    if "status" in frame.columns:
+        frame = frame[frame["status"].isin(["ok", ""])]
+    if "variant" not in frame.columns:
+        frame["variant"] = ""
+    if frame.empty:
+        raise InputError(path, "at least one row with status ok", "none")
+    return frame
+
+
+def base_rows(frame):
+    """Rows of the measured configuration (not what-if predictions)."""
+    return frame[frame["variant"] == ""]
+
+
+def skew_factor(text):
+    """Largest slowdown factor in a --slowdown setting: "1=2.0" -> 2.0, "" -> 1.0."""
+    factors = [float(m) for m in re.findall(r"=\s*([0-9.]+)", str(text))]
+    return max(factors) if factors else 1.0
+
+
+def delay_ms(text):
+    """Longest injected delay in a --delay setting: "1=500@5" -> 500.0, "" -> 0.0."""
+    delays = [float(m) for m in re.findall(r"=\s*([0-9.]+)", str(text))]
+    return max(delays) if delays else 0.0
+
+
+# Sweep axes a predicted-vs-measured figure can have on x: column, label, how to read it.
+SWEEP_AXES = [
+    ("bucket_cap_mb", "Bucket cap (MB)", float),
+    ("first_bucket_cap_mb", "First bucket cap (MB)", float),
+    ("slowdown", "Straggler slowdown (×)", skew_factor),
+    ("delay", "Injected delay (ms)", delay_ms),
+    ("timeout_s", "Timeout (s)", float),
+    ("world_size", "Ranks", float),
+]
+
+
+def sweep_axis(frame, path, column=None):
+    """(column, label, x values) of the axis that varies across the measured points."""
+    for name, label, convert in SWEEP_AXES:
+        if column is not None and name != column:
+            continue
+        if name not in frame.columns:
+            continue
+        values = frame[name].map(lambda v: convert(v) if not _is_blank(v) else math.nan)
+        if column is not None or values.nunique(dropna=True) > 1:
+            return name, label, values
+    if column is not None:
+        raise InputError(path, "a sweep column among " + ", ".join(n for n, _, _ in SWEEP_AXES),
+                         repr(column))
+    raise InputError(path, "points that differ in one of " +
+                     ", ".join(n for n, _, _ in SWEEP_AXES), "a single configuration")
+
+
+def _is_blank(value):
+    return value is None or (isinstance(value, float) and math.isnan(value)) or str(value) == ""
+
+
+def read_trace(path):
+    """(metas by rank, events DataFrame of every rank) of a trace directory (traces/FORMAT.md)."""
+    if not os.path.isdir(path):
+        raise InputError(path, "a trace directory (rank-R.meta.json + rank-R.events.csv)",
+                         "no such directory")
+    meta_files = sorted(glob.glob(os.path.join(path, "rank-*.meta.json")))
+    if not meta_files:
+        raise InputError(path, "rank-R.meta.json files of a trace", "none")
+    metas, frames = {}, []
+    for meta_file in meta_files:
+        try:
+            with open(meta_file, encoding="utf-8") as handle:
+                meta = json.load(handle)
+        except (OSError, ValueError) as error:
+            raise InputError(meta_file, "trace metadata JSON", _short(error, 60)) from None
+        if not isinstance(meta, dict) or meta.get("schema") != "ddpsim-trace":
+            raise InputError(meta_file, 'trace metadata with "schema": "ddpsim-trace"',
+                             _short(meta.get("schema") if isinstance(meta, dict) else type(meta).__name__))
+        if meta.get("schema_version") != 1:
+            raise InputError(meta_file, "schema_version 1", repr(meta.get("schema_version")))
+        rank = meta.get("rank")
+        if not isinstance(rank, int):
+            raise InputError(meta_file, "an integer 'rank'", repr(rank))
+        metas[rank] = meta
+        events_file = os.path.join(path, f"rank-{rank}.events.csv")
+        frames.append(_read_events(events_file))
+    events = pd.concat(frames, ignore_index=True)
+    return metas, events
+
+
+def _read_events(path):
+    if not os.path.isfile(path):
+        raise InputError(path, "the rank's events CSV", "no such file")
+    with open(path, encoding="utf-8") as handle:
+        header = handle.readline().rstrip("\r\n")
+        text = handle.read()
+    if header.split(",") != EVENTS_HEADER:
+        raise InputError(f"{path}:1", "the header " + ",".join(EVENTS_HEADER), repr(_short(header)))
+    if text and not text.endswith("\n"):
+        text = text[: text.rfind("\n") + 1]  # a cut last line: the rank died while writing
+    import io
+    frame = pd.read_csv(io.StringIO(header + "\n" + text), dtype={"event": str, "kind": str,
+                                                                   "message": str})
+    for column in ("rank", "iteration", "t_ns"):
+        values = pd.to_numeric(frame[column], errors="coerce")
+        if values.isna().any():
+            line = int(values.isna().to_numpy().nonzero()[0][0]) + 2
+            raise InputError(f"{path}:{line}", f"an integer in column '{column}'",
+                             repr(_short(frame[column].iloc[line - 2])))
+        frame[column] = values.astype("int64")
+    return frame

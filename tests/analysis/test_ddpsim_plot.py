@@ -1,0 +1,316 @@
+"""analysis/ddpsim-plot end to end: every figure from known inputs, its CSV checked against
+numbers recomputed here (independently of analysis/), and bad input rejected in one line."""
+import csv
+import math
+import os
+import random
+import statistics
+import subprocess
+import sys
+import tempfile
+import unittest
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import fixtures  # noqa: E402
+
+SOURCE_DIR = os.environ.get("DDPSIM_SOURCE_DIR",
+                            os.path.abspath(os.path.join(os.path.dirname(__file__), "..", "..")))
+PLOT = os.path.join(SOURCE_DIR, "analysis", "ddpsim-plot")
+
+
+def quantile(values, q):
+    """Linear interpolation between closest ranks (numpy's default), written out."""
+    ordered = sorted(values)
+    position = q * (len(ordered) - 1)
+    low = math.floor(position)
+    high = min(low + 1, len(ordered) - 1)
+    return ordered[low] + (ordered[high] - ordered[low]) * (position - low)
+
+
+def read_csv(path):
+    with open(path, newline="") as handle:
+        return list(csv.DictReader(handle))
+
+
+class PlotTest(unittest.TestCase):
+    def setUp(self):
+        self.tmp = tempfile.TemporaryDirectory(prefix="ddpsim-plot-test-")
+        self.dir = self.tmp.name
+        self.out = os.path.join(self.dir, "figures")
+
+    def tearDown(self):
+        self.tmp.cleanup()
+
+    def plot(self, *args, expect=0):
+        result = subprocess.run([sys.executable, PLOT, *args, "--out", self.out],
+                                capture_output=True, text=True, timeout=120)
+        self.assertEqual(result.returncode, expect, result.stderr)
+        return result
+
+    def assert_figure(self, name):
+        """PDF and PNG exist, are non-empty and are what their names say; returns the CSV rows."""
+        for ext, magic in (("pdf", b"%PDF"), ("png", b"\x89PNG")):
+            path = os.path.join(self.out, f"{name}.{ext}")
+            self.assertTrue(os.path.isfile(path), path)
+            self.assertGreater(os.path.getsize(path), 1000, path)
+            with open(path, "rb") as handle:
+                self.assertEqual(handle.read(4), magic, path)
+        return read_csv(os.path.join(self.out, f"{name}.csv"))
+
+    def assert_close(self, actual, expected, what):
+        if isinstance(expected, float) and math.isnan(expected):
+            self.assertEqual(actual, "", what)
+        else:
+            self.assertAlmostEqual(float(actual), expected, places=6, msg=what)
+
+    def summary(self, rows):
+        path = os.path.join(self.dir, "summary.csv")
+        fixtures.write_summary(path, rows)
+        return path
+
+
+class PredictedVsMeasured(PlotTest):
+    def test_csv_holds_medians_iqr_and_errors_per_point(self):
+        rng = random.Random(7)
+        rows, truth = [], {}
+        for cap in (0.25, 1, 25):
+            for rep in range(3):
+                measured = rng.uniform(0.08, 0.12) * (1 + 1 / cap)
+                predicted = measured * rng.uniform(0.9, 1.1)
+                rows.append(fixtures.summary_row(point=f"cap{cap}", rep=rep, bucket_cap_mb=cap,
+                                                 measured_iter_s=measured, predicted_iter_s=predicted))
+                truth.setdefault(cap, []).append((measured, predicted))
+            # Rows the figure must ignore: a what-if prediction and a broken run.
+            rows.append(fixtures.summary_row(point=f"cap{cap}", rep=0, variant="w64", bucket_cap_mb=cap,
+                                             predicted_world_size=64, predicted_iter_s=9.0))
+            rows.append(fixtures.summary_row(point=f"cap{cap}", rep=3, bucket_cap_mb=cap,
+                                             measured_iter_s=100.0, status="error"))
+        self.plot("predicted-vs-measured", self.summary(rows))
+        plotted = self.assert_figure("predicted-vs-measured")
+        self.assertEqual([float(r["bucket_cap_mb"]) for r in plotted], [0.25, 1, 25])
+        for row in plotted:
+            pairs = truth[float(row["bucket_cap_mb"])]
+            measured_tput = [2 * 32 / m for m, _ in pairs]
+            predicted_tput = [2 * 32 / p for _, p in pairs]
+            errors = [100 * (p - m) / m for m, p in pairs]
+            self.assert_close(row["measured_median"], statistics.median(measured_tput), "median")
+            self.assert_close(row["measured_q25"], quantile(measured_tput, 0.25), "q25")
+            self.assert_close(row["measured_q75"], quantile(measured_tput, 0.75), "q75")
+            self.assert_close(row["predicted_median"], statistics.median(predicted_tput), "pred")
+            self.assert_close(row["error_pct_median"], statistics.median(errors), "error")
+            self.assertEqual(int(row["repetitions"]), 3)
+
+    def test_straggler_axis_is_the_slowdown_factor(self):
+        rows = [fixtures.summary_row(point=f"s{f}", slowdown=f"1={f}", measured_iter_s=0.1 * f,
+                                     predicted_iter_s=0.1 * f)
+                for f in (1.0, 2.0, 3.0)]
+        self.plot("predicted-vs-measured", self.summary(rows))
+        plotted = self.assert_figure("predicted-vs-measured")
+        self.assertEqual([float(r["slowdown"]) for r in plotted], [1.0, 2.0, 3.0])
+        self.assert_close(plotted[2]["measured_median"], 2 * 32 / 0.3, "3x straggler")
+
+
+class Timeline(PlotTest):
+    def test_bars_are_the_trace_events_of_the_median_iteration(self):
+        measured_dir = os.path.join(self.dir, "measured")
+        predicted_dir = os.path.join(self.dir, "predicted")
+        events = fixtures.write_trace(measured_dir, iterations=5, seed=3)
+        predicted = fixtures.write_trace(predicted_dir, iterations=5, seed=4, speed=0.9,
+                                         source="simulated")
+        self.plot("timeline", measured_dir, "--predicted", predicted_dir)
+        plotted = self.assert_figure("timeline")
+
+        # The typical iteration: median job time (slowest rank) over iterations >= 1.
+        def job_time(evs, it):
+            spans = []
+            for rank_events in evs.values():
+                t = {e["event"]: e["t_ns"] for e in rank_events if e["iteration"] == it}
+                spans.append(t["iteration_end"] - t["iteration_begin"])
+            return max(spans)
+        ordered = sorted(range(1, 5), key=lambda it: (job_time(events, it), it))
+        chosen = ordered[(len(ordered) - 1) // 2]
+
+        for source, evs in (("measured", events), ("predicted", predicted)):
+            rows = [r for r in plotted if r["source"] == source]
+            t0 = min(e["t_ns"] for rank_events in evs.values() for e in rank_events
+                     if e["iteration"] == chosen and e["event"] == "iteration_begin")
+            expected = []
+            for rank, rank_events in evs.items():
+                it = [e for e in rank_events if e["iteration"] == chosen]
+                for phase in ("forward", "backward", "optimizer"):
+                    begin = next(e["t_ns"] for e in it if e["event"] == phase + "_begin")
+                    end = next(e["t_ns"] for e in it if e["event"] == phase + "_end")
+                    expected.append((rank, "compute", phase, "", (begin - t0) / 1e6, (end - t0) / 1e6))
+                for bucket in range(3):
+                    begin = next(e["t_ns"] for e in it if e["event"] == "allreduce_begin" and e["bucket"] == bucket)
+                    end = next(e["t_ns"] for e in it if e["event"] == "allreduce_end" and e["bucket"] == bucket)
+                    expected.append((rank, "comm", "allreduce", str(bucket), (begin - t0) / 1e6, (end - t0) / 1e6))
+            got = sorted((int(r["rank"]), r["lane"], r["phase"], r["bucket"].replace(".0", ""),
+                          float(r["start_ms"]), float(r["end_ms"])) for r in rows)
+            self.assertEqual(len(got), len(expected), source)
+            for g, e in zip(got, sorted(expected)):
+                self.assertEqual(g[:4], e[:4])
+                self.assertAlmostEqual(g[4], e[4], places=6)
+                self.assertAlmostEqual(g[5], e[5], places=6)
+
+    def test_explicit_iteration_and_injected_delay(self):
+        trace = os.path.join(self.dir, "trace")
+        fixtures.write_trace(trace, iterations=4, delay=(1, 2, 4.0))
+        self.plot("timeline", trace, "--iteration", "2")
+        plotted = self.assert_figure("timeline")
+        delays = [r for r in plotted if r["phase"] == "delay"]
+        self.assertEqual(len(delays), 1)
+        self.assertEqual(delays[0]["rank"], "1")
+        self.assertAlmostEqual(float(delays[0]["end_ms"]) - float(delays[0]["start_ms"]), 4.0, places=6)
+
+    def test_sample_trace_of_the_repository(self):
+        sample = os.path.join(SOURCE_DIR, "traces", "examples", "sample")
+        if not os.path.isdir(sample):
+            self.skipTest("traces/examples/sample/ not present")
+        self.plot("timeline", sample)
+        rows = self.assert_figure("timeline")
+        self.assertTrue(any(r["phase"] == "allreduce" for r in rows))
+
+
+class TimeoutCurve(PlotTest):
+    def test_failure_fractions_per_delay_and_timeout(self):
+        rows, measured, predicted = [], {}, {}
+        rng = random.Random(11)
+        for delay in (500, 3000):
+            for timeout in (1, 4):
+                for rep in range(3):
+                    failed = int(delay / 1000 > timeout or rng.random() < 0.3)
+                    rows.append(fixtures.summary_row(
+                        point=f"d{delay}t{timeout}", rep=rep, delay=f"1={delay}@5", timeout_s=timeout,
+                        predicted_timeout_s=timeout, measured_iter_s=0.1, predicted_iter_s=0.1,
+                        measured_failed=failed, predicted_failed=int(delay / 1000 > timeout)))
+                    measured.setdefault((delay, timeout), []).append(failed)
+                    predicted.setdefault((delay, timeout), []).append(int(delay / 1000 > timeout))
+                    for what_if in (0.5, 2.0):
+                        fails = int(delay / 1000 > what_if)
+                        rows.append(fixtures.summary_row(
+                            point=f"d{delay}t{timeout}", rep=rep, variant=f"timeout{what_if}",
+                            delay=f"1={delay}@5", timeout_s=timeout, predicted_timeout_s=what_if,
+                            predicted_iter_s=0.1, measured_failed="", predicted_failed=fails))
+                        predicted.setdefault((delay, what_if), []).append(fails)
+        self.plot("timeout-curve", self.summary(rows))
+        plotted = self.assert_figure("timeout-curve")
+        got = {(r["source"], float(r["delay_ms"]), float(r["timeout_s"])): (float(r["failure_probability"]), int(r["runs"]))
+               for r in plotted}
+        expected = {("measured", d, t): (sum(v) / len(v), len(v)) for (d, t), v in measured.items()}
+        expected.update({("predicted", d, t): (sum(v) / len(v), len(v)) for (d, t), v in predicted.items()})
+        self.assertEqual(set(got), set(expected))
+        for key, (probability, runs) in expected.items():
+            self.assertAlmostEqual(got[key][0], probability, places=9, msg=str(key))
+            self.assertEqual(got[key][1], runs, str(key))
+
+
+class Scaling(PlotTest):
+    def test_measured_medians_and_predictions_from_the_largest_world(self):
+        rng = random.Random(5)
+        rows, measured = [], {}
+        for world in (1, 2, 3):
+            for rep in range(3):
+                t = rng.uniform(0.1, 0.12) * (1 + 0.1 * (world - 1))
+                rows.append(fixtures.summary_row(point=f"w{world}", rep=rep, world_size=world,
+                                                 measured_iter_s=t, predicted_iter_s=t * 1.05))
+                measured.setdefault(world, []).append(world * 32 / t)
+                for target in (8, 1024):
+                    rows.append(fixtures.summary_row(point=f"w{world}", rep=rep, world_size=world,
+                                                     variant=f"w{target}", predicted_world_size=target,
+                                                     predicted_iter_s=t * (1 + target / (1000 * world))))
+        self.plot("scaling", self.summary(rows))
+        plotted = {int(r["world_size"]): r for r in self.assert_figure("scaling")}
+        self.assertEqual(sorted(plotted), [1, 2, 3, 8, 1024])
+        per_rank = statistics.median(measured[1])
+        predicted_rows = [r for r in rows if r["world_size"] == 3]
+        for world, row in plotted.items():
+            if world in measured:
+                self.assert_close(row["measured_median"], statistics.median(measured[world]), "m")
+                self.assert_close(row["measured_q25"], quantile(measured[world], 0.25), "q25")
+            else:
+                self.assertEqual(row["measured_median"], "")
+            tput = [float(r["predicted_samples_per_s"]) for r in predicted_rows
+                    if int(r["predicted_world_size"]) == world]
+            self.assert_close(row["predicted_median"],
+                              statistics.median(tput) if tput else math.nan, f"pred W={world}")
+            self.assert_close(row["ideal"], per_rank * world, "ideal")
+            self.assertEqual(row["predicted_from_world_size"], "3")
+
+
+class Errors(PlotTest):
+    def test_table_of_median_and_p90_absolute_errors(self):
+        rng = random.Random(9)
+        first, second, all_errors = [], [], {"a": [], "b": []}
+        for name, rows in (("a", first), ("b", second)):
+            for rep in range(7):
+                m = rng.uniform(0.1, 0.2)
+                p = m * rng.uniform(0.8, 1.2)
+                rows.append(fixtures.summary_row(experiment=name, point="x", rep=rep,
+                                                 measured_iter_s=m, predicted_iter_s=p))
+                all_errors[name].append(abs(100 * (p - m) / m))
+        path_a = os.path.join(self.dir, "a.csv")
+        path_b = os.path.join(self.dir, "b.csv")
+        fixtures.write_summary(path_a, first)
+        fixtures.write_summary(path_b, second)
+        result = self.plot("errors", path_a, path_b)
+        table = read_csv(os.path.join(self.out, "errors.csv"))
+        self.assert_figure("errors-cdf")
+        combined = all_errors["a"] + all_errors["b"]
+        for row, values in zip(table, (all_errors["a"], all_errors["b"], combined)):
+            self.assertEqual(int(row["runs"]), len(values))
+            self.assert_close(row["median_abs_error_pct"], statistics.median(values), "median")
+            self.assert_close(row["p90_abs_error_pct"], quantile(values, 0.9), "p90")
+            self.assert_close(row["max_abs_error_pct"], max(values), "max")
+        self.assertEqual([r["experiment"] for r in table], ["a", "b", "all"])
+        self.assertIn(f"{statistics.median(combined):.1f}", result.stdout)
+        self.assertIn(f"{quantile(combined, 0.9):.1f}", result.stdout)
+
+
+class MalformedInput(PlotTest):
+    def assert_one_line_error(self, args, *fragments):
+        result = self.plot(*args, expect=2)
+        lines = result.stderr.strip().splitlines()
+        self.assertEqual(len(lines), 1, result.stderr)
+        self.assertTrue(lines[0].startswith("ddpsim-plot: "), lines[0])
+        for fragment in fragments:
+            self.assertIn(fragment, lines[0])
+
+    def test_missing_column(self):
+        path = os.path.join(self.dir, "summary.csv")
+        with open(path, "w") as handle:
+            handle.write("point,rep,variant,status\nx,0,,ok\n")
+        self.assert_one_line_error(("predicted-vs-measured", path), path,
+                                   "expected column(s) measured_samples_per_s")
+
+    def test_text_in_a_numeric_column(self):
+        rows = [fixtures.summary_row(point="a", measured_iter_s=0.1, predicted_iter_s=0.1),
+                fixtures.summary_row(point="b", bucket_cap_mb=5, measured_iter_s=0.2,
+                                     predicted_iter_s=0.1)]
+        rows[1]["measured_iter_s"] = "fast"
+        path = self.summary(rows)
+        for command in ("predicted-vs-measured", "scaling", "errors", "timeout-curve"):
+            self.assert_one_line_error((command, path), f"{path}:3: expected a number in column "
+                                                        "'measured_iter_s', got 'fast'")
+
+    def test_missing_and_empty_files(self):
+        missing = os.path.join(self.dir, "nope.csv")
+        self.assert_one_line_error(("scaling", missing), missing, "no such file")
+        empty = os.path.join(self.dir, "empty.csv")
+        open(empty, "w").close()
+        self.assert_one_line_error(("errors", empty), empty, "an empty file")
+
+    def test_bad_traces(self):
+        self.assert_one_line_error(("timeline", self.dir), self.dir, "rank-R.meta.json")
+        trace = os.path.join(self.dir, "trace")
+        fixtures.write_trace(trace, iterations=2)
+        with open(os.path.join(trace, "rank-1.events.csv"), "w") as handle:
+            handle.write("rank,iter,event\n")
+        self.assert_one_line_error(("timeline", trace), "rank-1.events.csv:1: expected the header")
+        fixtures.write_trace(trace, iterations=2)
+        self.assert_one_line_error(("timeline", trace, "--iteration", "7"),
+                                   "expected iteration 7 complete on every rank")
+
+
+if __name__ == "__main__":
+    unittest.main()
