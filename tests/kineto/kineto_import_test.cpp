@@ -1,0 +1,290 @@
+// Imports the real profiler traces of a 2-rank Python DDP job (traces/examples/kineto/) and
+// checks what comes out against what the job itself reported in its sidecar: DDP's own
+// logger (rebuilt_bucket_sizes) and the model's parameter sizes, read here independently.
+#include <algorithm>
+#include <cstdint>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <numeric>
+#include <set>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+#include "ddpsim/trace/io.hpp"
+#include "ddpsim/trace/kineto.hpp"
+#include "ddpsim/trace/model.hpp"
+
+namespace fs = std::filesystem;
+using ddpsim::trace::Event;
+using ddpsim::trace::EventType;
+using ddpsim::trace::RankTrace;
+using ddpsim::trace::Trace;
+using ddpsim::trace::TraceError;
+using nlohmann::json;
+
+namespace {
+
+const std::string kExamples = DDPSIM_KINETO_EXAMPLES;
+
+std::vector<std::string> rank_files(const std::string& run, int world_size = 2) {
+  std::vector<std::string> files;
+  for (int rank = 0; rank < world_size; ++rank) {
+    files.push_back(kExamples + "/" + run + "/rank-" + std::to_string(rank) + ".kineto.json");
+  }
+  return files;
+}
+
+json load_json(const std::string& path) {
+  std::ifstream in(path);
+  EXPECT_TRUE(in) << path;
+  return json::parse(in);
+}
+
+// "1071144, 1050624" (the DDP logger's format) -> {1071144, 1050624}.
+std::vector<std::int64_t> parse_sizes(const std::string& text) {
+  std::vector<std::int64_t> sizes;
+  std::stringstream stream(text);
+  std::string item;
+  while (std::getline(stream, item, ',')) sizes.push_back(std::stoll(item));
+  return sizes;
+}
+
+// Bytes of each bucket of the sidecar's layout, from its parameters' numel x 4 (float32).
+std::vector<std::int64_t> sidecar_bucket_bytes(const json& sidecar) {
+  std::vector<std::int64_t> bytes;
+  for (const json& bucket : sidecar["buckets"]) {
+    std::int64_t total = 0;
+    for (const json& param : bucket) {
+      const json& parameter = sidecar["parameters"][param.get<std::size_t>()];
+      EXPECT_EQ(parameter["dtype"], "float32");
+      total += parameter["numel"].get<std::int64_t>() * 4;
+    }
+    bytes.push_back(total);
+  }
+  return bytes;
+}
+
+std::vector<const Event*> of_type(const RankTrace& rank, std::int64_t iteration, EventType type) {
+  std::vector<const Event*> found;
+  for (const Event& event : rank.events) {
+    if (event.iteration == iteration && event.type == type) found.push_back(&event);
+  }
+  return found;
+}
+
+// Per iteration, the launched buckets' ids and bytes in launch order.
+void expect_buckets_match_sidecar(const Trace& trace, const std::string& run) {
+  for (int rank = 0; rank < trace.world_size(); ++rank) {
+    const json sidecar = load_json(
+        ddpsim::trace::kineto_sidecar_path(rank_files(run)[static_cast<std::size_t>(rank)]));
+    const std::vector<std::int64_t> expected = sidecar_bucket_bytes(sidecar);
+    // Two independent sources agree before we compare against the import.
+    ASSERT_EQ(expected, parse_sizes(sidecar["ddp_logging"]["rebuilt_bucket_sizes"]));
+    const RankTrace& imported = trace.ranks[static_cast<std::size_t>(rank)];
+    const auto iterations = imported.complete_iterations();
+    ASSERT_FALSE(iterations.empty());
+    for (const std::int64_t iteration : iterations) {
+      const auto launches = of_type(imported, iteration, EventType::AllreduceBegin);
+      const auto completions = of_type(imported, iteration, EventType::AllreduceEnd);
+      ASSERT_EQ(launches.size(), expected.size()) << "rank " << rank << " it " << iteration;
+      ASSERT_EQ(completions.size(), expected.size());
+      std::vector<int> launch_order;
+      for (const Event* launch : launches) {
+        launch_order.push_back(launch->bucket);
+        EXPECT_EQ(launch->bytes, expected.at(static_cast<std::size_t>(launch->bucket)));
+      }
+      std::vector<int> in_order(expected.size());
+      std::iota(in_order.begin(), in_order.end(), 0);
+      EXPECT_EQ(launch_order, in_order) << "buckets must launch in id order";
+      for (const Event* completion : completions) {
+        const Event* launch = launches.at(static_cast<std::size_t>(completion->bucket));
+        EXPECT_GT(completion->t_ns, launch->t_ns);
+        EXPECT_EQ(completion->bytes, launch->bytes);
+      }
+    }
+  }
+}
+
+std::int64_t total_parameter_bytes(const json& sidecar) {
+  std::int64_t total = 0;
+  for (const json& parameter : sidecar["parameters"]) total += parameter["numel"].get<std::int64_t>() * 4;
+  return total;
+}
+
+fs::path fresh_dir(const std::string& name) {
+  const fs::path dir = fs::temp_directory_path() /
+                       ("ddpsim-kineto-" + name + "-" + std::to_string(::testing::UnitTest::GetInstance()->random_seed()));
+  fs::remove_all(dir);
+  fs::create_directories(dir);
+  return dir;
+}
+
+// Copies a run's traces and sidecars into `dir`, dropping trace events named `drop`.
+std::vector<std::string> copy_without(const std::string& run, const fs::path& dir,
+                                      const std::string& drop) {
+  std::vector<std::string> copies;
+  for (const std::string& file : rank_files(run)) {
+    json events = load_json(file);
+    json kept = json::array();
+    for (const json& event : events) {
+      if (event.value("name", "") != drop) kept.push_back(event);
+    }
+    EXPECT_LT(kept.size(), events.size()) << "the example must hold " << drop;
+    const fs::path copy = dir / fs::path(file).filename();
+    std::ofstream(copy) << kept.dump();
+    fs::copy_file(ddpsim::trace::kineto_sidecar_path(file),
+                  ddpsim::trace::kineto_sidecar_path(copy.string()));
+    copies.push_back(copy.string());
+  }
+  return copies;
+}
+
+std::string error_of(const std::vector<std::string>& files) {
+  try {
+    ddpsim::trace::import_kineto(files);
+  } catch (const TraceError& error) {
+    return error.what();
+  }
+  return "";
+}
+
+}  // namespace
+
+TEST(KinetoImport, SidecarPathReplacesTheJsonSuffix) {
+  EXPECT_EQ(ddpsim::trace::kineto_sidecar_path("run/rank-0.kineto.json"),
+            "run/rank-0.kineto.ddpsim.json");
+  EXPECT_EQ(ddpsim::trace::kineto_sidecar_path("trace"), "trace.ddpsim.json");
+}
+
+TEST(KinetoImport, MlpBucketsCarryTheSidecarsBytesInLaunchOrder) {
+  const Trace trace = ddpsim::trace::import_kineto(rank_files("mlp-cap0.25"));
+  ASSERT_EQ(trace.world_size(), 2);
+  EXPECT_EQ(trace.meta().source, "imported");
+  EXPECT_EQ(trace.meta().workload_name, "mlp");
+  // 784-512, four 512-512 and a 512-10 layer, weights and biases: 1457674 floats.
+  const json sidecar = load_json(ddpsim::trace::kineto_sidecar_path(rank_files("mlp-cap0.25")[0]));
+  EXPECT_EQ(total_parameter_bytes(sidecar), 1457674 * 4);
+  const auto& layout = trace.meta().bucket_assignments.at(0);
+  EXPECT_EQ(layout.buckets.size(), 5u);  // 0.25 MB cap: one ~1 MB layer per bucket
+  std::int64_t imported_total = 0;
+  for (int b = 0; b < static_cast<int>(layout.buckets.size()); ++b) {
+    imported_total += trace.meta().bucket_bytes(layout, b);
+  }
+  EXPECT_EQ(imported_total, total_parameter_bytes(sidecar));
+  expect_buckets_match_sidecar(trace, "mlp-cap0.25");
+}
+
+TEST(KinetoImport, ConvnetHasTwoBucketsAtTheDefaultCap) {
+  const Trace trace = ddpsim::trace::import_kineto(rank_files("convnet-cap25"));
+  EXPECT_EQ(trace.meta().bucket_assignments.at(0).buckets.size(), 2u);
+  EXPECT_EQ(trace.meta().bucket_cap_bytes, 25 * 1024 * 1024);
+  expect_buckets_match_sidecar(trace, "convnet-cap25");
+}
+
+TEST(KinetoImport, EveryIterationHasItsPhasesInOrder) {
+  for (const std::string run : {"mlp-cap0.25", "convnet-cap25"}) {
+    const Trace trace = ddpsim::trace::import_kineto(rank_files(run));
+    for (const RankTrace& rank : trace.ranks) {
+      const json sidecar = load_json(ddpsim::trace::kineto_sidecar_path(
+          rank_files(run)[static_cast<std::size_t>(rank.meta.rank)]));
+      const auto profiled = sidecar["profiled_iterations"];
+      std::vector<std::int64_t> expected_iterations;
+      for (std::int64_t i = profiled[0]; i <= profiled[1].get<std::int64_t>(); ++i) {
+        expected_iterations.push_back(i);
+      }
+      ASSERT_EQ(rank.complete_iterations(), expected_iterations) << run;
+      for (const std::int64_t it : expected_iterations) {
+        std::vector<std::int64_t> bounds;
+        for (const EventType type :
+             {EventType::IterationBegin, EventType::ForwardBegin, EventType::ForwardEnd,
+              EventType::BackwardBegin, EventType::BackwardEnd, EventType::OptimizerBegin,
+              EventType::OptimizerEnd, EventType::IterationEnd}) {
+          const auto found = of_type(rank, it, type);
+          ASSERT_EQ(found.size(), 1u) << run << " iteration " << it << " "
+                                      << ddpsim::trace::to_string(type);
+          bounds.push_back(found[0]->t_ns);
+        }
+        EXPECT_TRUE(std::is_sorted(bounds.begin(), bounds.end())) << run << " it " << it;
+        const std::int64_t backward_begin = bounds[3];
+        const std::int64_t backward_end = bounds[4];
+        for (const Event* end : of_type(rank, it, EventType::AllreduceEnd)) {
+          EXPECT_GE(end->t_ns, backward_begin);
+          EXPECT_LE(end->t_ns, backward_end) << "DDP's backward waits for every all-reduce";
+        }
+        // One gradient per parameter, and each bucket launches only after its gradients.
+        const auto grads = of_type(rank, it, EventType::GradReady);
+        ASSERT_EQ(grads.size(), rank.meta.parameters.size());
+        std::map<int, std::int64_t> ready;
+        for (const Event* grad : grads) ready[grad->param] = grad->t_ns;
+        ASSERT_EQ(ready.size(), rank.meta.parameters.size());
+        const auto& layout = *rank.meta.assignment_for(it);
+        for (const Event* bucket_ready : of_type(rank, it, EventType::BucketReady)) {
+          for (const int param : layout.buckets.at(static_cast<std::size_t>(bucket_ready->bucket))) {
+            EXPECT_LE(ready.at(param), bucket_ready->t_ns)
+                << run << " it " << it << " bucket " << bucket_ready->bucket << " param " << param;
+          }
+        }
+      }
+    }
+  }
+}
+
+TEST(KinetoImport, WrittenTracePassesTheReadersValidation) {
+  const Trace imported = ddpsim::trace::import_kineto(rank_files("mlp-cap0.25"));
+  const fs::path dir = fresh_dir("roundtrip");
+  ddpsim::trace::write_trace(dir.string(), imported);
+  const Trace read = ddpsim::trace::read_trace(dir.string());
+  ASSERT_EQ(read.world_size(), 2);
+  for (int rank = 0; rank < 2; ++rank) {
+    const auto& before = imported.ranks[static_cast<std::size_t>(rank)];
+    const auto& after = read.ranks[static_cast<std::size_t>(rank)];
+    EXPECT_EQ(after.events.size(), before.events.size());
+    EXPECT_EQ(after.meta.source, "imported");
+    EXPECT_EQ(after.meta.bucket_assignments.at(0).buckets,
+              before.meta.bucket_assignments.at(0).buckets);
+    EXPECT_EQ(after.complete_iterations(), before.complete_iterations());
+  }
+  fs::remove_all(dir);
+}
+
+TEST(KinetoImport, TraceWithoutAllreducesGivesOneLineNamingFileAndEvent) {
+  const fs::path dir = fresh_dir("no-allreduce");
+  const auto copies = copy_without("mlp-cap0.25", dir, "gloo:all_reduce");
+  const std::string message = error_of(copies);
+  EXPECT_NE(message.find(copies[0]), std::string::npos) << message;
+  EXPECT_NE(message.find("expected all-reduce events (gloo:all_reduce), got none"),
+            std::string::npos)
+      << message;
+  EXPECT_EQ(message.find('\n'), std::string::npos) << message;
+  fs::remove_all(dir);
+}
+
+TEST(KinetoImport, TraceWithoutPhaseLabelsSaysWhichLabel) {
+  const fs::path dir = fresh_dir("no-backward");
+  const auto copies = copy_without("convnet-cap25", dir, "ddpsim.backward");
+  const std::string message = error_of(copies);
+  EXPECT_NE(message.find(copies[0]), std::string::npos) << message;
+  EXPECT_NE(message.find("\"ddpsim.backward\""), std::string::npos) << message;
+  fs::remove_all(dir);
+}
+
+TEST(KinetoImport, MissingSidecarAndSwappedRanksAreNamed) {
+  const fs::path dir = fresh_dir("no-sidecar");
+  const fs::path lone = dir / "rank-0.kineto.json";
+  fs::copy_file(rank_files("convnet-cap25")[0], lone);
+  const std::string missing = error_of({lone.string(), rank_files("convnet-cap25")[1]});
+  EXPECT_NE(missing.find((dir / "rank-0.kineto.ddpsim.json").string()), std::string::npos)
+      << missing;
+
+  auto swapped = rank_files("convnet-cap25");
+  std::swap(swapped[0], swapped[1]);
+  const std::string wrong_rank = error_of(swapped);
+  EXPECT_NE(wrong_rank.find("expected rank 0"), std::string::npos) << wrong_rank;
+  EXPECT_THROW(ddpsim::trace::import_kineto({}), TraceError);
+  fs::remove_all(dir);
+}
