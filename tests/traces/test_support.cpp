@@ -121,12 +121,21 @@ void append_iteration(RankTrace& rank_trace, std::int64_t iteration, std::int64_
 }  // namespace
 
 Trace example_trace(int world_size, int iterations, const IterationPlan& plan) {
+  return example_trace(std::vector<std::vector<IterationPlan>>(
+      static_cast<std::size_t>(world_size),
+      std::vector<IterationPlan>(static_cast<std::size_t>(iterations), plan)));
+}
+
+Trace example_trace(const std::vector<std::vector<IterationPlan>>& plans) {
   Trace trace;
+  const int world_size = static_cast<int>(plans.size());
   for (int rank = 0; rank < world_size; ++rank) {
     RankTrace rank_trace;
     rank_trace.meta = example_meta(rank, world_size);
-    for (int i = 0; i < iterations; ++i) {
-      append_iteration(rank_trace, i, 1'000'000 + i * 10'000'000LL, plan);
+    const auto& rank_plans = plans[static_cast<std::size_t>(rank)];
+    for (std::size_t i = 0; i < rank_plans.size(); ++i) {
+      const auto iteration = static_cast<std::int64_t>(i);
+      append_iteration(rank_trace, iteration, example_iteration_begin_ns(iteration), rank_plans[i]);
     }
     trace.ranks.push_back(std::move(rank_trace));
   }

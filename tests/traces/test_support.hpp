@@ -5,6 +5,7 @@
 #include <fstream>
 #include <sstream>
 #include <string>
+#include <vector>
 
 #include "ddpsim/trace/model.hpp"
 
@@ -45,5 +46,12 @@ struct IterationPlan {
 // A whole trace in FORMAT.md's example shape: `iterations` iterations per rank, iteration i of
 // rank r starting at start_ns + i * 10 ms, following `plan`. Iteration 0 uses one bucket.
 Trace example_trace(int world_size, int iterations, const IterationPlan& plan = {});
+// The same with a plan per rank and iteration: plans[rank][iteration].
+Trace example_trace(const std::vector<std::vector<IterationPlan>>& plans);
+
+// Where iteration i of every rank begins in example traces.
+inline std::int64_t example_iteration_begin_ns(std::int64_t iteration) {
+  return 1'000'000 + iteration * 10'000'000LL;
+}
 
 }  // namespace ddpsim::trace::testing
