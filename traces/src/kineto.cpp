@@ -10,6 +10,11 @@
 //    strictly in bucket order, and Gloo's FIFO work queue hands them to its worker threads
 //    in that order ("gloo:all_reduce", from a worker taking the work to its completion). So
 //    the k-th of each inside an iteration's backward belongs to bucket k;
+//  - a "gloo:all_reduce" ends *after* Gloo marked the work's future complete, so a worker
+//    thread descheduled in between (2 busy cores) records ends late, even after backward
+//    returned (seen: 1.8 ms). The Reducer waits for bucket b's future and then copies its
+//    parameters out ("...reducer::copy_bucket_to_grad", one per parameter, bucket order), so
+//    bucket b's first copy also bounds its completion: the end is the earlier of the two;
 //  - "torch::autograd::AccumulateGrad" ends when a gradient is ready; with a static graph
 //    the k-th is the k-th parameter of the logger's grad-ready order;
 //  - the sidecar (kineto_sidecar_path) gives parameters, bucket layout and the clock anchor.
@@ -46,6 +51,7 @@ constexpr const char* kOptimizerFallbackPrefix = "Optimizer.step#";
 constexpr const char* kAllreduceLaunch = "c10d::allreduce_";
 constexpr const char* kAllreduceTransfer = "gloo:all_reduce";
 constexpr const char* kGradAccumulated = "torch::autograd::AccumulateGrad";
+constexpr const char* kCopyBucketToGrad = "torch.distributed.ddp.reducer::copy_bucket_to_grad";
 
 // One complete event, on CLOCK_MONOTONIC nanoseconds once the anchor is added.
 struct Span {
@@ -358,38 +364,57 @@ std::vector<Event> convert_events(const ProfilerFile& file, const Sidecar& sidec
     // Without the launch events (another build), the transfer's start is the best we have.
     const bool have_launches = launches.size() == transfers.size();
 
+    // Bucket b's completion as the Reducer saw it (see the top of this file).
+    const auto copies = spans_within(
+        spans, backward, [](const Span& s) { return s.name == kCopyBucketToGrad; });
+    std::size_t layout_params = 0;
+    for (const auto& bucket : layout.buckets) layout_params += bucket.size();
+    const bool have_copies = copies.size() == layout_params;
+
     const Span& whole = *iteration.span;
-    add(events, rank, n, EventType::IterationBegin, sidecar.clock_anchor_ns + whole.begin_ns);
-    add(events, rank, n, EventType::ForwardBegin, sidecar.clock_anchor_ns + forward.begin_ns);
-    add(events, rank, n, EventType::ForwardEnd, sidecar.clock_anchor_ns + forward.end_ns);
-    add(events, rank, n, EventType::BackwardBegin, sidecar.clock_anchor_ns + backward.begin_ns);
+    std::vector<Event> step;
+    add(step, rank, n, EventType::IterationBegin, whole.begin_ns);
+    add(step, rank, n, EventType::ForwardBegin, forward.begin_ns);
+    add(step, rank, n, EventType::ForwardEnd, forward.end_ns);
+    add(step, rank, n, EventType::BackwardBegin, backward.begin_ns);
     if (use_grad_order) {
       const auto grads = spans_within(
           spans, backward, [](const Span& s) { return s.name == kGradAccumulated; });
       if (grads.size() == meta.parameters.size()) {
         for (std::size_t k = 0; k < grads.size(); ++k) {
-          add(events, rank, n, EventType::GradReady, sidecar.clock_anchor_ns + grads[k]->end_ns,
-              -1, -1, sidecar.grad_ready_order[k]);
+          add(step, rank, n, EventType::GradReady, grads[k]->end_ns, -1, -1,
+              sidecar.grad_ready_order[k]);
         }
       }
     }
+    std::size_t first_copy = 0;
     for (int bucket = 0; bucket < bucket_count; ++bucket) {
+      const auto b = static_cast<std::size_t>(bucket);
       const std::int64_t bytes = meta.bucket_bytes(layout, bucket);
-      const Span& transfer = *transfers[static_cast<std::size_t>(bucket)];
       const std::int64_t launch_ns =
-          have_launches ? launches[static_cast<std::size_t>(bucket)]->begin_ns : transfer.begin_ns;
+          have_launches ? launches[b]->begin_ns : transfers[b]->begin_ns;
+      std::int64_t end_ns = std::min(transfers[b]->end_ns, backward.end_ns);
+      if (have_copies) end_ns = std::min(end_ns, copies[first_copy]->begin_ns);
+      first_copy += layout.buckets[b].size();
       // DDP launches a bucket the moment its last gradient arrives: launch = bucket_ready.
-      add(events, rank, n, EventType::BucketReady, sidecar.clock_anchor_ns + launch_ns, bucket,
-          bytes);
-      add(events, rank, n, EventType::AllreduceBegin, sidecar.clock_anchor_ns + launch_ns,
-          bucket, bytes);
-      add(events, rank, n, EventType::AllreduceEnd, sidecar.clock_anchor_ns + transfer.end_ns,
-          bucket, bytes);
+      add(step, rank, n, EventType::BucketReady, launch_ns, bucket, bytes);
+      add(step, rank, n, EventType::AllreduceBegin, launch_ns, bucket, bytes);
+      add(step, rank, n, EventType::AllreduceEnd, std::max(end_ns, launch_ns), bucket, bytes);
     }
-    add(events, rank, n, EventType::BackwardEnd, sidecar.clock_anchor_ns + backward.end_ns);
-    add(events, rank, n, EventType::OptimizerBegin, sidecar.clock_anchor_ns + optimizer->begin_ns);
-    add(events, rank, n, EventType::OptimizerEnd, sidecar.clock_anchor_ns + optimizer->end_ns);
-    add(events, rank, n, EventType::IterationEnd, sidecar.clock_anchor_ns + whole.end_ns);
+    add(step, rank, n, EventType::BackwardEnd, backward.end_ns);
+    add(step, rank, n, EventType::OptimizerBegin, optimizer->begin_ns);
+    add(step, rank, n, EventType::OptimizerEnd, optimizer->end_ns);
+    add(step, rank, n, EventType::IterationEnd, whole.end_ns);
+    // The pieces were added in causal order; a stable sort by time keeps it for ties and
+    // interleaves gradients, launches and completions as they happened. Clamping to the
+    // iteration keeps t_ns non-decreasing across iterations whatever the profiler recorded.
+    for (Event& event : step) {
+      event.t_ns = sidecar.clock_anchor_ns +
+                   std::clamp(event.t_ns, whole.begin_ns, whole.end_ns);
+    }
+    std::stable_sort(step.begin(), step.end(),
+                     [](const Event& a, const Event& b) { return a.t_ns < b.t_ns; });
+    events.insert(events.end(), step.begin(), step.end());
   }
   if (events.empty()) {
     throw TraceError(path, 0,
@@ -397,10 +422,6 @@ std::vector<Event> convert_events(const ProfilerFile& file, const Sidecar& sidec
                          " on (the sidecar's profiled_iterations)",
                      "none");
   }
-  // Within an iteration the pieces were added in causal order; sorting by time keeps it
-  // for ties and interleaves gradients, launches and completions as they happened.
-  std::stable_sort(events.begin(), events.end(),
-                   [](const Event& a, const Event& b) { return a.t_ns < b.t_ns; });
   return events;
 }
 
