@@ -39,7 +39,8 @@ double seconds(std::int64_t ns) { return static_cast<double>(ns) / kNsPerS; }
 std::vector<std::int64_t> iterations_complete_everywhere(const std::vector<Timelines>& ranks) {
   std::vector<std::int64_t> result;
   if (ranks.empty()) return result;
-  for (const auto& [iteration, timeline] : ranks.front()) {
+  for (const auto& entry : ranks.front()) {
+    const std::int64_t iteration = entry.first;  // C++17 lambdas cannot capture bindings
     const bool everywhere = std::all_of(ranks.begin(), ranks.end(), [&](const Timelines& rank) {
       const auto it = rank.find(iteration);
       return it != rank.end() && it->second.complete();
