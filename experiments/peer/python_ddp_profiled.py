@@ -31,6 +31,11 @@ What the trace holds, and why the sidecar exists (measured on Debian python3-tor
   against the DDP logger's "rebuilt_per_bucket_param_indices" / "rebuilt_bucket_sizes".
   Warm-up (>= 2 iterations) runs before profiling so every profiled iteration uses that
   rebuilt layout.
+- A "gloo:all_reduce" end is recorded after the work's future completed, so under CPU
+  contention it can come late (even after backward returned; the importer bounds it by the
+  Reducer's copy out of the bucket) or, for the last iteration, after the profiler stopped,
+  which loses the event: the job sleeps briefly inside the profiler after the last iteration,
+  and the importer drops a last iteration whose all-reduces are incomplete.
 - Clock: the legacy profiler's ts are relative to its own start, so the sidecar records
   time.monotonic_ns() just before and just after entering the profiler; the importer places
   ts on CLOCK_MONOTONIC at their midpoint (error < half their gap, typically < 0.1 ms).
@@ -124,7 +129,10 @@ def worker(rank, args):
         after_ns = time.monotonic_ns()
         for iteration in range(first, first + args.iterations):
             step(iteration)
-    dist.barrier()
+        # A Gloo worker records a transfer's end only after completing its future; one still
+        # descheduled when the profiler stops loses the event. Give it time, inside.
+        time.sleep(0.05)
+        dist.barrier()
 
     # Unprofiled iterations, timed by the wall clock: the profiler's own overhead is not free.
     unprofiled_s = []

@@ -337,3 +337,57 @@ TEST(KinetoImport, LateRecordedTransferEndsAreBoundedByTheReducersCopy) {
   EXPECT_EQ(ddpsim::trace::read_trace((dir / "trace").string()).world_size(), 2);
   fs::remove_all(dir);
 }
+
+namespace {
+
+// Removes the `nth` (0-based) event named `name` from a run's rank files, copied into `dir`.
+std::vector<std::string> copy_without_nth(const std::string& run, const fs::path& dir,
+                                          const std::string& name, std::size_t nth) {
+  std::vector<std::string> copies;
+  for (const std::string& file : rank_files(run)) {
+    const json events = load_json(file);
+    json kept = json::array();
+    std::size_t seen = 0;
+    for (const json& event : events) {
+      if (event.value("name", "") == name && seen++ == nth) continue;
+      kept.push_back(event);
+    }
+    const fs::path copy = dir / fs::path(file).filename();
+    std::ofstream(copy) << kept.dump();
+    fs::copy_file(ddpsim::trace::kineto_sidecar_path(file),
+                  ddpsim::trace::kineto_sidecar_path(copy.string()));
+    copies.push_back(copy.string());
+  }
+  return copies;
+}
+
+}  // namespace
+
+// The profiler may stop before a Gloo worker records the last transfer: that cuts the last
+// iteration, which is dropped; a transfer missing from an earlier iteration is an error.
+TEST(KinetoImport, CutLastIterationIsDroppedButAGapEarlierIsAnError) {
+  const Trace full = ddpsim::trace::import_kineto(rank_files("mlp-cap0.25"));
+  const auto iterations = full.ranks[0].complete_iterations();
+  ASSERT_EQ(iterations.size(), 2u);
+  const std::size_t buckets = full.meta().bucket_assignments.at(0).buckets.size();
+
+  const fs::path cut_dir = fresh_dir("cut-last");
+  const Trace cut = ddpsim::trace::import_kineto(
+      copy_without_nth("mlp-cap0.25", cut_dir, "gloo:all_reduce", 2 * buckets - 1));
+  EXPECT_EQ(cut.ranks[0].complete_iterations(),
+            std::vector<std::int64_t>{iterations.front()});
+
+  const fs::path gap_dir = fresh_dir("gap-first");
+  const auto gap = copy_without_nth("mlp-cap0.25", gap_dir, "gloo:all_reduce", 0);
+  const std::string message = error_of(gap);
+  EXPECT_NE(message.find(gap[0] + ":0: expected " + std::to_string(buckets) +
+                         " gloo:all_reduce events"),
+            std::string::npos)
+      << message;
+  EXPECT_NE(message.find("ddpsim.iteration#" + std::to_string(iterations.front()) + ", got " +
+                         std::to_string(buckets - 1)),
+            std::string::npos)
+      << message;
+  fs::remove_all(cut_dir);
+  fs::remove_all(gap_dir);
+}
