@@ -1,0 +1,73 @@
+// Everything `ddp-train` can be told on its command line.
+//
+// Torch-free on purpose: parsing and validating flags must not cost a LibTorch compile, and the
+// tests check the parser without starting a process group.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <stdexcept>
+#include <string>
+
+namespace ddpsim::runtime {
+
+// Bad input from the user: one line naming the flag and what was expected (exit status 2).
+class UsageError : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
+struct TrainOptions {
+  // Workload.
+  std::string model = "mlp";  // mlp | convnet | resnet18 | transformer
+  std::int64_t iterations = 20;
+  std::int64_t batch_size = 32;  // per rank
+  std::string optimizer = "sgd";  // sgd (momentum 0.9) | adam
+  double lr = 0.01;
+  std::uint64_t seed = 0;
+  int threads = 1;
+  // mlp
+  std::int64_t width = 1024;
+  std::int64_t depth = 4;
+  // transformer
+  std::int64_t layers = 2;
+  std::int64_t d_model = 256;
+  std::int64_t heads = 4;
+  std::int64_t seq_len = 64;
+  std::int64_t vocab = 1024;
+  // Synthetic workloads draw sample i deterministically from (seed, i); this is how many exist.
+  std::int64_t dataset_size = 50000;
+  // convnet: where the Fashion-MNIST idx files are.
+  std::string data_dir;  // empty: $DDPSIM_FASHION_MNIST_DIR or /usr/share/datasets/fashion-mnist
+
+  // DDP.
+  double bucket_cap_mb = 25.0;
+  double first_bucket_cap_mb = 1.0;
+  std::string backend = "gloo";  // gloo | nccl
+  std::string init_method = "env://";
+  double timeout_s = 1800.0;  // torch.distributed's default process-group timeout
+
+  // Observation.
+  std::string trace_dir = "trace";
+  bool trace = true;
+  bool quiet = false;
+  // Debug outputs for tests; "{rank}" in the path is replaced by the rank.
+  std::string dump_grads;   // local and averaged gradients of the last iteration
+  std::string dump_params;  // parameters after the last optimizer step
+
+  std::int64_t bucket_cap_bytes() const;
+  std::int64_t first_bucket_cap_bytes() const;
+  // The workload settings recorded in the trace metadata (only those that shape this model).
+  std::map<std::string, std::string> workload_settings() const;
+};
+
+// Parses argv. Returns nullopt when the program should exit with `exit_code` at once (--help
+// printed, exit 0); throws UsageError on bad input.
+std::optional<TrainOptions> parse_train_options(int argc, const char* const* argv,
+                                                int& exit_code);
+
+// Replaces every "{rank}" in `path_pattern` by `rank`.
+std::string expand_rank_pattern(const std::string& path_pattern, int rank);
+
+}  // namespace ddpsim::runtime

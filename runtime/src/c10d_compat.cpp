@@ -1,0 +1,210 @@
+#include "c10d_compat.hpp"
+
+#include <ATen/core/ivalue.h>
+#include <c10/util/Exception.h>
+#include <torch/csrc/distributed/c10d/FileStore.hpp>
+#include <torch/csrc/distributed/c10d/HashStore.hpp>
+#include <torch/csrc/distributed/c10d/ProcessGroupGloo.hpp>
+#include <torch/csrc/distributed/c10d/TCPStore.hpp>
+#include <torch/cuda.h>
+
+#ifdef USE_C10D_NCCL
+#include <torch/csrc/distributed/c10d/ProcessGroupNCCL.hpp>
+#endif
+
+#include <cstdlib>
+#include <optional>
+
+#include "ddpsim/runtime/failure_kind.hpp"
+
+namespace ddpsim::runtime::compat {
+namespace {
+
+c10::intrusive_ptr<c10d::Store> make_store(const ProcessGroupSpec& spec) {
+  const Rendezvous& rv = spec.rendezvous;
+  switch (rv.kind) {
+    case Rendezvous::Kind::Tcp: {
+      c10d::TCPStoreOptions options;
+      options.port = static_cast<std::uint16_t>(rv.port);
+      options.isServer = spec.rank == 0;
+      options.numWorkers = static_cast<std::size_t>(spec.world_size);
+      options.waitWorkers = true;
+      options.timeout = spec.timeout;
+      return c10::make_intrusive<c10d::TCPStore>(rv.host, options);
+    }
+    case Rendezvous::Kind::File:
+      return c10::make_intrusive<c10d::FileStore>(rv.file_path, spec.world_size);
+    case Rendezvous::Kind::Memory:
+      return c10::make_intrusive<c10d::HashStore>();
+  }
+  throw std::logic_error("unknown rendezvous kind");
+}
+
+bool is_loopback(const std::string& host) {
+  return host == "localhost" || host.rfind("127.", 0) == 0 || host == "::1";
+}
+
+// Gloo needs one local network device to talk through. Like torch.distributed: the interface
+// named by GLOO_SOCKET_IFNAME if set, otherwise this host's address. A job whose rendezvous
+// address is a loopback address runs on one machine, so loopback is used then: it always
+// exists, even where the host name does not resolve (containers).
+std::shared_ptr<::gloo::transport::Device> make_gloo_device(const ProcessGroupSpec& spec) {
+  if (const char* ifname = std::getenv("GLOO_SOCKET_IFNAME"); ifname != nullptr && *ifname) {
+    return c10d::ProcessGroupGloo::createDeviceForInterface(ifname);
+  }
+  if (spec.world_size == 1 || spec.rendezvous.kind != Rendezvous::Kind::Tcp ||
+      is_loopback(spec.rendezvous.host)) {
+    return c10d::ProcessGroupGloo::createDeviceForHostname("127.0.0.1");
+  }
+  return c10d::ProcessGroupGloo::createDefaultDevice();
+}
+
+c10::intrusive_ptr<c10d::ProcessGroup> make_gloo_group(const c10::intrusive_ptr<c10d::Store>& store,
+                                                       const ProcessGroupSpec& spec) {
+  auto options = c10d::ProcessGroupGloo::Options::create(spec.timeout);
+  options->devices.push_back(make_gloo_device(spec));
+  // torch.distributed uses two threads per device.
+  options->threads = static_cast<int>(options->devices.size()) * 2;
+  auto gloo = c10::make_intrusive<c10d::ProcessGroupGloo>(store, spec.rank, spec.world_size,
+                                                          options);
+#if TORCH_VERSION_MAJOR >= 2
+  // 2.x (untested here): a backend is attached to a dispatching ProcessGroup.
+  auto group = c10::make_intrusive<c10d::ProcessGroup>(store, spec.rank, spec.world_size);
+  group->setBackend(c10::DeviceType::CPU, c10d::ProcessGroup::BackendType::GLOO, gloo);
+  group->setDefaultBackend(c10d::ProcessGroup::BackendType::GLOO);
+  return group;
+#else
+  return gloo;
+#endif
+}
+
+#ifdef USE_C10D_NCCL
+// Untested here (no CUDA on this machine).
+c10::intrusive_ptr<c10d::ProcessGroup> make_nccl_group(const c10::intrusive_ptr<c10d::Store>& store,
+                                                       const ProcessGroupSpec& spec) {
+  auto options = c10d::ProcessGroupNCCL::Options::create();
+  options->timeout = spec.timeout;
+  auto nccl = c10::make_intrusive<c10d::ProcessGroupNCCL>(store, spec.rank, spec.world_size,
+                                                          options);
+#if TORCH_VERSION_MAJOR >= 2
+  auto group = c10::make_intrusive<c10d::ProcessGroup>(store, spec.rank, spec.world_size);
+  group->setBackend(c10::DeviceType::CUDA, c10d::ProcessGroup::BackendType::NCCL, nccl);
+  group->setDefaultBackend(c10d::ProcessGroup::BackendType::NCCL);
+  return group;
+#else
+  return nccl;
+#endif
+}
+#endif
+
+// A hook's future holds what the collective produced: a tensor list from ProcessGroup work.
+at::Tensor first_tensor_of(const c10::IValue& result) {
+  if (result.isTensor()) return result.toTensor();
+  if (result.isTensorList()) return result.toTensorList().get(0);
+  return result.toTensorVector().at(0);
+}
+
+// Written against c10d::CommHookInterface rather than CppCommHookInterface<T>: the latter's
+// parseHookResult calls detail::parseCppCommHookResult, which Debian's libtorch does not export.
+class ObservedAllreduceHook final : public c10d::CommHookInterface {
+ public:
+  ObservedAllreduceHook(c10::intrusive_ptr<c10d::ProcessGroup> group, AllreduceObserver* observer)
+      : group_(std::move(group)), observer_(observer), scale_(1.0 / group_->getSize()) {}
+
+  c10::intrusive_ptr<c10::ivalue::Future> runHook(c10d::GradBucket& bucket) override {
+    at::Tensor& buffer = bucket.getBufferRef();
+    const std::int64_t bytes =
+        buffer.numel() * static_cast<std::int64_t>(buffer.element_size());
+    const std::size_t index = bucket.getIndex();
+    observer_->on_launch(bucket, bytes);
+    // The Reducer copies the hook's result into the gradients as is, so averaging is the
+    // hook's job. Multiplying by 1/W is what the Reducer's own default path does while it
+    // copies gradients into the bucket, so traced and untraced runs compute the same values.
+    buffer.mul_(scale_);
+    std::vector<at::Tensor> tensors = {buffer};
+    auto collective = group_->allreduce(tensors)->getFuture();
+    // then() rather than addCallback(): the Reducer waits on the future we return, so the
+    // completion is recorded before backward() can return.
+    AllreduceObserver* observer = observer_;
+    return collective->then(
+        [observer, index, bytes](c10::ivalue::Future& done) -> c10::IValue {
+          observer->on_complete(index, bytes);
+          return done.value();
+        },
+        collective->elementType());
+  }
+
+  at::Tensor parseHookResult(const c10::IValue& result) override {
+    return first_tensor_of(result);
+  }
+
+ private:
+  c10::intrusive_ptr<c10d::ProcessGroup> group_;
+  AllreduceObserver* observer_;
+  double scale_;
+};
+
+}  // namespace
+
+void check_backend_available(const std::string& backend) {
+  if (backend == "gloo") return;
+  if (backend == "nccl") {
+#ifdef USE_C10D_NCCL
+    if (torch::cuda::is_available()) return;
+    throw UnsupportedBackendError(
+        "--backend nccl: no CUDA device is visible to this process; use --backend gloo");
+#else
+    throw UnsupportedBackendError(
+        "this build of ddp-train has no NCCL (LibTorch without CUDA); use --backend gloo");
+#endif
+  }
+  throw UnsupportedBackendError("--backend " + backend + ": expected gloo or nccl");
+}
+
+c10::intrusive_ptr<c10d::ProcessGroup> make_process_group(const ProcessGroupSpec& spec) {
+  check_backend_available(spec.backend);
+  auto store = make_store(spec);
+#ifdef USE_C10D_NCCL
+  if (spec.backend == "nccl") return make_nccl_group(store, spec);
+#endif
+  return make_gloo_group(store, spec);
+}
+
+std::shared_ptr<c10d::Reducer> make_reducer(
+    std::vector<at::Tensor> params, std::vector<std::vector<size_t>> bucket_indices,
+    std::vector<size_t> per_bucket_size_limits, c10::intrusive_ptr<c10d::ProcessGroup> group,
+    std::int64_t bucket_bytes_cap, std::int64_t first_bucket_bytes_cap,
+    std::unordered_map<size_t, std::string> param_names) {
+  std::vector<bool> expect_sparse_gradients(params.size(), false);
+  const bool find_unused_parameters = false;
+  const bool gradient_as_bucket_view = false;
+#if TORCH_VERSION_MAJOR > 2 || (TORCH_VERSION_MAJOR == 2 && TORCH_VERSION_MINOR >= 4)
+  // 2.4+ (untested here) adds the mixed-precision parameter dtype.
+  return std::make_shared<c10d::Reducer>(
+      std::move(params), std::move(bucket_indices), std::move(per_bucket_size_limits),
+      std::move(group), std::move(expect_sparse_gradients), bucket_bytes_cap,
+      find_unused_parameters, gradient_as_bucket_view, std::move(param_names),
+      first_bucket_bytes_cap, std::nullopt);
+#else
+  return std::make_shared<c10d::Reducer>(
+      std::move(params), std::move(bucket_indices), std::move(per_bucket_size_limits),
+      std::move(group), std::move(expect_sparse_gradients), bucket_bytes_cap,
+      find_unused_parameters, gradient_as_bucket_view, std::move(param_names),
+      first_bucket_bytes_cap);
+#endif
+}
+
+std::unique_ptr<c10d::CommHookInterface> make_observed_allreduce_hook(
+    c10::intrusive_ptr<c10d::ProcessGroup> group, AllreduceObserver* observer) {
+  return std::make_unique<ObservedAllreduceHook>(std::move(group), observer);
+}
+
+std::string exception_message(const std::exception& error) {
+  // c10::Error::what() appends a C++ backtrace; its message alone is what a user needs.
+  if (const auto* c10_error = dynamic_cast<const c10::Error*>(&error)) {
+    return first_line(c10_error->what_without_backtrace());
+  }
+  return first_line(error.what());
+}
+
+}  // namespace ddpsim::runtime::compat

@@ -1,0 +1,90 @@
+// The one place that knows which LibTorch it is compiled against.
+//
+// c10d's C++ API is not stable: LibTorch 2.x splits ProcessGroup into a dispatching
+// c10d::ProcessGroup plus per-device c10d::Backend objects, changed the Reducer constructor, and
+// raises c10::DistBackendError. Everything the runtime needs from c10d that differs between
+// versions goes through these functions; the rest of runtime/ uses only what both share
+// (ProcessGroup's collectives, Reducer's per-iteration calls, GradBucket, Logger).
+//
+// Built and tested: LibTorch 1.13 (Debian), CPU, Gloo. The TORCH_VERSION_MAJOR >= 2 branches are
+// written from the 2.x headers' documented signatures and have not been compiled here.
+#pragma once
+
+#include <torch/csrc/distributed/c10d/ProcessGroup.hpp>
+#include <torch/csrc/distributed/c10d/comm.hpp>
+#include <torch/csrc/distributed/c10d/reducer.hpp>
+#include <torch/version.h>
+
+#include <chrono>
+#include <cstdint>
+#include <exception>
+#include <memory>
+#include <stdexcept>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+namespace ddpsim::runtime::compat {
+
+// The requested backend is not part of this build (exit status 2: it is a usage error).
+class UnsupportedBackendError : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
+// How ranks find each other (torch.distributed.init_process_group's init_method).
+struct Rendezvous {
+  enum class Kind {
+    Tcp,     // TCPStore served by rank 0 at host:port (env:// and tcp://)
+    File,    // FileStore on a shared file (file://)
+    Memory,  // HashStore: a single process needs no rendezvous
+  };
+  Kind kind = Kind::Memory;
+  std::string host = "127.0.0.1";
+  int port = 29500;
+  std::string file_path;
+};
+
+struct ProcessGroupSpec {
+  std::string backend = "gloo";  // gloo | nccl
+  int rank = 0;
+  int world_size = 1;
+  Rendezvous rendezvous;
+  std::chrono::milliseconds timeout{std::chrono::minutes(30)};
+};
+
+// Throws UnsupportedBackendError when `backend` cannot run with this LibTorch on this machine
+// (nccl without CUDA). Cheap: call it before anything else so the error comes first.
+void check_backend_available(const std::string& backend);
+
+// Rendezvous through the store, then the backend's own connection setup. Every rank must call
+// it; it returns once all world_size ranks have joined (or throws after the timeout).
+c10::intrusive_ptr<c10d::ProcessGroup> make_process_group(const ProcessGroupSpec& spec);
+
+// c10d::Reducer with find_unused_parameters = false, gradient_as_bucket_view = false and dense
+// gradients: the configuration Python DDP uses by default.
+std::shared_ptr<c10d::Reducer> make_reducer(
+    std::vector<at::Tensor> params, std::vector<std::vector<size_t>> bucket_indices,
+    std::vector<size_t> per_bucket_size_limits, c10::intrusive_ptr<c10d::ProcessGroup> group,
+    std::int64_t bucket_bytes_cap, std::int64_t first_bucket_bytes_cap,
+    std::unordered_map<size_t, std::string> param_names);
+
+// Sees each bucket's all-reduce from the comm hook. on_launch runs on the autograd thread that
+// made the bucket ready, just before the collective starts; on_complete runs on the backend's
+// thread when it has finished, before the Reducer may copy the result into the gradients.
+class AllreduceObserver {
+ public:
+  virtual ~AllreduceObserver() = default;
+  virtual void on_launch(const c10d::GradBucket& bucket, std::int64_t bytes) = 0;
+  virtual void on_complete(std::size_t bucket_index, std::int64_t bytes) = 0;
+};
+
+// The comm hook that reproduces PyTorch's default reduction (average = sum / world size) while
+// telling `observer` when each bucket starts and finishes. `observer` must outlive the Reducer.
+std::unique_ptr<c10d::CommHookInterface> make_observed_allreduce_hook(
+    c10::intrusive_ptr<c10d::ProcessGroup> group, AllreduceObserver* observer);
+
+// The message of an exception thrown by c10d or a backend, on one line without a backtrace.
+std::string exception_message(const std::exception& error);
+
+}  // namespace ddpsim::runtime::compat

@@ -1,0 +1,64 @@
+// Records one rank's DDP timeline into a ddpsim trace (traces/FORMAT.md).
+//
+// Three sources of events, each on the thread where the moment happens:
+//   - the training loop: iteration / forward / backward / optimizer bounds;
+//   - autograd: a post-hook on every parameter's gradient accumulator marks grad_ready;
+//   - the comm hook (compat::AllreduceObserver): bucket_ready + allreduce_begin when DDP hands a
+//     bucket over, allreduce_end when the collective's future completes.
+// The bucket layout is read from the buckets the comm hook sees (GradBucket's index and
+// parameters), i.e. what the Reducer actually used, not what we think it computed.
+#pragma once
+
+#include <torch/csrc/autograd/function.h>
+
+#include <atomic>
+#include <cstdint>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "c10d_compat.hpp"
+#include "ddpsim/runtime/failure_kind.hpp"
+#include "ddpsim/trace/io.hpp"
+
+namespace ddpsim::runtime {
+
+class DdpTracer final : public compat::AllreduceObserver {
+ public:
+  // Hooks every parameter's gradient accumulator. Build the tracer before the Reducer: autograd
+  // runs post-hooks in registration order, and the Reducer's hook may launch a bucket's
+  // all-reduce, so ours must run first for grad_ready to precede that bucket_ready.
+  DdpTracer(trace::TraceWriter& writer, const std::vector<at::Tensor>& params);
+  ~DdpTracer() override;
+  DdpTracer(const DdpTracer&) = delete;
+  DdpTracer& operator=(const DdpTracer&) = delete;
+
+  void begin_iteration(std::int64_t iteration);
+  // Records a loop-level event (forward_begin, optimizer_end, ...) now.
+  void mark(trace::EventType type);
+  // Records the layout seen in this iteration if it changed, then iteration_end, and flushes.
+  void end_iteration();
+  // Records a failure at once (flushed): `waited_ns` is how long the failing call ran.
+  void record_failure(FailureKind kind, const std::string& message, std::int64_t waited_ns);
+
+  void on_launch(const c10d::GradBucket& bucket, std::int64_t bytes) override;
+  void on_complete(std::size_t bucket_index, std::int64_t bytes) override;
+
+ private:
+  void record_bucket_event(trace::EventType type, std::int64_t t_ns, std::size_t bucket,
+                           std::int64_t bytes);
+
+  trace::TraceWriter& writer_;
+  const int rank_;
+  std::atomic<std::int64_t> iteration_{0};
+  std::unordered_map<const void*, int> param_index_by_impl_;
+  // (accumulator, hook key): the accumulators are kept alive so that the Reducer, built later,
+  // finds the same nodes, and the keys let the destructor remove hooks that point at us.
+  std::vector<std::pair<std::shared_ptr<torch::autograd::Node>, std::uintptr_t>> hooks_;
+  std::mutex layout_mutex_;
+  std::vector<std::vector<int>> layout_seen_;  // bucket -> parameter indices, this iteration
+};
+
+}  // namespace ddpsim::runtime

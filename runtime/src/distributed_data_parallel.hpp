@@ -1,0 +1,60 @@
+// torch.nn.parallel.DistributedDataParallel, in C++, on the same c10d::Reducer.
+//
+// Python DDP is a thin layer over c10d: it checks that every rank has the same parameters,
+// broadcasts rank 0's model state, picks the initial buckets, builds the Reducer and Logger, and
+// brackets each forward pass with a few Reducer calls. This class does exactly those steps, in
+// the order torch/nn/parallel/distributed.py (1.13) does them, so gradients are bucketed,
+// all-reduced and averaged by PyTorch's own code.
+#pragma once
+
+#include <torch/nn/module.h>
+
+#include <cstdint>
+#include <memory>
+#include <vector>
+
+#include "c10d_compat.hpp"
+
+namespace c10d {
+class Logger;
+}
+
+namespace ddpsim::runtime {
+
+struct DdpSettings {
+  std::int64_t bucket_cap_bytes = 25LL * 1024 * 1024;
+  std::int64_t first_bucket_cap_bytes = 1024 * 1024;
+};
+
+class DistributedDataParallel {
+ public:
+  // Collective: every rank constructs it with the same model architecture. `comm_hook` may be
+  // null (PyTorch's built-in averaging all-reduce). If a tracer hooks the parameters' gradient
+  // accumulators, it must have done so before this constructor runs (see DdpTracer).
+  DistributedDataParallel(std::shared_ptr<torch::nn::Module> module,
+                          c10::intrusive_ptr<c10d::ProcessGroup> group, const DdpSettings& settings,
+                          std::unique_ptr<c10d::CommHookInterface> comm_hook);
+  ~DistributedDataParallel();
+  DistributedDataParallel(const DistributedDataParallel&) = delete;
+  DistributedDataParallel& operator=(const DistributedDataParallel&) = delete;
+
+  // What DDP.forward() does before running the module: runtime stats, prepare_for_forward, the
+  // one-time bucket rebuild (a collective), and the broadcast of rank 0's buffers. Returns true
+  // in the iteration whose buckets were rebuilt.
+  bool before_forward();
+  // What DDP.forward() does after the module ran: arm the Reducer for the coming backward.
+  void after_forward();
+
+  const std::vector<at::Tensor>& parameters() const { return params_; }
+  const c10::intrusive_ptr<c10d::ProcessGroup>& process_group() const { return group_; }
+
+ private:
+  std::shared_ptr<torch::nn::Module> module_;
+  c10::intrusive_ptr<c10d::ProcessGroup> group_;
+  std::vector<at::Tensor> params_;
+  std::vector<at::Tensor> buffers_;
+  std::shared_ptr<c10d::Reducer> reducer_;
+  std::shared_ptr<c10d::Logger> logger_;
+};
+
+}  // namespace ddpsim::runtime

@@ -1,0 +1,163 @@
+#include "ddpsim/runtime/train_options.hpp"
+
+#include <CLI/CLI.hpp>
+
+#include <cmath>
+#include <iostream>
+#include <sstream>
+
+namespace ddpsim::runtime {
+namespace {
+
+constexpr double kBytesPerMiB = 1024.0 * 1024.0;
+
+std::string format_number(double value) {
+  std::ostringstream out;
+  out << value;
+  return out.str();
+}
+
+void require(bool condition, const std::string& message) {
+  if (!condition) throw UsageError(message);
+}
+
+void validate(const TrainOptions& o) {
+  require(o.model == "mlp" || o.model == "convnet" || o.model == "resnet18" ||
+              o.model == "transformer",
+          "--model " + o.model + ": expected mlp, convnet, resnet18 or transformer");
+  require(o.optimizer == "sgd" || o.optimizer == "adam",
+          "--optimizer " + o.optimizer + ": expected sgd or adam");
+  require(o.backend == "gloo" || o.backend == "nccl",
+          "--backend " + o.backend + ": expected gloo or nccl");
+  require(o.iterations >= 1, "--iterations: expected a positive integer");
+  require(o.batch_size >= 1, "--batch-size: expected a positive integer");
+  require(o.threads >= 1, "--threads: expected a positive integer");
+  require(std::isfinite(o.lr) && o.lr > 0, "--lr: expected a positive number");
+  require(std::isfinite(o.bucket_cap_mb) && o.bucket_cap_mb > 0,
+          "--bucket-cap-mb: expected a positive number");
+  require(std::isfinite(o.first_bucket_cap_mb) && o.first_bucket_cap_mb > 0,
+          "--first-bucket-cap-mb: expected a positive number");
+  require(std::isfinite(o.timeout_s) && o.timeout_s > 0, "--timeout: expected positive seconds");
+  require(o.width >= 1 && o.depth >= 1, "--width/--depth: expected positive integers");
+  require(o.layers >= 1 && o.d_model >= 1 && o.heads >= 1 && o.seq_len >= 1 && o.vocab >= 2,
+          "--layers/--d-model/--heads/--seq-len/--vocab: expected positive integers (vocab >= 2)");
+  require(o.d_model % o.heads == 0, "--d-model " + std::to_string(o.d_model) +
+                                        ": expected a multiple of --heads " +
+                                        std::to_string(o.heads));
+  require(o.dataset_size >= 1, "--dataset-size: expected a positive integer");
+  require(!o.trace_dir.empty() || !o.trace, "--trace-dir: expected a directory");
+}
+
+}  // namespace
+
+std::int64_t TrainOptions::bucket_cap_bytes() const {
+  return static_cast<std::int64_t>(bucket_cap_mb * kBytesPerMiB);
+}
+
+std::int64_t TrainOptions::first_bucket_cap_bytes() const {
+  return static_cast<std::int64_t>(first_bucket_cap_mb * kBytesPerMiB);
+}
+
+std::map<std::string, std::string> TrainOptions::workload_settings() const {
+  std::map<std::string, std::string> settings = {
+      {"batch_size", std::to_string(batch_size)},
+      {"optimizer", optimizer},
+      {"lr", format_number(lr)},
+      {"seed", std::to_string(seed)},
+      {"threads", std::to_string(threads)},
+      {"iterations", std::to_string(iterations)},
+  };
+  if (model == "mlp") {
+    settings["width"] = std::to_string(width);
+    settings["depth"] = std::to_string(depth);
+  } else if (model == "transformer") {
+    settings["layers"] = std::to_string(layers);
+    settings["d_model"] = std::to_string(d_model);
+    settings["heads"] = std::to_string(heads);
+    settings["seq_len"] = std::to_string(seq_len);
+    settings["vocab"] = std::to_string(vocab);
+  }
+  if (model == "convnet") {
+    settings["dataset"] = "fashion-mnist";
+  } else {
+    settings["dataset"] = "synthetic";
+    settings["dataset_size"] = std::to_string(dataset_size);
+  }
+  return settings;
+}
+
+std::optional<TrainOptions> parse_train_options(int argc, const char* const* argv,
+                                                int& exit_code) {
+  TrainOptions o;
+  CLI::App app{
+      "ddp-train: data-parallel training on PyTorch's own c10d::Reducer (DistributedDataParallel "
+      "without Python), one process per rank, traced for ddpsim.",
+      "ddp-train"};
+  bool no_trace = false;
+  app.add_option("--model", o.model, "mlp | convnet | resnet18 | transformer")
+      ->capture_default_str();
+  app.add_option("--iterations", o.iterations, "training iterations")->capture_default_str();
+  app.add_option("--batch-size", o.batch_size, "samples per rank per iteration")
+      ->capture_default_str();
+  app.add_option("--optimizer", o.optimizer, "sgd (momentum 0.9) | adam")->capture_default_str();
+  app.add_option("--lr", o.lr, "learning rate")->capture_default_str();
+  app.add_option("--seed", o.seed, "seed for model initialisation and data order")
+      ->capture_default_str();
+  app.add_option("--threads", o.threads, "intra-op threads per rank (torch::set_num_threads)")
+      ->capture_default_str();
+  app.add_option("--width", o.width, "mlp: hidden width (also the input size)")
+      ->capture_default_str();
+  app.add_option("--depth", o.depth, "mlp: hidden layers")->capture_default_str();
+  app.add_option("--layers", o.layers, "transformer: decoder blocks")->capture_default_str();
+  app.add_option("--d-model", o.d_model, "transformer: model width")->capture_default_str();
+  app.add_option("--heads", o.heads, "transformer: attention heads")->capture_default_str();
+  app.add_option("--seq-len", o.seq_len, "transformer: tokens per sample")->capture_default_str();
+  app.add_option("--vocab", o.vocab, "transformer: vocabulary size")->capture_default_str();
+  app.add_option("--dataset-size", o.dataset_size, "synthetic workloads: samples in the dataset")
+      ->capture_default_str();
+  app.add_option("--data-dir", o.data_dir, "convnet: directory of the Fashion-MNIST .gz files (default: $DDPSIM_FASHION_MNIST_DIR or /usr/share/datasets/fashion-mnist)")
+      ->capture_default_str();
+  app.add_option("--bucket-cap-mb", o.bucket_cap_mb, "DDP bucket size cap in MiB")
+      ->capture_default_str();
+  app.add_option("--first-bucket-cap-mb", o.first_bucket_cap_mb,
+                 "cap of the first bucket in MiB (PyTorch's _DEFAULT_FIRST_BUCKET_BYTES)")
+      ->capture_default_str();
+  app.add_option("--backend", o.backend, "gloo | nccl")->capture_default_str();
+  app.add_option("--init", o.init_method, "env:// | file:///PATH | tcp://HOST:PORT")
+      ->capture_default_str();
+  app.add_option("--timeout", o.timeout_s, "process-group timeout in seconds")
+      ->capture_default_str();
+  app.add_option("--trace-dir", o.trace_dir, "where rank-R.{meta.json,events.csv} go")
+      ->capture_default_str();
+  app.add_flag("--no-trace", no_trace, "record nothing (PyTorch's default all-reduce, no hooks)");
+  app.add_flag("--quiet", o.quiet, "no progress lines");
+  app.add_option("--dump-grads", o.dump_grads,
+                 "debug: write local and averaged gradients of the last iteration ({rank} is "
+                 "replaced by the rank)");
+  app.add_option("--dump-params", o.dump_params,
+                 "debug: write the parameters after the last step ({rank} is replaced)");
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::CallForHelp&) {
+    std::cout << app.help();
+    exit_code = 0;
+    return std::nullopt;
+  } catch (const CLI::ParseError& error) {
+    throw UsageError(error.what());
+  }
+  o.trace = !no_trace;
+  validate(o);
+  return o;
+}
+
+std::string expand_rank_pattern(const std::string& path_pattern, int rank) {
+  static const std::string placeholder = "{rank}";
+  std::string path = path_pattern;
+  for (auto at = path.find(placeholder); at != std::string::npos;
+       at = path.find(placeholder, at)) {
+    path.replace(at, placeholder.size(), std::to_string(rank));
+  }
+  return path;
+}
+
+}  // namespace ddpsim::runtime

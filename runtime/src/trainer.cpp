@@ -1,0 +1,375 @@
+// The training loop of one rank, written like the Python loop it reproduces:
+//
+//   model = DDP(model); opt = SGD(model.parameters())
+//   for epoch: sampler.set_epoch(epoch)
+//     for x, y in loader: loss = F.cross_entropy(model(x), y); loss.backward(); opt.step();
+//                         opt.zero_grad()
+//
+// with each phase bracketed by trace events when tracing is on.
+#include "ddpsim/runtime/trainer.hpp"
+
+#include <torch/autograd.h>
+#include <torch/optim/adam.h>
+#include <torch/optim/sgd.h>
+#include <torch/utils.h>
+#include <unistd.h>
+
+#include <cinttypes>
+#include <cstdio>
+#include <cstdlib>
+#include <fstream>
+#include <iomanip>
+#include <limits>
+
+#include "c10d_compat.hpp"
+#include "ddp_tracer.hpp"
+#include "ddpsim/data/sampler.hpp"
+#include "ddpsim/launch/dist_env.hpp"
+#include "ddpsim/launch/init_method.hpp"
+#include "ddpsim/runtime/failure_kind.hpp"
+#include "ddpsim/runtime/progress_meter.hpp"
+#include "distributed_data_parallel.hpp"
+#include "workload.hpp"
+
+#ifndef DDPSIM_VERSION
+#define DDPSIM_VERSION "unknown"
+#endif
+#ifndef DDPSIM_GIT_SHA
+#define DDPSIM_GIT_SHA "unknown"
+#endif
+
+namespace ddpsim::runtime {
+namespace {
+
+using trace::EventType;
+
+std::unique_ptr<Workload> make_workload(const TrainOptions& o) {
+  if (o.model == "mlp") return make_mlp_workload(o);
+  if (o.model == "convnet") return make_convnet_workload(o);
+  if (o.model == "resnet18") return make_resnet18_workload(o);
+  if (o.model == "transformer") return make_transformer_workload(o);
+  throw UsageError("--model " + o.model + ": expected mlp, convnet, resnet18 or transformer");
+}
+
+compat::Rendezvous rendezvous_for(const launch::InitMethod& init, const launch::DistEnv& env) {
+  compat::Rendezvous rv;
+  switch (init.kind) {
+    case launch::InitMethod::Kind::File:
+      rv.kind = compat::Rendezvous::Kind::File;
+      rv.file_path = init.path;
+      break;
+    case launch::InitMethod::Kind::Tcp:
+      rv.kind = compat::Rendezvous::Kind::Tcp;
+      rv.host = init.host;
+      rv.port = init.port;
+      break;
+    case launch::InitMethod::Kind::Env:
+      // A lone process needs no rendezvous server (and no free port).
+      rv.kind = env.world_size == 1 ? compat::Rendezvous::Kind::Memory
+                                    : compat::Rendezvous::Kind::Tcp;
+      rv.host = env.master_addr;
+      rv.port = env.master_port;
+      break;
+  }
+  return rv;
+}
+
+std::string dtype_name(const at::Tensor& t) {
+  switch (t.scalar_type()) {
+    case at::kHalf:
+      return "float16";
+    case at::kBFloat16:
+      return "bfloat16";
+    case at::kDouble:
+      return "float64";
+    default:
+      return "float32";
+  }
+}
+
+std::string host_name() {
+  char name[256] = {};
+  if (gethostname(name, sizeof(name) - 1) != 0) return "unknown";
+  return name;
+}
+
+trace::RunMeta make_run_meta(const TrainOptions& o, const launch::DistEnv& env,
+                             torch::nn::Module& module) {
+  trace::RunMeta meta;
+  meta.source = "measured";
+  meta.tool = {"ddp-train", DDPSIM_VERSION, DDPSIM_GIT_SHA};
+  meta.start_time_utc = trace::utc_now_iso8601();
+  meta.host = host_name();
+  meta.rank = env.rank;
+  meta.local_rank = env.local_rank;
+  meta.world_size = env.world_size;
+  meta.backend = o.backend;
+  meta.workload_name = o.model;
+  meta.workload = o.workload_settings();
+  for (const auto& item : module.named_parameters(/*recurse=*/true)) {
+    trace::Parameter p;
+    p.index = static_cast<int>(meta.parameters.size());
+    p.name = item.key();
+    p.numel = item.value().numel();
+    p.dtype = dtype_name(item.value());
+    meta.parameters.push_back(std::move(p));
+  }
+  meta.bucket_cap_bytes = o.bucket_cap_bytes();
+  meta.first_bucket_cap_bytes = o.first_bucket_cap_bytes();
+  meta.timeout_s = o.timeout_s;
+  meta.settings = {
+      {"comm_hook", "allreduce"},
+      {"find_unused_parameters", "false"},
+      {"gradient_as_bucket_view", "false"},
+      {"init_method", o.init_method},
+      {"threads", std::to_string(o.threads)},
+      {"launcher_env", launch::to_string(env.source)},
+  };
+  return meta;
+}
+
+// Debug dumps for tests: one line per tensor, "<kind> <index> <name> <numel> <values...>",
+// values with 9 significant digits (exact for float32).
+class TensorDump {
+ public:
+  explicit TensorDump(const std::string& path) : out_(path) {
+    if (!out_) throw UsageError(path + ": cannot open for writing");
+    out_ << std::setprecision(9);
+  }
+  void write(const std::string& kind, std::size_t index, const std::string& name,
+             const at::Tensor& tensor) {
+    const at::Tensor flat = tensor.detach().to(at::kCPU, at::kFloat).contiguous().view(-1);
+    const float* values = flat.data_ptr<float>();
+    out_ << kind << ' ' << index << ' ' << name << ' ' << flat.numel();
+    for (std::int64_t i = 0; i < flat.numel(); ++i) out_ << ' ' << values[i];
+    out_ << '\n';
+  }
+
+ private:
+  std::ofstream out_;
+};
+
+std::unique_ptr<torch::optim::Optimizer> make_optimizer(const TrainOptions& o,
+                                                        const std::vector<at::Tensor>& params) {
+  if (o.optimizer == "adam") {
+    return std::make_unique<torch::optim::Adam>(params, torch::optim::AdamOptions(o.lr));
+  }
+  return std::make_unique<torch::optim::SGD>(params,
+                                             torch::optim::SGDOptions(o.lr).momentum(0.9));
+}
+
+// The names of the phases, for the one-line failure report.
+const char* phase_name(EventType phase) {
+  switch (phase) {
+    case EventType::ForwardBegin:
+      return "forward";
+    case EventType::BackwardBegin:
+      return "backward";
+    case EventType::OptimizerBegin:
+      return "optimizer step";
+    default:
+      return "bucket rebuild / buffer broadcast";
+  }
+}
+
+class Trainer {
+ public:
+  Trainer(const TrainOptions& options, const launch::DistEnv& env) : o_(options), env_(env) {}
+
+  int run() {
+    const launch::InitMethod init = launch::parse_init_method(o_.init_method);
+    torch::set_num_threads(o_.threads);
+    workload_ = make_workload(o_);
+    auto module = workload_->module();
+    const bool on_cuda = o_.backend == "nccl";
+    if (on_cuda) module->to(torch::Device(torch::kCUDA, env_.local_rank));
+
+    data::DistributedSampler sampler(workload_->dataset_size(), env_.world_size, env_.rank,
+                                     /*shuffle=*/true, o_.seed);
+    const std::int64_t batches_per_epoch =
+        static_cast<std::int64_t>(sampler.num_samples()) / o_.batch_size;
+    if (batches_per_epoch == 0) {
+      throw UsageError("--batch-size " + std::to_string(o_.batch_size) +
+                       ": larger than this rank's shard of the dataset (" +
+                       std::to_string(sampler.num_samples()) + " samples)");
+    }
+
+    compat::ProcessGroupSpec spec;
+    spec.backend = o_.backend;
+    spec.rank = env_.rank;
+    spec.world_size = env_.world_size;
+    spec.rendezvous = rendezvous_for(init, env_);
+    spec.timeout = std::chrono::milliseconds(static_cast<std::int64_t>(o_.timeout_s * 1000.0));
+    auto group = compat::make_process_group(spec);
+
+    if (o_.trace) {
+      writer_ = std::make_unique<trace::TraceWriter>(o_.trace_dir,
+                                                     make_run_meta(o_, env_, *module));
+      // Before the Reducer: see DdpTracer.
+      tracer_ = std::make_unique<DdpTracer>(*writer_, module->parameters());
+    }
+    DdpSettings settings;
+    settings.bucket_cap_bytes = o_.bucket_cap_bytes();
+    settings.first_bucket_cap_bytes = o_.first_bucket_cap_bytes();
+    ddp_ = std::make_unique<DistributedDataParallel>(
+        module, group, settings,
+        tracer_ ? compat::make_observed_allreduce_hook(group, tracer_.get()) : nullptr);
+    optimizer_ = make_optimizer(o_, ddp_->parameters());
+
+    const bool report = env_.rank == 0 && !o_.quiet;
+    ProgressMeter progress(o_.iterations, o_.batch_size * env_.world_size,
+                           report ? stdout : nullptr);
+    std::int64_t epoch = -1;
+    std::vector<std::size_t> shard;
+    at::Tensor loss;
+    for (std::int64_t it = 0; it < o_.iterations; ++it) {
+      if (it / batches_per_epoch != epoch) {
+        epoch = it / batches_per_epoch;
+        sampler.set_epoch(static_cast<std::uint64_t>(epoch));
+        shard = sampler.indices();
+      }
+      const auto first = static_cast<std::size_t>((it % batches_per_epoch) * o_.batch_size);
+      std::vector<std::int64_t> indices(shard.begin() + first,
+                                        shard.begin() + first + o_.batch_size);
+      Batch batch = workload_->batch(indices);
+      if (on_cuda) {
+        batch.input = batch.input.to(torch::Device(torch::kCUDA, env_.local_rank));
+        batch.target = batch.target.to(torch::Device(torch::kCUDA, env_.local_rank));
+      }
+      const bool last = it + 1 == o_.iterations;
+      loss = run_iteration(it, batch, last);
+      const auto now = ProgressMeter::Clock::now();
+      if (progress.due(now)) progress.report(it + 1, loss.item<double>(), now);
+    }
+    progress.finish(o_.iterations, loss.item<double>(), ProgressMeter::Clock::now());
+    if (!o_.dump_params.empty()) dump_params();
+    // Reducer before the tracer whose hook it holds, tracer before the writer it writes to.
+    optimizer_.reset();
+    ddp_.reset();
+    tracer_.reset();
+    writer_.reset();
+    return kExitOk;
+  }
+
+ private:
+  at::Tensor run_iteration(std::int64_t it, const Batch& batch, bool last) {
+    std::vector<at::Tensor> local_grads;
+    if (last && !o_.dump_grads.empty()) local_grads = local_gradients(batch);
+
+    if (tracer_) tracer_->begin_iteration(it);
+    phase_ = EventType::IterationBegin;
+    phase_start_ = trace::now_ns();
+    at::Tensor loss;
+    try {
+      ddp_->before_forward();
+      enter(EventType::ForwardBegin);
+      loss = workload_->loss(batch);
+      ddp_->after_forward();
+      mark(EventType::ForwardEnd);
+      enter(EventType::BackwardBegin);
+      loss.backward();
+      mark(EventType::BackwardEnd);
+      if (!local_grads.empty()) dump_grads(local_grads);
+      enter(EventType::OptimizerBegin);
+      optimizer_->step();
+      optimizer_->zero_grad();
+      mark(EventType::OptimizerEnd);
+    } catch (const std::exception& error) {
+      fail(it, error);
+    }
+    if (tracer_) tracer_->end_iteration();
+    return loss.detach();
+  }
+
+  void enter(EventType phase) {
+    phase_ = phase;
+    phase_start_ = trace::now_ns();
+    mark(phase);
+  }
+
+  void mark(EventType type) {
+    if (tracer_) tracer_->mark(type);
+  }
+
+  // A collective failed: the process group is unusable now, so record, report and leave at
+  // once, without running destructors that would wait on the dead collective.
+  [[noreturn]] void fail(std::int64_t it, const std::exception& error) {
+    const std::string message = compat::exception_message(error);
+    const FailureKind kind = classify_failure(message);
+    const std::int64_t waited = trace::now_ns() - phase_start_;
+    if (tracer_) tracer_->record_failure(kind, message, waited);
+    std::fprintf(stderr, "ddp-train: rank %d: %s in the %s of iteration %" PRId64 " after %.3f s: %s\n",
+                 env_.rank, to_string(kind), phase_name(phase_), it,
+                 static_cast<double>(waited) / 1e9, message.c_str());
+    std::fflush(stdout);
+    std::fflush(stderr);
+    std::_Exit(kExitFailure);
+  }
+
+  // This rank's own gradients for `batch`, before any averaging: torch::autograd::grad returns
+  // them without running the gradient accumulators, so neither .grad nor DDP's hooks see them.
+  std::vector<at::Tensor> local_gradients(const Batch& batch) {
+    const at::Tensor loss = workload_->loss(batch);
+    return torch::autograd::grad({loss}, ddp_->parameters());
+  }
+
+  void dump_grads(const std::vector<at::Tensor>& local_grads) {
+    TensorDump dump(expand_rank_pattern(o_.dump_grads, env_.rank));
+    const auto names = workload_->module()->named_parameters(/*recurse=*/true).keys();
+    for (std::size_t i = 0; i < local_grads.size(); ++i) {
+      dump.write("local_grad", i, names[i], local_grads[i]);
+    }
+    const auto& params = ddp_->parameters();
+    for (std::size_t i = 0; i < params.size(); ++i) {
+      dump.write("ddp_grad", i, names[i], params[i].grad());
+    }
+  }
+
+  void dump_params() {
+    TensorDump dump(expand_rank_pattern(o_.dump_params, env_.rank));
+    std::size_t i = 0;
+    for (const auto& item : workload_->module()->named_parameters(/*recurse=*/true)) {
+      dump.write("param", i++, item.key(), item.value());
+    }
+  }
+
+  const TrainOptions& o_;
+  const launch::DistEnv env_;
+  std::unique_ptr<Workload> workload_;
+  std::unique_ptr<trace::TraceWriter> writer_;
+  std::unique_ptr<DdpTracer> tracer_;
+  std::unique_ptr<DistributedDataParallel> ddp_;
+  std::unique_ptr<torch::optim::Optimizer> optimizer_;
+  EventType phase_ = EventType::IterationBegin;
+  std::int64_t phase_start_ = 0;
+};
+
+}  // namespace
+
+int run_training(const TrainOptions& options) {
+  launch::DistEnv env;
+  try {
+    compat::check_backend_available(options.backend);
+    env = launch::detect_dist_env();
+    launch::parse_init_method(options.init_method);
+  } catch (const compat::UnsupportedBackendError& error) {
+    throw UsageError(error.what());
+  } catch (const launch::DistEnvError& error) {
+    throw UsageError(error.what());
+  } catch (const launch::InitMethodError& error) {
+    throw UsageError(std::string("--init ") + error.what());
+  }
+  try {
+    return Trainer(options, env).run();
+  } catch (const UsageError&) {
+    throw;
+  } catch (const std::exception& error) {
+    // Setup failed (rendezvous, process group, model mismatch across ranks).
+    const std::string message = compat::exception_message(error);
+    std::fprintf(stderr, "ddp-train: rank %d: %s: %s\n", env.rank,
+                 to_string(classify_failure(message)), message.c_str());
+    return kExitFailure;
+  }
+}
+
+}  // namespace ddpsim::runtime
