@@ -11,7 +11,11 @@ REQUIRED = ["variant", "status", "delay", "timeout_s", "predicted_timeout_s", "m
             "predicted_failed"]
 
 
-def plotted_numbers(path):
+def plotted_numbers(path, from_timeout=None):
+    """Measured: every run at its own timeout. Predicted: the replays (measured configuration
+    and timeout what-ifs) of the traces recorded under `from_timeout` (default: the largest
+    measured timeout). Those runs survived the stall, so their traces hold it; a trace cut
+    short by a real timeout lacks the stalled iteration and cannot predict it."""
     frame = read_summary(path, REQUIRED)
     frame = frame.assign(delay_ms=frame["delay"].map(delay_ms))
     rows = []
@@ -21,19 +25,24 @@ def plotted_numbers(path):
                      "failure_probability": group["measured_failed"].mean(), "runs": len(group)})
     # Every replay (the measured configuration's and the timeout what-ifs) predicts the
     # outcome at its own predicted_timeout_s.
+    if from_timeout is None and measured["timeout_s"].notna().any():
+        from_timeout = measured["timeout_s"].max()
     predicted = frame.dropna(subset=["predicted_timeout_s", "predicted_failed"])
+    if from_timeout is not None:
+        predicted = predicted[predicted["timeout_s"] == from_timeout]
     for (delay, timeout), group in predicted.groupby(["delay_ms", "predicted_timeout_s"], sort=True):
         rows.append({"delay_ms": delay, "source": "predicted", "timeout_s": timeout,
-                     "failure_probability": group["predicted_failed"].mean(), "runs": len(group)})
+                     "failure_probability": group["predicted_failed"].mean(), "runs": len(group),
+                     "predicted_from_timeout_s": from_timeout})
     plotted = pd.DataFrame(rows, columns=["delay_ms", "source", "timeout_s",
-                                          "failure_probability", "runs"])
+                                          "failure_probability", "runs", "predicted_from_timeout_s"])
     if plotted.empty:
         raise InputError(path, "rows with timeout_s and measured_failed/predicted_failed", "none")
     return plotted
 
 
-def plot(path, out_dir, name="timeout-curve"):
-    plotted = plotted_numbers(path)
+def plot(path, out_dir, name="timeout-curve", from_timeout=None):
+    plotted = plotted_numbers(path, from_timeout)
     fig, ax = style.figure()
     delays = sorted(plotted["delay_ms"].unique())
     for index, delay in enumerate(delays):
@@ -57,7 +66,9 @@ def plot(path, out_dir, name="timeout-curve"):
         if delay > 0:
             ax.axvline(delay / 1000, color=colour, linewidth=0.6, linestyle=":", alpha=0.8)
     ax.plot([], [], "o", color="#777777", label="measured")
-    ax.plot([], [], "--", color="#777777", label="predicted")
+    source = plotted["predicted_from_timeout_s"].dropna()
+    ax.plot([], [], "--", color="#777777",
+            label=f"predicted (from {source.iloc[0]:g} s runs)" if len(source) else "predicted")
     ax.set_xlabel("Process-group timeout (s)")
     ax.set_ylabel("Failure probability")
     ax.set_ylim(-0.08, 1.08)

@@ -1,5 +1,6 @@
 #include "commands.hpp"
 
+#include <algorithm>
 #include <cctype>
 
 #include "names.hpp"
@@ -47,12 +48,21 @@ Command calibrate_command(const ExperimentSpec& spec, const std::string& bin_dir
   return command;
 }
 
-Command replay_command(const ExperimentSpec& spec, const WhatIf* what_if,
+Command replay_command(const ExperimentSpec& spec, const Point& point, const WhatIf* what_if,
                        const std::string& bin_dir, const std::string& trace_dir,
                        const std::string& calibration_json, const std::string& out_dir) {
   Command command = {bin_dir + "/ddp-sim", "replay", trace_dir, "--out", out_dir};
   for (const auto& arg : spec.predict.replay_args)
     command.push_back(substitute_placeholders(arg, trace_dir, calibration_json));
+  // The simulator applies no timeout unless told: give it the one the real job ran with,
+  // unless the what-if (or the spec's replay flags) choose one.
+  const auto names_timeout = [&](const std::vector<std::string>& args) {
+    return std::find(args.begin(), args.end(), spec.predict.timeout_flag) != args.end();
+  };
+  const bool timeout_given = names_timeout(spec.predict.replay_args) ||
+                             (what_if && (what_if->timeout_s || names_timeout(what_if->args)));
+  if (point.timeout_s && !timeout_given)
+    command.insert(command.end(), {spec.predict.timeout_flag, format_number(*point.timeout_s)});
   if (what_if) {
     for (const auto& arg : what_if->args)
       command.push_back(substitute_placeholders(arg, trace_dir, calibration_json));

@@ -37,8 +37,8 @@ Command train_command(const ExperimentSpec& spec, const Point& point, const std:
 // ddp-sim calibrate TRACE --json FILE [calibrate_args]
 Command calibrate_command(const ExperimentSpec& spec, const std::string& bin_dir,
                           const std::string& trace_dir, const std::string& calibration_json);
-// ddp-sim replay TRACE --out DIR [replay_args] [what-if args]
-Command replay_command(const ExperimentSpec& spec, const WhatIf* what_if,
+// ddp-sim replay TRACE --out DIR [replay_args] [--timeout POINT_TIMEOUT] [what-if args]
+Command replay_command(const ExperimentSpec& spec, const Point& point, const WhatIf* what_if,
                        const std::string& bin_dir, const std::string& trace_dir,
                        const std::string& calibration_json, const std::string& out_dir);
 // ddp-trace summary DIR --json (stdout is the JSON)

@@ -1,6 +1,7 @@
 #include "runner.hpp"
 
 #include <chrono>
+#include <cstdio>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
@@ -77,7 +78,9 @@ class RunExecutor {
     auto measured = summarize(trace, name, "summary", why);
     if (!measured) {
       if (interrupt_requested()) return {};
-      return {error(base, "job " + describe_failure(job, train_log) + "; ddp-trace summary: " + why)};
+      // A job that failed without leaving a readable trace: its own error says why.
+      if (!job.ok()) return {error(base, "job " + describe_failure(job, train_log))};
+      return {error(base, "ddp-trace summary: " + why)};
     }
     fill_results(base, "measured", *measured, point.world_size);
     base["measured_iterations"] = std::to_string(measured->complete_iterations);
@@ -128,7 +131,7 @@ class RunExecutor {
     const std::string step = what_if ? "replay-" + variant : "replay";
     const std::string log = layout_.log_file(name, step);
     const ProcessResult replay = run_process(
-        replay_command(spec_, what_if, bin_dir_, trace, calibration, out_dir), log, log,
+        replay_command(spec_, point, what_if, bin_dir_, trace, calibration, out_dir), log, log,
         spec_.limits.tool_timeout_s);
     if (replay.interrupted) return false;
     row["predicted_dir"] = relative(out_dir);
@@ -217,12 +220,19 @@ std::string describe_rows(const std::vector<Row>& rows) {
     auto it = base.find(key);
     return it == base.end() || it->second.empty() ? std::string("-") : it->second;
   };
-  std::string text = "measured " + get("measured_iter_s") + " s/it";
+  auto rounded = [&](const char* key, const char* format) {
+    const std::string value = get(key);
+    if (value == "-") return value;
+    char buffer[32];
+    std::snprintf(buffer, sizeof buffer, format, std::stod(value));
+    return std::string(buffer);
+  };
+  std::string text = "measured " + rounded("measured_iter_s", "%.4g") + " s/it";
   if (get("measured_failed") == "1") text += " (failed)";
   if (base.count("predicted_iter_s")) {
-    text += ", predicted " + get("predicted_iter_s") + " s/it";
+    text += ", predicted " + rounded("predicted_iter_s", "%.4g") + " s/it";
     if (get("predicted_failed") == "1") text += " (failed)";
-    if (get("error_pct") != "-") text += " (" + get("error_pct") + " %)";
+    if (get("error_pct") != "-") text += " (" + rounded("error_pct", "%+.1f") + " %)";
   }
   size_t errors = 0;
   for (const auto& row : rows) errors += row.at("status") != "ok";
@@ -246,11 +256,11 @@ void print_dry_run(const ExperimentSpec& spec, const Layout& layout, const std::
     if (!spec.predict.enabled) continue;
     out << shell_quote(calibrate_command(spec, bin_dir, trace, calibration)) << '\n';
     const std::string base_out = layout.prediction_dir(name, "");
-    out << shell_quote(replay_command(spec, nullptr, bin_dir, trace, calibration, base_out)) << '\n';
+    out << shell_quote(replay_command(spec, point, nullptr, bin_dir, trace, calibration, base_out)) << '\n';
     out << shell_quote(summary_command(bin_dir, base_out)) << '\n';
     for (const auto& what_if : spec.predict.what_ifs) {
       const std::string dir = layout.prediction_dir(name, what_if.name);
-      out << shell_quote(replay_command(spec, &what_if, bin_dir, trace, calibration, dir)) << '\n';
+      out << shell_quote(replay_command(spec, point, &what_if, bin_dir, trace, calibration, dir)) << '\n';
       out << shell_quote(summary_command(bin_dir, dir)) << '\n';
     }
   }

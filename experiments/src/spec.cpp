@@ -229,7 +229,8 @@ void parse_predict(const Section& s, const std::string& path, Prediction& p) {
   if (auto v = s.strings("replay_args")) p.replay_args = *v;
   if (auto v = s.strings("calibrate_args")) p.calibrate_args = *v;
   const std::string world_size_flag = s.string("world_size_flag").value_or("--world-size");
-  const std::string timeout_flag = s.string("timeout_flag").value_or("--timeout");
+  p.timeout_flag = s.string("timeout_flag").value_or("--timeout");
+  const std::string& timeout_flag = p.timeout_flag;
   if (auto sizes = s.integers("world_sizes", 1)) {
     for (int w : *sizes) {
       WhatIf what_if{"w" + std::to_string(w), {world_size_flag, std::to_string(w)}, w, {}};

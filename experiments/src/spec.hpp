@@ -55,6 +55,9 @@ struct Prediction {
   std::vector<std::string> replay_args;    // flags for every ddp-sim replay
   std::vector<std::string> calibrate_args;  // flags for every ddp-sim calibrate
   std::vector<WhatIf> what_ifs;            // world_sizes/timeouts_s expanded, then [[predict.whatif]]
+  // ddp-sim replay's timeout flag. Every replay of a point measured with a timeout gets it, so
+  // the simulator applies the timeout the real job had (unless a what-if sets its own).
+  std::string timeout_flag = "--timeout";
 };
 
 struct Limits {

@@ -24,8 +24,11 @@ TraceSummary parse_trace_summary(const std::string& json_text, const std::string
   TraceSummary summary;
   summary.world_size = number("world_size").get<int>();
   summary.median_iteration_s = number("median_iteration_s").get<double>();
-  if (auto it = json.find("iterations"); it != json.end() && it->is_array())
-    summary.complete_iterations = static_cast<int>(it->size());
+  if (auto it = json.find("num_complete_iterations"); it != json.end() && it->is_number()) {
+    summary.complete_iterations = it->get<int>();
+  } else if (auto list = json.find("iterations"); list != json.end() && list->is_array()) {
+    summary.complete_iterations = static_cast<int>(list->size());
+  }
   if (auto it = json.find("failures"); it != json.end()) {
     if (!it->is_array()) throw std::runtime_error(source + ": expected 'failures' to be an array");
     for (const auto& failure : *it)

@@ -105,10 +105,26 @@ TEST(ExperimentCommands, ReplayAppendsWhatIfAndPlaceholders) {
   ExperimentSpec spec;
   spec.predict.replay_args = {"--calibration={calibration}"};
   WhatIf what_if{"w64", {"--world-size", "64"}, 64, {}};
-  const auto command = replay_command(spec, &what_if, "/b", "/t", "/c.json", "/o");
+  const auto command = replay_command(spec, Point{}, &what_if, "/b", "/t", "/c.json", "/o");
   EXPECT_EQ(command, (Command{"/b/ddp-sim", "replay", "/t", "--out", "/o",
                               "--calibration=/c.json", "--world-size", "64"}));
   EXPECT_EQ(shell_quote({"a b", "it's", "plain"}), "'a b' 'it'\\''s' plain");
+}
+
+TEST(ExperimentCommands, ReplayGetsThePointsTimeoutUnlessAWhatIfSetsOne) {
+  ExperimentSpec spec;
+  Point point;
+  point.timeout_s = 2;
+  EXPECT_EQ(replay_command(spec, point, nullptr, "/b", "/t", "/c", "/o"),
+            (Command{"/b/ddp-sim", "replay", "/t", "--out", "/o", "--timeout", "2"}));
+  WhatIf world{"w8", {"--world-size", "8"}, 8, {}};
+  EXPECT_EQ(replay_command(spec, point, &world, "/b", "/t", "/c", "/o"),
+            (Command{"/b/ddp-sim", "replay", "/t", "--out", "/o", "--timeout", "2",
+                     "--world-size", "8"}));
+  WhatIf shorter{"timeout0.5", {"--timeout", "0.5"}, {}, 0.5};
+  EXPECT_EQ(replay_command(spec, point, &shorter, "/b", "/t", "/c", "/o"),
+            (Command{"/b/ddp-sim", "replay", "/t", "--out", "/o", "--timeout", "0.5"}));
+  EXPECT_EQ(replay_command(spec, Point{}, nullptr, "/b", "/t", "/c", "/o").size(), 5u);
 }
 
 }  // namespace

@@ -118,7 +118,7 @@ class Timeline(PlotTest):
         predicted = fixtures.write_trace(predicted_dir, iterations=5, seed=4, speed=0.9,
                                          source="simulated")
         self.plot("timeline", measured_dir, "--predicted", predicted_dir)
-        plotted = self.assert_figure("timeline")
+        plotted = self.assert_figure("timeline-measured")  # default name: timeline-TRACE
 
         # The typical iteration: median job time (slowest rank) over iterations >= 1.
         def job_time(evs, it):
@@ -156,8 +156,8 @@ class Timeline(PlotTest):
     def test_explicit_iteration_and_injected_delay(self):
         trace = os.path.join(self.dir, "trace")
         fixtures.write_trace(trace, iterations=4, delay=(1, 2, 4.0))
-        self.plot("timeline", trace, "--iteration", "2")
-        plotted = self.assert_figure("timeline")
+        self.plot("timeline", trace, "--iteration", "2", "--name", "stall")
+        plotted = self.assert_figure("stall")
         delays = [r for r in plotted if r["phase"] == "delay"]
         self.assertEqual(len(delays), 1)
         self.assertEqual(delays[0]["rank"], "1")
@@ -168,7 +168,7 @@ class Timeline(PlotTest):
         if not os.path.isdir(sample):
             self.skipTest("traces/examples/sample/ not present")
         self.plot("timeline", sample)
-        rows = self.assert_figure("timeline")
+        rows = self.assert_figure("timeline-sample")
         self.assertTrue(any(r["phase"] == "allreduce" for r in rows))
 
 
@@ -185,14 +185,17 @@ class TimeoutCurve(PlotTest):
                         predicted_timeout_s=timeout, measured_iter_s=0.1, predicted_iter_s=0.1,
                         measured_failed=failed, predicted_failed=int(delay / 1000 > timeout)))
                     measured.setdefault((delay, timeout), []).append(failed)
-                    predicted.setdefault((delay, timeout), []).append(int(delay / 1000 > timeout))
+                    if timeout == 4:  # predictions come from the runs at the largest timeout
+                        predicted.setdefault((delay, timeout), []).append(int(delay / 1000 > timeout))
                     for what_if in (0.5, 2.0):
-                        fails = int(delay / 1000 > what_if)
+                        # A trace cut short by a real timeout lacks the stall: no failure.
+                        fails = int(delay / 1000 > what_if) if timeout == 4 else 0
                         rows.append(fixtures.summary_row(
                             point=f"d{delay}t{timeout}", rep=rep, variant=f"timeout{what_if}",
                             delay=f"1={delay}@5", timeout_s=timeout, predicted_timeout_s=what_if,
                             predicted_iter_s=0.1, measured_failed="", predicted_failed=fails))
-                        predicted.setdefault((delay, what_if), []).append(fails)
+                        if timeout == 4:
+                            predicted.setdefault((delay, what_if), []).append(fails)
         self.plot("timeout-curve", self.summary(rows))
         plotted = self.assert_figure("timeout-curve")
         got = {(r["source"], float(r["delay_ms"]), float(r["timeout_s"])): (float(r["failure_probability"]), int(r["runs"]))
