@@ -10,7 +10,9 @@
 #   REPEATS (2), ITERATIONS (5 profiled), TIMED (10 unprofiled), BATCH_SIZE (32),
 #   MODELS ("mlp convnet"), CAPS_MB ("0.25 25"; DDP caps bucket 0 at 1 MiB regardless)
 # Runs are interleaved (A B C D A B C D ...): CPU speed on these machines drifts, so every
-# configuration sees the same conditions. Each run replays its own trace (calibrated from it).
+# configuration sees the same conditions. Each trace is replayed twice: with the network model
+# of a Gloo all-reduce benchmark run in the same round (allreduce_bench.py: independent of
+# the trace), and with ddp-sim's default calibration from the trace itself.
 set -euo pipefail
 
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
@@ -43,6 +45,11 @@ fi
 
 mkdir -p "$out"
 for ((rep = 0; rep < repeats; ++rep)); do
+  bench="$out/allreduce-bench-rep$rep.json"
+  "$python" "$here/allreduce_bench.py" --out "$bench"
+  read -r alpha beta < <("$python" -c \
+    'import json,sys; b=json.load(open(sys.argv[1])); print(b["alpha_s"], b["beta_bytes_per_s"])' \
+    "$bench")
   for model in $models; do
     for cap in $caps; do
       run="$out/$model-cap$cap-rep$rep"
@@ -54,8 +61,12 @@ for ((rep = 0; rep < repeats; ++rep)); do
       "$ddp_trace" validate "$run/trace" >/dev/null
       "$ddp_trace" summary --json "$run/trace" >"$run/summary.json"
       if ((have_sim)); then
-        "$ddp_sim" replay "$run/trace" --out "$run/predicted" --json "$run/replay.json" \
-          >"$run/replay.txt"
+        "$ddp_sim" replay "$run/trace" --latency "$alpha" --bandwidth "$beta" \
+          --out "$run/predicted-bench" --json "$run/replay-bench.json" >"$run/replay-bench.txt"
+        # Self-calibration needs bucket sizes that differ enough to fit a line; say so if not.
+        "$ddp_sim" replay "$run/trace" --out "$run/predicted-self" \
+          --json "$run/replay-self.json" >"$run/replay-self.txt" 2>&1 ||
+          echo "run.sh: $run: self-calibrated replay failed: $(tail -1 "$run/replay-self.txt")" >&2
       fi
     done
   done

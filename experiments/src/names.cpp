@@ -1,15 +1,22 @@
 #include "names.hpp"
 
 #include <cctype>
+#include <cmath>
+#include <cstring>
 #include <cstdio>
 #include <cstdlib>
 
 namespace ddpsim::experiment {
 
 std::string format_number(double value) {
+  // Exponents only where plain digits would be unwieldy: "30", not "3e+01" (it ends up in
+  // flags and directory names).
+  const double magnitude = std::fabs(value);
+  const bool plain = magnitude == 0 || (magnitude >= 1e-4 && magnitude < 1e15);
   char buffer[64];
   for (int precision = 1; precision <= 17; ++precision) {
     std::snprintf(buffer, sizeof buffer, "%.*g", precision, value);
+    if (plain && std::strchr(buffer, 'e')) continue;
     if (std::strtod(buffer, nullptr) == value) break;
   }
   return buffer;

@@ -5,10 +5,21 @@
 
 #include "commands.hpp"
 #include "grid.hpp"
+#include "names.hpp"
 #include "results.hpp"
 
 namespace ddpsim::experiment {
 namespace {
+
+TEST(ExperimentNames, NumbersReadBackExactlyWithoutNeedlessExponents) {
+  EXPECT_EQ(format_number(30), "30");
+  EXPECT_EQ(format_number(0.25), "0.25");
+  EXPECT_EQ(format_number(1e6), "1000000");
+  EXPECT_EQ(format_number(0.1), "0.1");
+  EXPECT_EQ(format_number(1e-7), "1e-07");
+  EXPECT_EQ(std::stod(format_number(2.0 / 3.0)), 2.0 / 3.0);
+  EXPECT_EQ(sanitize_for_path("1=500@5 x"), "1-500at5_x");
+}
 
 TEST(ExperimentGrid, ExpandsTheCartesianProductWithShortUniqueIds) {
   Grid grid;
