@@ -102,7 +102,13 @@ std::optional<sim::Calibration> choose_network(const ReplayFlags& flags, const t
   std::optional<sim::Calibration> calibration;
   if (!flags.bandwidth || !flags.latency) {
     if (measured.world_size() < 2) {
-      // One rank communicates nothing; any finite parameters will do.
+      // A one-rank trace has no all-reduce to learn the network from. Replayed as is it
+      // communicates nothing and any finite parameters will do; replayed on more ranks the
+      // network would be made up, so it must be given.
+      if (flags.world_size > 1) {
+        throw UsageError(flags.trace_dir + ": expected a trace of at least 2 ranks to calibrate the network for --world-size " +
+                         std::to_string(flags.world_size) + ", got 1 (give --bandwidth and --latency)");
+      }
       options.alpha_s = 0;
       options.beta_bytes_per_s = 1e9;
     } else {

@@ -31,15 +31,21 @@ std::vector<int> binary_tree_parents(int world_size) {
 std::vector<std::vector<int>> double_binary_tree_neighbours(int world_size) {
   std::vector<std::vector<int>> neighbours(static_cast<std::size_t>(std::max(world_size, 0)));
   const std::vector<int> parents = binary_tree_parents(world_size);
+  // The second tree relabels the first: with even W, rank r plays W−1−r (odd ranks, the
+  // first tree's leaves, become inner nodes); with odd W mirroring would keep the middle
+  // rank inner in both, so rank r plays r+1 instead.
+  const auto second = [world_size](int r) {
+    return world_size % 2 == 0 ? world_size - 1 - r : (r + 1) % world_size;
+  };
+  const auto link = [&neighbours](int a, int b) {
+    neighbours[static_cast<std::size_t>(a)].push_back(b);
+    neighbours[static_cast<std::size_t>(b)].push_back(a);
+  };
   for (int r = 0; r < world_size; ++r) {
     const int p = parents[static_cast<std::size_t>(r)];
     if (p < 0) continue;
-    const int mirrored_child = world_size - 1 - r;
-    const int mirrored_parent = world_size - 1 - p;
-    neighbours[static_cast<std::size_t>(r)].push_back(p);
-    neighbours[static_cast<std::size_t>(p)].push_back(r);
-    neighbours[static_cast<std::size_t>(mirrored_child)].push_back(mirrored_parent);
-    neighbours[static_cast<std::size_t>(mirrored_parent)].push_back(mirrored_child);
+    link(r, p);
+    link(second(r), second(p));
   }
   return neighbours;
 }

@@ -1,1 +1,113 @@
+// Least-squares fit and α-β calibration from all-reduce times.
 #include <gtest/gtest.h>
+
+#include <cmath>
+
+#include "ddpsim/sim/calibrate.hpp"
+#include "synthetic_trace.hpp"
+
+namespace ddpsim::sim {
+namespace {
+
+TEST(FitLine, RecoversAnExactLine) {
+  const std::vector<double> x = {1e5, 1e6, 4e6, 8e6};
+  std::vector<double> y;
+  for (double s : x) y.push_back(3e-4 + 2e-9 * s);
+  const LineFit fit = fit_line(x, y);
+  EXPECT_NEAR(fit.intercept_s, 3e-4, 1e-12);
+  EXPECT_NEAR(fit.slope_s_per_byte, 2e-9, 1e-18);
+  EXPECT_NEAR(fit.r_squared, 1.0, 1e-12);
+  EXPECT_NEAR(fit.relative_rms, 0.0, 1e-9);
+  EXPECT_FALSE(fit.intercept_clamped);
+}
+
+TEST(FitLine, NoisyPointsGiveResiduals) {
+  const std::vector<double> x = {1e6, 2e6, 3e6, 4e6};
+  const std::vector<double> y = {1.1e-3, 1.9e-3, 3.2e-3, 3.9e-3};
+  const LineFit fit = fit_line(x, y);
+  EXPECT_GT(fit.r_squared, 0.95);
+  EXPECT_LT(fit.r_squared, 1.0);
+  EXPECT_GT(fit.relative_rms, 0.01);
+}
+
+TEST(FitLine, NegativeInterceptIsRefittedThroughTheOrigin) {
+  const LineFit fit = fit_line({1e6, 2e6}, {0.5e-3, 2.5e-3});  // intercept would be −1.5 ms
+  EXPECT_TRUE(fit.intercept_clamped);
+  EXPECT_EQ(fit.intercept_s, 0.0);
+  EXPECT_NEAR(fit.slope_s_per_byte, (1e6 * 0.5e-3 + 2e6 * 2.5e-3) / (1e12 + 4e12), 1e-18);
+}
+
+TEST(FitLine, OneSizeGoesThroughTheOrigin) {
+  const LineFit fit = fit_line({4e6}, {2e-3});
+  EXPECT_EQ(fit.intercept_s, 0.0);
+  EXPECT_NEAR(fit.slope_s_per_byte, 5e-10, 1e-20);
+  EXPECT_TRUE(std::isnan(fit.r_squared));
+}
+
+TEST(Calibrate, CrossRankViewRemovesWaitingForPeers) {
+  testing::SyntheticRun run;
+  const trace::Trace trace = testing::make_synthetic_trace(run);
+  const auto samples = collective_allreduce_samples(trace);
+  // Iterations 1…9, four buckets each (iteration 0 is left out).
+  ASSERT_EQ(samples.size(), 9u * 4u);
+  for (const auto& sample : samples) {
+    double expected = ring_allreduce_s(run.world_size, static_cast<double>(sample.bytes), run.alpha_s,
+                                       run.beta_bytes_per_s);
+    if (sample.iteration == run.straggler_iteration && sample.bucket == run.straggler_bucket) {
+      expected += run.straggler_extra_s;
+    }
+    EXPECT_NEAR(sample.duration_s, expected, 2e-9) << "iteration " << sample.iteration << " bucket " << sample.bucket;
+  }
+  // Rank 0 computes fastest and waits for the others inside its all-reduces: its own
+  // begin → end is longer than the collective's time.
+  double rank0_total = 0;
+  std::int64_t begin = 0;
+  for (const auto& event : trace.ranks[0].events) {
+    if (event.iteration != 5) continue;
+    if (event.type == trace::EventType::AllreduceBegin) begin = event.t_ns;
+    if (event.type == trace::EventType::AllreduceEnd) rank0_total += static_cast<double>(event.t_ns - begin) * 1e-9;
+  }
+  double collective_total = 0;
+  for (const auto& sample : samples) collective_total += sample.iteration == 5 ? sample.duration_s : 0;
+  EXPECT_GT(rank0_total, collective_total * 1.01);
+}
+
+TEST(Calibrate, RecoversAlphaAndBetaDespiteAStraggler) {
+  testing::SyntheticRun run;
+  run.straggler_extra_s = 0.2;  // 100× a bucket's time: the median must ignore it
+  const Calibration calibration = calibrate(testing::make_synthetic_trace(run), AllreduceAlgorithm::Ring);
+  EXPECT_EQ(calibration.points.size(), 4u);
+  EXPECT_NEAR(calibration.alpha_s, run.alpha_s, 0.02 * run.alpha_s);
+  EXPECT_NEAR(calibration.beta_bytes_per_s, run.beta_bytes_per_s, 0.02 * run.beta_bytes_per_s);
+  EXPECT_GT(calibration.fit.r_squared, 0.9999);
+  EXPECT_LT(calibration.fit.relative_rms, 1e-3);
+}
+
+TEST(Calibrate, TreeShapeInvertsTheTreeFormula) {
+  testing::SyntheticRun run;
+  const trace::Trace trace = testing::make_synthetic_trace(run);
+  const Calibration ring = calibrate(trace, AllreduceAlgorithm::Ring);
+  const Calibration tree = calibrate(trace, AllreduceAlgorithm::Tree);
+  // Same line, different formula: the tree's α, β reproduce the same t(S).
+  for (double bytes : {1e5, 1e7}) {
+    EXPECT_NEAR(tree_allreduce_s(4, bytes, tree.alpha_s, tree.beta_bytes_per_s),
+                ring_allreduce_s(4, bytes, ring.alpha_s, ring.beta_bytes_per_s), 1e-9);
+  }
+}
+
+TEST(Calibrate, OneRankHasNothingToFit) {
+  testing::SyntheticRun run;
+  run.world_size = 1;
+  EXPECT_THROW(calibrate(testing::make_synthetic_trace(run), AllreduceAlgorithm::Ring), CalibrationError);
+}
+
+TEST(Calibrate, JsonCarriesTheFit) {
+  testing::SyntheticRun run;
+  const std::string json = calibration_to_json(calibrate(testing::make_synthetic_trace(run), AllreduceAlgorithm::Ring));
+  EXPECT_NE(json.find("\"alpha_s\""), std::string::npos);
+  EXPECT_NE(json.find("\"r_squared\""), std::string::npos);
+  EXPECT_NE(json.find("\"points\""), std::string::npos);
+}
+
+}  // namespace
+}  // namespace ddpsim::sim

@@ -1,1 +1,166 @@
+// The ddp-sim command line: real binary, real files, exit statuses and one-line errors.
 #include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+#include <sys/wait.h>
+
+#include <cstdlib>
+#include <fstream>
+#include <sstream>
+#include <string>
+
+#include "ddpsim/trace/io.hpp"
+#include "synthetic_trace.hpp"
+#include "temp_dir.hpp"
+
+namespace ddpsim::sim {
+namespace {
+
+struct Outcome {
+  int status = -1;
+  std::string out;
+  std::string err;
+};
+
+std::string slurp(const std::string& path) {
+  std::ifstream in(path);
+  std::stringstream text;
+  text << in.rdbuf();
+  return text.str();
+}
+
+Outcome run_cli(const testing::TempDir& dir, const std::string& arguments) {
+  const std::string out = dir.path("stdout.txt");
+  const std::string err = dir.path("stderr.txt");
+  const std::string command = std::string(DDPSIM_SIM_BINARY) + " " + arguments + " >" + out + " 2>" + err;
+  const int raw = std::system(command.c_str());
+  Outcome outcome;
+  outcome.status = WIFEXITED(raw) ? WEXITSTATUS(raw) : -1;
+  outcome.out = slurp(out);
+  outcome.err = slurp(err);
+  return outcome;
+}
+
+int count_lines(const std::string& text) {
+  int lines = 0;
+  for (char c : text) lines += c == '\n' ? 1 : 0;
+  return lines;
+}
+
+void expect_one_line_error(const Outcome& outcome, const std::string& needle) {
+  EXPECT_EQ(outcome.status, 2) << outcome.err;
+  EXPECT_EQ(count_lines(outcome.err), 1) << outcome.err;
+  EXPECT_NE(outcome.err.find(needle), std::string::npos) << outcome.err;
+}
+
+std::string write_measured(const testing::TempDir& dir) {
+  testing::SyntheticRun run;
+  trace::write_trace(dir.path("measured"), testing::make_synthetic_trace(run));
+  return dir.path("measured");
+}
+
+TEST(Cli, ReplayWritesPredictionAndReport) {
+  testing::TempDir dir;
+  const std::string measured = write_measured(dir);
+  const Outcome outcome = run_cli(dir, "replay " + measured + " --out " + dir.path("predicted") + " --json " +
+                                           dir.path("report.json") + " --iterations 4");
+  ASSERT_EQ(outcome.status, 0) << outcome.err;
+  EXPECT_NE(outcome.out.find("iteration time"), std::string::npos) << outcome.out;
+  const trace::Trace predicted = trace::read_trace(dir.path("predicted"));
+  EXPECT_EQ(predicted.meta().source, "simulated");
+  EXPECT_EQ(testing::iteration_times_s(predicted).size(), 4u);
+  const auto report = nlohmann::json::parse(slurp(dir.path("report.json")));
+  testing::SyntheticRun run;
+  EXPECT_NEAR(report["network"]["alpha_s"].get<double>(), run.alpha_s, 0.03 * run.alpha_s);
+  EXPECT_EQ(report["network"]["source"], "calibrated");
+  EXPECT_EQ(report["world_size"], 4);
+}
+
+TEST(Cli, CalibrateReportsAlphaBetaAndResiduals) {
+  testing::TempDir dir;
+  const std::string measured = write_measured(dir);
+  const Outcome outcome = run_cli(dir, "calibrate " + measured + " --json " + dir.path("fit.json"));
+  ASSERT_EQ(outcome.status, 0) << outcome.err;
+  EXPECT_NE(outcome.out.find("R^2"), std::string::npos);
+  const auto fit = nlohmann::json::parse(slurp(dir.path("fit.json")));
+  testing::SyntheticRun run;
+  EXPECT_NEAR(fit["beta_bytes_per_s"].get<double>(), run.beta_bytes_per_s, 0.03 * run.beta_bytes_per_s);
+  EXPECT_GT(fit["r_squared"].get<double>(), 0.999);
+}
+
+TEST(Cli, GivenNetworkSkipsCalibration) {
+  testing::TempDir dir;
+  const std::string measured = write_measured(dir);
+  const Outcome outcome = run_cli(dir, "replay " + measured + " --bandwidth 1e9 --latency 1e-5 --allreduce ring --json " +
+                                           dir.path("report.json"));
+  ASSERT_EQ(outcome.status, 0) << outcome.err;
+  const auto report = nlohmann::json::parse(slurp(dir.path("report.json")));
+  EXPECT_EQ(report["network"]["source"], "given");
+  EXPECT_DOUBLE_EQ(report["network"]["beta_bytes_per_s"].get<double>(), 1e9);
+}
+
+TEST(Cli, MissingTraceIsOneLineExit2) {
+  testing::TempDir dir;
+  expect_one_line_error(run_cli(dir, "replay " + dir.path("nowhere")), "nowhere");
+}
+
+TEST(Cli, InvalidTraceGivesTheReadersError) {
+  testing::TempDir dir;
+  const std::string measured = write_measured(dir);
+  std::ofstream(measured + "/rank-1.meta.json") << "{\"schema\": \"something-else\"}\n";
+  expect_one_line_error(run_cli(dir, "replay " + measured), "rank-1.meta.json");
+  expect_one_line_error(run_cli(dir, "calibrate " + measured), "rank-1.meta.json");
+}
+
+TEST(Cli, BadSimgridConfigIsOneLineExit2) {
+  testing::TempDir dir;
+  const std::string measured = write_measured(dir);
+  expect_one_line_error(run_cli(dir, "replay " + measured + " --cfg network/bogus:1"), "network/bogus");
+  expect_one_line_error(run_cli(dir, "replay " + measured + " --cfg network/model:Warp9"), "Warp9");
+  expect_one_line_error(run_cli(dir, "replay " + measured + " --cfg nocolon"), "nocolon");
+}
+
+TEST(Cli, BadFlagsAreOneLineExit2) {
+  testing::TempDir dir;
+  const std::string measured = write_measured(dir);
+  expect_one_line_error(run_cli(dir, "replay " + measured + " --allreduce butterfly"), "--allreduce");
+  expect_one_line_error(run_cli(dir, "replay " + measured + " --compute max"), "--compute");
+  expect_one_line_error(run_cli(dir, "replay " + measured + " --platform " + dir.path("missing.xml")), "--platform");
+  expect_one_line_error(run_cli(dir, "replay " + measured + " --bandwidth -5 --latency 0"), "--bandwidth");
+  expect_one_line_error(run_cli(dir, "replay " + measured + " --slowdown 9=2"), "--slowdown");
+  expect_one_line_error(run_cli(dir, "replay " + measured + " --no-such-flag"), "no-such-flag");
+}
+
+TEST(Cli, PlatformFileWithTooFewHostsIsOneLineExit2) {
+  testing::TempDir dir;
+  const std::string measured = write_measured(dir);
+  std::ofstream(dir.path("small.xml"))
+      << "<?xml version='1.0'?>\n<!DOCTYPE platform SYSTEM \"https://simgrid.org/simgrid.dtd\">\n"
+         "<platform version=\"4.1\"><zone id=\"w\" routing=\"Full\">"
+         "<host id=\"a\" speed=\"1Gf\"/><host id=\"b\" speed=\"1Gf\"/>"
+         "<link id=\"l\" bandwidth=\"1GBps\" latency=\"10us\"/>"
+         "<route src=\"a\" dst=\"b\"><link_ctn id=\"l\"/></route></zone></platform>\n";
+  expect_one_line_error(run_cli(dir, "replay " + measured + " --platform " + dir.path("small.xml")),
+                        "expected at least 4 hosts");
+  std::ofstream(dir.path("broken.xml")) << "<platform version=\"4.1\"><zone id=\"w\" routing=\"Full\">\n";
+  const Outcome broken = run_cli(dir, "replay " + measured + " --platform " + dir.path("broken.xml"));
+  EXPECT_EQ(broken.status, 2) << broken.err;
+  EXPECT_EQ(count_lines(broken.err), 1) << broken.err;
+}
+
+TEST(Cli, PlatformFileRunsTheReplay) {
+  testing::TempDir dir;
+  const std::string measured = write_measured(dir);
+  std::ofstream(dir.path("four.xml"))
+      << "<?xml version='1.0'?>\n<!DOCTYPE platform SYSTEM \"https://simgrid.org/simgrid.dtd\">\n"
+         "<platform version=\"4.1\">"
+         "<cluster id=\"c\" prefix=\"node-\" suffix=\"\" radical=\"0-3\" speed=\"1Gf\" bw=\"2GBps\" lat=\"20us\"/>"
+         "</platform>\n";
+  const Outcome outcome = run_cli(dir, "replay " + measured + " --platform " + dir.path("four.xml") + " --json " +
+                                           dir.path("report.json"));
+  ASSERT_EQ(outcome.status, 0) << outcome.err;
+  const auto report = nlohmann::json::parse(slurp(dir.path("report.json")));
+  EXPECT_GT(report["simulation"]["simulated_end_s"].get<double>(), 0.1);
+}
+
+}  // namespace
+}  // namespace ddpsim::sim

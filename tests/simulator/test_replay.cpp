@@ -1,1 +1,211 @@
+// End to end through the library: a synthetic measured trace on disk → calibration →
+// replay in SimGrid → predicted trace on disk, read back and compared.
 #include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <fstream>
+
+#include "ddpsim/sim/calibrate.hpp"
+#include "ddpsim/sim/predicted_trace.hpp"
+#include "ddpsim/sim/replay.hpp"
+#include "ddpsim/sim/workload_model.hpp"
+#include "ddpsim/trace/io.hpp"
+#include "synthetic_trace.hpp"
+#include "temp_dir.hpp"
+
+namespace ddpsim::sim {
+namespace {
+
+struct Prepared {
+  trace::Trace measured;
+  WorkloadModel model;
+  Calibration calibration;
+};
+
+// The synthetic run goes through the trace files, as a recorded one would.
+Prepared prepare(const testing::SyntheticRun& run, const testing::TempDir& dir) {
+  trace::write_trace(dir.path("measured"), testing::make_synthetic_trace(run));
+  Prepared prepared;
+  prepared.measured = trace::read_trace(dir.path("measured"));
+  prepared.model = extract_workload(prepared.measured, ComputeMode::Median);
+  prepared.calibration = calibrate(prepared.measured, AllreduceAlgorithm::Ring);
+  return prepared;
+}
+
+ReplayOptions calibrated_options(const Calibration& calibration, AllreduceAlgorithm algorithm) {
+  ReplayOptions options;
+  options.algorithm = algorithm;
+  options.alpha_s = calibration.alpha_s;
+  options.beta_bytes_per_s = calibration.beta_bytes_per_s;
+  options.platform.alpha_s = calibration.alpha_s;
+  options.platform.beta_bytes_per_s = calibration.beta_bytes_per_s;
+  options.iterations = 5;
+  return options;
+}
+
+class ReplayValidation : public ::testing::TestWithParam<AllreduceAlgorithm> {};
+
+TEST_P(ReplayValidation, RecoversIterationTimeAndNetwork) {
+  testing::SyntheticRun run;
+  testing::TempDir dir;
+  const Prepared prepared = prepare(run, dir);
+  EXPECT_NEAR(prepared.calibration.alpha_s, run.alpha_s, 0.03 * run.alpha_s);
+  EXPECT_NEAR(prepared.calibration.beta_bytes_per_s, run.beta_bytes_per_s, 0.03 * run.beta_bytes_per_s);
+
+  const ReplayOptions options = calibrated_options(prepared.calibration, GetParam());
+  const ReplayResult result = replay_isolated(prepared.model, options);
+  ASSERT_TRUE(result.failure.empty()) << result.failure;
+  trace::write_trace(dir.path("predicted"), make_predicted_trace(prepared.model, options, result));
+  const trace::Trace predicted = trace::read_trace(dir.path("predicted"));  // validates the output
+  EXPECT_EQ(predicted.meta().source, "simulated");
+  EXPECT_EQ(predicted.meta().backend, "simgrid");
+  EXPECT_EQ(predicted.world_size(), run.world_size);
+
+  const double measured_s = testing::median_iteration_s(prepared.measured);
+  const double predicted_s = testing::median_iteration_s(predicted);
+  EXPECT_NEAR(predicted_s, measured_s, 0.01 * measured_s) << to_string(GetParam());
+  EXPECT_EQ(testing::iteration_times_s(predicted).size(), 5u);
+}
+
+INSTANTIATE_TEST_SUITE_P(Algorithms, ReplayValidation,
+                         ::testing::Values(AllreduceAlgorithm::Ring, AllreduceAlgorithm::RingAggregated,
+                                           AllreduceAlgorithm::Analytic),
+                         [](const auto& info) {
+                           std::string name = to_string(info.param);
+                           name.erase(std::remove(name.begin(), name.end(), '-'), name.end());
+                           return name;
+                         });
+
+TEST(ReplayValidation, CommunicationBoundRunIsRecoveredToo) {
+  // A slow network: the all-reduces no longer hide behind backward.
+  testing::SyntheticRun run;
+  run.beta_bytes_per_s = 0.2e9;
+  run.alpha_s = 200e-6;
+  testing::TempDir dir;
+  const Prepared prepared = prepare(run, dir);
+  const ReplayResult result = replay_isolated(prepared.model, calibrated_options(prepared.calibration, AllreduceAlgorithm::RingAggregated));
+  trace::Trace predicted = make_predicted_trace(prepared.model, calibrated_options(prepared.calibration, AllreduceAlgorithm::RingAggregated), result);
+  const double measured_s = testing::median_iteration_s(prepared.measured);
+  EXPECT_NEAR(testing::median_iteration_s(predicted), measured_s, 0.01 * measured_s);
+  // The comm-bound iteration is well above the compute alone.
+  EXPECT_GT(measured_s, 1.2 * (run.forward_s + run.backward_s + run.optimizer_s) * 1.06);
+}
+
+TEST(ReplayWhatIf, SlowerRankStretchesTheIteration) {
+  testing::SyntheticRun run;
+  testing::TempDir dir;
+  const Prepared prepared = prepare(run, dir);
+  ReplayOptions options = calibrated_options(prepared.calibration, AllreduceAlgorithm::RingAggregated);
+  const double base = testing::median_iteration_s(make_predicted_trace(prepared.model, options, replay_isolated(prepared.model, options)));
+  options.slowdown[2] = 1.5;
+  const double slowed = testing::median_iteration_s(make_predicted_trace(prepared.model, options, replay_isolated(prepared.model, options)));
+  EXPECT_GT(slowed, 1.3 * base);
+}
+
+TEST(ReplayWhatIf, TimeoutFailsTheRun) {
+  testing::SyntheticRun run;
+  testing::TempDir dir;
+  const Prepared prepared = prepare(run, dir);
+  ReplayOptions options = calibrated_options(prepared.calibration, AllreduceAlgorithm::RingAggregated);
+  options.slowdown[3] = 3.0;  // rank 3 is ~2× an iteration late to every all-reduce
+  options.timeout_s = 0.02;
+  const ReplayResult result = replay_isolated(prepared.model, options);
+  ASSERT_FALSE(result.failure.empty());
+  EXPECT_NE(result.failure.find("timeout"), std::string::npos) << result.failure;
+  int failures = 0;
+  for (const auto& events : result.events) {
+    for (const auto& event : events) {
+      if (event.type != trace::EventType::Failure) continue;
+      ++failures;
+      EXPECT_EQ(event.kind, "timeout");
+      EXPECT_NEAR(static_cast<double>(event.dur_ns) * 1e-9, 0.02, 1e-6);
+    }
+  }
+  EXPECT_EQ(failures, 1);
+}
+
+TEST(ReplayWhatIf, LargerWorldTakesLongerAllreduces) {
+  testing::SyntheticRun run;
+  testing::TempDir dir;
+  const Prepared prepared = prepare(run, dir);
+  ReplayOptions options = calibrated_options(prepared.calibration, AllreduceAlgorithm::RingAggregated);
+  options.world_size = 64;
+  const ReplayResult result = replay_isolated(prepared.model, options);
+  ASSERT_EQ(result.events.size(), 64u);
+  // Rank 0's all-reduce of bucket 0 in iteration 1 against the formula at W = 64; ranks
+  // replay rank r mod 4 of the trace.
+  std::int64_t begin = 0;
+  double duration = 0;
+  for (const auto& event : result.events[0]) {
+    if (event.iteration != 1 || event.bucket != 3) continue;
+    if (event.type == trace::EventType::AllreduceBegin) begin = event.t_ns;
+    if (event.type == trace::EventType::AllreduceEnd) duration = static_cast<double>(event.t_ns - begin) * 1e-9;
+  }
+  const double formula = ring_allreduce_s(64, static_cast<double>(prepared.model.bucket_bytes[3]), options.alpha_s,
+                                          options.beta_bytes_per_s);
+  // The last bucket starts when the slowest rank's backward ends, which rank 0 waits for.
+  EXPECT_GE(duration, formula * 0.999);
+}
+
+TEST(ReplayErrors, UnknownSimgridKeyIsOneLine) {
+  ReplayOptions options;
+  options.platform.alpha_s = 1e-5;
+  options.platform.beta_bytes_per_s = 1e9;
+  options.simgrid_config = {"network/no-such-key:1"};
+  testing::SyntheticRun run;
+  const WorkloadModel model = extract_workload(testing::make_synthetic_trace(run), ComputeMode::Median);
+  try {
+    replay_isolated(model, options);
+    FAIL() << "expected a SimulationError";
+  } catch (const SimulationError& error) {
+    const std::string message = error.what();
+    EXPECT_NE(message.find("network/no-such-key"), std::string::npos) << message;
+    EXPECT_EQ(message.find('\n'), std::string::npos) << message;
+  }
+}
+
+TEST(ReplayErrors, InvalidModelNameAbortsOnlyTheChild) {
+  ReplayOptions options;
+  options.platform.alpha_s = 1e-5;
+  options.platform.beta_bytes_per_s = 1e9;
+  options.simgrid_config = {"network/model:NoSuchModel"};
+  testing::SyntheticRun run;
+  const WorkloadModel model = extract_workload(testing::make_synthetic_trace(run), ComputeMode::Median);
+  try {
+    replay_isolated(model, options);
+    FAIL() << "expected a SimulationError";
+  } catch (const SimulationError& error) {
+    const std::string message = error.what();
+    EXPECT_NE(message.find("NoSuchModel"), std::string::npos) << message;
+    EXPECT_EQ(message.find('\n'), std::string::npos) << message;
+  }
+}
+
+TEST(ReplayErrors, PlatformFileWithTooFewHosts) {
+  testing::TempDir dir;
+  const std::string xml = dir.path("two-hosts.xml");
+  {
+    std::ofstream out(xml);
+    out << "<?xml version='1.0'?>\n<!DOCTYPE platform SYSTEM \"https://simgrid.org/simgrid.dtd\">\n"
+           "<platform version=\"4.1\">\n<zone id=\"world\" routing=\"Full\">\n"
+           "  <host id=\"host-1\" speed=\"1Gf\"/>\n  <host id=\"host-2\" speed=\"1Gf\"/>\n"
+           "  <link id=\"wire\" bandwidth=\"1GBps\" latency=\"10us\"/>\n"
+           "  <route src=\"host-1\" dst=\"host-2\"><link_ctn id=\"wire\"/></route>\n"
+           "</zone>\n</platform>\n";
+  }
+  ReplayOptions options;
+  options.platform.kind = PlatformKind::File;
+  options.platform.xml_file = xml;
+  testing::SyntheticRun run;  // 4 ranks
+  const WorkloadModel model = extract_workload(testing::make_synthetic_trace(run), ComputeMode::Median);
+  try {
+    replay_isolated(model, options);
+    FAIL() << "expected a SimulationError";
+  } catch (const SimulationError& error) {
+    EXPECT_NE(std::string(error.what()).find("expected at least 4 hosts"), std::string::npos) << error.what();
+  }
+}
+
+}  // namespace
+}  // namespace ddpsim::sim

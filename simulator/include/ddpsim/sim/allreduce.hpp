@@ -40,7 +40,7 @@ double ring_allreduce_s(int world_size, double bytes, double alpha_s, double bet
 // two tree depths:
 //   t = 2·⌈log2 W⌉·α + (D/2)·S/β
 // where D = double_binary_tree_max_degree(W) is the most tree neighbours any rank has
-// (4 for most W ≥ 4, 2 for W = 2). The pipeline fill of a few chunks is ignored. Zero for W = 1.
+// (4 for W ≥ 4, 3 for W = 3, 2 for W = 2). The pipeline fill of a few chunks is ignored. Zero for W = 1.
 double tree_allreduce_s(int world_size, double bytes, double alpha_s, double beta_bytes_per_s);
 
 // The first tree of NCCL's double binary tree shape, as the parent of each rank: ranks
@@ -48,9 +48,10 @@ double tree_allreduce_s(int world_size, double bytes, double alpha_s, double bet
 // r ± 2^(k−1), when they exist) whose top is the largest power of two below W, and rank 0
 // is the root above it. parent[0] = −1.
 std::vector<int> binary_tree_parents(int world_size);
-// Each rank's neighbours (parent and children) in both trees; the second tree mirrors the
-// first (rank r plays rank W−1−r), so most leaves of one are inner nodes of the other. NCCL
-// mirrors for even W and shifts by one for odd W. A peer linked in both trees appears twice.
+// Each rank's neighbours (parent and children) in both trees. As in NCCL, the second tree
+// is the first mirrored (rank r plays W−1−r) for even W and shifted by one (r plays r+1)
+// for odd W, so that each rank is a leaf in one tree and (mostly) inner in the other and
+// no rank has more than 4 neighbours. A peer linked in both trees appears twice.
 std::vector<std::vector<int>> double_binary_tree_neighbours(int world_size);
 int double_binary_tree_max_degree(int world_size);
 
