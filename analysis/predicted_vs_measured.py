@@ -3,6 +3,7 @@ import math
 
 import numpy as np
 import pandas as pd
+from matplotlib.transforms import blended_transform_factory
 
 import output
 import style
@@ -58,10 +59,14 @@ def plot(path, out_dir, name="predicted-vs-measured", x_column=None):
     has_prediction = plotted["predicted_median"].notna()
     ax.plot(x[has_prediction], plotted["predicted_median"][has_prediction], "--",
             color=style.PREDICTED, marker="s", markerfacecolor="white", label="Predicted", zorder=2)
-    for xv, yv, error in zip(x, plotted["predicted_median"], plotted["error_pct_median"]):
-        if not math.isnan(error) and not math.isnan(yv):
-            ax.annotate(error_label(error), (xv, yv), textcoords="offset points", xytext=(0, 5),
-                        ha="center", fontsize=6, color=style.PREDICTED)
+    # Errors in one row along the top, clear of the data and its IQR bars.
+    along_top = blended_transform_factory(ax.transData, ax.transAxes)
+    for xv, error in zip(x, plotted["error_pct_median"]):
+        if not math.isnan(error):
+            ax.text(xv, 0.97, error_label(error), transform=along_top, ha="center", va="top",
+                    fontsize=6, color=style.PREDICTED)
+    ax.text(0.0, 1.0, "prediction error:", transform=ax.transAxes, ha="left", va="bottom",
+            fontsize=6, color=style.PREDICTED)
     positive = x[x > 0]
     if len(positive) == len(x) and positive.max() / positive.min() >= 20:
         ax.set_xscale("log")
@@ -71,7 +76,7 @@ def plot(path, out_dir, name="predicted-vs-measured", x_column=None):
     ax.set_xlabel(label)
     ax.set_ylabel("Throughput (samples/s)")
     top = np.nanmax(np.concatenate([plotted["measured_q75"], plotted["predicted_median"]]))
-    ax.set_ylim(0, top * 1.18)
+    ax.set_ylim(0, top * 1.22)
     ax.legend(loc="lower right" if column == "bucket_cap_mb" else "best")
     plotted = plotted.rename(columns={"x": column})
     return output.save(fig, plotted, out_dir, name)
