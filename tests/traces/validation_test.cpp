@@ -139,6 +139,12 @@ TEST(ValidateMeta, InvalidJson) {
   EXPECT_EQ(error.rfind("m.json:2: expected valid JSON, got ", 0), 0u) << error;
 }
 
+TEST(ValidateMeta, NumberTooLargeForADouble) {
+  // Found by the fuzzer: nlohmann-json reports this as out_of_range, not as a parse error.
+  EXPECT_EQ(error_of([] { parse_rank("{\n\"timeout_s\": 1e999}", kHeader, "m.json", "e.csv"); }),
+            "m.json:2: expected valid JSON, got number overflow parsing '1e999'");
+}
+
 TEST(ValidateMeta, NotAnObject) {
   EXPECT_EQ(error_of([] { parse_rank("[1, 2]", kHeader, "m.json", "e.csv"); }),
             "m.json:1: expected a JSON object, got array [1,2]");

@@ -284,6 +284,20 @@ RunMeta meta_from_json(const std::string& text, const std::string& file) {
   } catch (const json::parse_error& error) {
     throw TraceError(file, line_of_offset(text, error.byte == 0 ? 0 : error.byte - 1),
                      "valid JSON", syntax_problem(error));
+  } catch (const json::exception& error) {
+    // Not a syntax error: a number too large for a double ("number overflow parsing
+    // '1e999'"), which carries no position; find the number in the text instead.
+    const std::string what = error.what();
+    const std::size_t open = what.find('\'');
+    const std::size_t close = what.rfind('\'');
+    long line = 1;
+    if (open != std::string::npos && close > open) {
+      const std::size_t at = text.find(what.substr(open + 1, close - open - 1));
+      if (at != std::string::npos) line = line_of_offset(text, at);
+    }
+    const std::size_t bracket = what.find("] ");
+    throw TraceError(file, line, "valid JSON",
+                     bracket == std::string::npos ? what : what.substr(bracket + 2));
   }
   const MetaChecker check(text, file);
   if (!root.is_object()) {

@@ -33,8 +33,11 @@ std::string events_file_name(int rank);  // "rank-R.events.csv"
 //
 // Thread-safe: DDP's autograd hooks and comm-hook callbacks fire on threads other than the
 // training loop's, so record() may be called from any thread. Events are buffered in memory
-// and written, sorted by time, when end_iteration() is called (or a failure is recorded), so
+// and written, sorted by time, when an iteration_end (or a failure) is recorded, so
 // the hot path never touches the disk and a crash loses at most the running iteration.
+// Record every event of an iteration before its iteration_end: an event that arrives after
+// the flush with an earlier t_ns than what is on disk breaks the file's time order, and
+// read_rank reports it rather than hiding it.
 class TraceWriter {
  public:
   // Creates `dir` if needed and writes the metadata file and the CSV header at once.
