@@ -116,6 +116,14 @@ TEST_F(DdpTraceCli, ExportToAnUnwritablePathFails) {
   EXPECT_EQ(std::count(run.err.begin(), run.err.end(), '\n'), 1) << run.err;
 }
 
+TEST_F(DdpTraceCli, ImportOfAMissingFileFailsOnOneLine) {
+  const std::string missing = scratch / "missing.json";
+  const CliResult run = ddp_trace("import --kineto " + (scratch / "out") + " " + missing, scratch);
+  EXPECT_EQ(run.exit_code, 2);
+  EXPECT_EQ(std::count(run.err.begin(), run.err.end(), '\n'), 1) << run.err;
+  EXPECT_EQ(run.err.rfind(missing + ":", 0), 0u) << run.err;
+}
+
 TEST(DdpTraceSample, CommittedSampleValidates) {
   TempDir scratch;
   const CliResult run = ddp_trace(std::string("validate ") + DDPSIM_SAMPLE_TRACE_DIR, scratch);

@@ -140,6 +140,23 @@ TEST(TraceWriter, StreamsSortedEventsAndRewritesMetadata) {
   EXPECT_FALSE(std::filesystem::exists(dir / ".rank-0.meta.json.tmp"));
 }
 
+TEST(TraceWriter, LaterLayoutForTheSameIterationReplacesTheEarlierOne) {
+  TempDir dir;
+  RunMeta meta = testing::example_meta(0, 1);
+  meta.bucket_assignments = {{0, {{2, 1, 0}}}};
+  TraceWriter writer(dir.str(), meta);
+  writer.set_bucket_assignment(1, {{2}, {1, 0}});
+  writer.set_bucket_assignment(1, {{2, 1}, {0}});
+  RunMeta back = read_rank(dir / "rank-0.meta.json", dir / "rank-0.events.csv").meta;
+  ASSERT_EQ(back.bucket_assignments.size(), 2u);
+  EXPECT_EQ(back.bucket_assignments[1].buckets, (std::vector<std::vector<int>>{{2, 1}, {0}}));
+  // Going back to the layout of iteration 0 leaves a single layout, not two equal ones.
+  writer.set_bucket_assignment(1, {{2, 1, 0}});
+  back = read_rank(dir / "rank-0.meta.json", dir / "rank-0.events.csv").meta;
+  EXPECT_EQ(back.bucket_assignments.size(), 1u);
+  EXPECT_EQ(writer.meta().bucket_assignments.size(), 1u);
+}
+
 TEST(TraceWriter, FailureIsFlushedAtOnce) {
   TempDir dir;
   TraceWriter writer(dir.str(), testing::example_meta(0, 1));
