@@ -68,7 +68,8 @@ def read_summary(path, required):
                              repr(_short(text[bad].iloc[0])))
         frame[column] = values
     if "status" in frame.columns:
-        frame = frame[frame["status"].isin(["ok", ""])]
+        # "prediction_error" rows hold a good measurement (their predicted columns are empty).
+        frame = frame[frame["status"].isin(["ok", "prediction_error", ""])]
     if "variant" not in frame.columns:
         frame["variant"] = ""
     if frame.empty:

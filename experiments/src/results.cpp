@@ -184,4 +184,30 @@ std::vector<Row> rows_of_finished_runs(const std::vector<Row>& rows) {
   return kept;
 }
 
+std::map<std::pair<std::string, int>, Row> runs_to_predict_again(const std::vector<Row>& rows) {
+  std::set<std::pair<std::string, int>> broken, failed_prediction;
+  std::map<std::pair<std::string, int>, Row> measured;
+  for (const auto& row : rows) {
+    const auto key = key_of(row);
+    const std::string& status = row.at("status");
+    if (status == "prediction_error") failed_prediction.insert(key);
+    else if (status != "ok") broken.insert(key);
+    auto variant = row.find("variant");
+    if (variant == row.end() || variant->second.empty()) measured[key] = row;
+  }
+  std::map<std::pair<std::string, int>, Row> again;
+  for (const auto& key : failed_prediction) {
+    auto it = measured.find(key);
+    if (broken.count(key) || it == measured.end()) continue;
+    Row row = it->second;
+    for (const char* column : {"predicted_world_size", "predicted_timeout_s", "predicted_iter_s",
+                               "error_pct", "predicted_samples_per_s", "predicted_failed",
+                               "predicted_failure", "message", "predicted_dir"})
+      row.erase(column);
+    row["status"] = "ok";
+    again[key] = row;
+  }
+  return again;
+}
+
 }  // namespace ddpsim::experiment

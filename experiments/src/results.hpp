@@ -32,6 +32,10 @@ std::set<std::pair<std::string, int>> finished_runs(const std::vector<Row>& rows
 // Keeps only the rows of finished runs (drops partial or failed runs before they are redone).
 std::vector<Row> rows_of_finished_runs(const std::vector<Row>& rows);
 
+// Runs whose measurement is good (no row "error") but some prediction failed (a row
+// "prediction_error"): their measured row, prediction columns cleared, to predict again.
+std::map<std::pair<std::string, int>, Row> runs_to_predict_again(const std::vector<Row>& rows);
+
 // One CSV field, quoted when it holds ',', '"' or a line break.
 std::string csv_field(const std::string& text);
 // Splits one CSV record (RFC 4180 quoting; no embedded line breaks). Throws on a broken quote.

@@ -60,8 +60,6 @@ class RunExecutor {
 
     Row base = config_row(spec_, point, rep);
     base["status"] = "ok";
-    base["predicted_world_size"] = std::to_string(point.world_size);
-    base["predicted_timeout_s"] = point.timeout_s ? format_number(*point.timeout_s) : "";
     base["trace_dir"] = relative(trace);
 
     const std::string train_log = layout_.log_file(name, "train");
@@ -92,16 +90,35 @@ class RunExecutor {
       // A failure the trace does not explain is a broken run, not an outcome to study.
       return {error(base, "job " + describe_failure(job, train_log))};
     }
+    return predict_all(base, point, rep);
+  }
+
+  // The predictions of a measured run: `measured` is its row with the measured columns
+  // filled. Used after a measurement and, on resume, to redo predictions that failed while
+  // keeping the (expensive) measurement. Empty when interrupted.
+  std::vector<Row> predict_all(Row measured, const Point& point, int rep) {
+    const std::string name = run_name(point, rep);
+    const std::string trace = layout_.trace_dir(name);
+    Row base = std::move(measured);
+    base["predicted_world_size"] = std::to_string(point.world_size);
+    base["predicted_timeout_s"] = point.timeout_s ? format_number(*point.timeout_s) : "";
     if (!spec_.predict.enabled) return {base};
+    if (point.world_size < spec_.predict.min_world_size) {
+      base["message"] = "no prediction: world size below [predict] min_world_size";
+      return {base};
+    }
 
     const std::string calibration = layout_.calibration_json(name);
     const std::string calibrate_log = layout_.log_file(name, "calibrate");
+    fs::remove(calibrate_log);
     const ProcessResult calibrated = run_process(
         calibrate_command(spec_, bin_dir_, trace, calibration), calibrate_log, calibrate_log,
         spec_.limits.tool_timeout_s);
     if (calibrated.interrupted) return {};
-    if (!calibrated.ok())
-      return {error(base, "ddp-sim calibrate " + describe_failure(calibrated, calibrate_log))};
+    // The replays calibrate for themselves unless given the network: go on, and say why
+    // calibration failed if they fail too.
+    calibrate_note_ = calibrated.ok() ? "" : "; ddp-sim calibrate " +
+                                                 describe_failure(calibrated, calibrate_log);
 
     std::vector<Row> rows;
     if (!predict(base, nullptr, point, name, trace, calibration)) return {};
@@ -130,13 +147,15 @@ class RunExecutor {
     const std::string out_dir = layout_.prediction_dir(name, variant);
     const std::string step = what_if ? "replay-" + variant : "replay";
     const std::string log = layout_.log_file(name, step);
+    fs::remove_all(out_dir);  // a previous attempt's prediction must not be read as this one's
+    fs::remove(log);
     const ProcessResult replay = run_process(
         replay_command(spec_, point, what_if, bin_dir_, trace, calibration, out_dir), log, log,
         spec_.limits.tool_timeout_s);
     if (replay.interrupted) return false;
     row["predicted_dir"] = relative(out_dir);
     if (!replay.launch_error.empty()) {
-      row = error(row, "ddp-sim replay: " + replay.launch_error);
+      row = prediction_error(row, "ddp-sim replay: " + replay.launch_error);
       return true;
     }
     // A replay that predicts a failure may exit non-zero; its trace is what counts.
@@ -144,7 +163,7 @@ class RunExecutor {
     auto predicted = summarize(out_dir, name, "summary-" + (variant.empty() ? "predicted" : variant), why);
     if (!predicted) {
       if (interrupt_requested()) return false;
-      row = error(row, "ddp-sim replay " + describe_failure(replay, log) + "; summary: " + why);
+      row = prediction_error(row, "ddp-sim replay " + describe_failure(replay, log) + calibrate_note_);
       return true;
     }
     const int world_size = what_if && what_if->world_size ? *what_if->world_size : point.world_size;
@@ -187,8 +206,15 @@ class RunExecutor {
     if (!summary.failures.empty()) row[which + "_failure"] = summary.failures.front();
   }
 
+  // The measurement failed: the run is redone on resume.
   static Row error(Row row, const std::string& message) {
     row["status"] = "error";
+    row["message"] = message;
+    return row;
+  }
+  // The measurement is good but a prediction failed: resume redoes only the predictions.
+  static Row prediction_error(Row row, const std::string& message) {
+    row["status"] = "prediction_error";
     row["message"] = message;
     return row;
   }
@@ -211,6 +237,7 @@ class RunExecutor {
   const ExperimentSpec& spec_;
   const Layout& layout_;
   const std::string& bin_dir_;
+  std::string calibrate_note_;
 };
 
 std::string describe_rows(const std::vector<Row>& rows) {
@@ -236,6 +263,8 @@ std::string describe_rows(const std::vector<Row>& rows) {
   }
   size_t errors = 0;
   for (const auto& row : rows) errors += row.at("status") != "ok";
+  if (base.count("message") && !base.at("message").empty() && errors == 0)
+    text += " (" + base.at("message") + ")";
   if (errors) text += "; " + std::to_string(errors) + " prediction(s) failed, see summary.csv";
   return text;
 }
@@ -292,6 +321,7 @@ int run_experiment(const ExperimentSpec& spec, const RunOptions& options, std::o
   const auto schedule = interleaved_schedule(points.size(), spec.repetitions);
 
   auto rows = read_summary(layout.summary_csv());
+  const auto repredict = runs_to_predict_again(rows);
   const auto kept = rows_of_finished_runs(rows);
   const auto pending = pending_runs(schedule, points, finished_runs(kept));
 
@@ -324,7 +354,11 @@ int run_experiment(const ExperimentSpec& spec, const RunOptions& options, std::o
     const Point& point = points[run.point];
     const std::string name = run_name(point, run.rep);
     progress.starting(name);
-    auto run_rows = executor.execute(point, run.rep);
+    // A good measurement whose predictions failed keeps its trace: only predict again.
+    const auto measured = repredict.find({point.id, run.rep});
+    auto run_rows = measured != repredict.end() && fs::is_directory(layout.trace_dir(name))
+                        ? executor.predict_all(measured->second, point, run.rep)
+                        : executor.execute(point, run.rep);
     if (run_rows.empty() || interrupt_requested()) {
       progress.done();
       err << "ddp-experiment: interrupted during " << name << "; rerun to resume\n";

@@ -224,8 +224,9 @@ void parse_limits(const Section& s, Limits& l) {
 
 void parse_predict(const Section& s, const std::string& path, Prediction& p) {
   s.allow_only({"enabled", "replay_args", "calibrate_args", "world_sizes", "world_size_flag",
-                "timeouts_s", "timeout_flag", "whatif"});
+                "timeouts_s", "timeout_flag", "whatif", "min_world_size"});
   if (auto v = s.boolean("enabled")) p.enabled = *v;
+  if (auto v = s.integer("min_world_size", 1)) p.min_world_size = *v;
   if (auto v = s.strings("replay_args")) p.replay_args = *v;
   if (auto v = s.strings("calibrate_args")) p.calibrate_args = *v;
   const std::string world_size_flag = s.string("world_size_flag").value_or("--world-size");

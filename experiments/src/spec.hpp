@@ -58,6 +58,9 @@ struct Prediction {
   // ddp-sim replay's timeout flag. Every replay of a point measured with a timeout gets it, so
   // the simulator applies the timeout the real job had (unless a what-if sets its own).
   std::string timeout_flag = "--timeout";
+  // Points with fewer ranks get no prediction: ddp-sim calibrates the network from the
+  // all-reduces of the trace, and a 1-rank run has none.
+  int min_world_size = 2;
 };
 
 struct Limits {

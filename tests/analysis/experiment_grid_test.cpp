@@ -80,6 +80,25 @@ TEST(ExperimentResults, CsvQuotingRoundTrips) {
   EXPECT_THROW(split_csv_line("a,\"open"), std::runtime_error);
 }
 
+TEST(ExperimentResults, MeasuredRunsWithFailedPredictionsArePredictedAgain) {
+  std::vector<Row> rows = {
+      {{"point", "a"}, {"rep", "0"}, {"variant", ""}, {"status", "prediction_error"},
+       {"measured_iter_s", "0.5"}, {"predicted_iter_s", ""}, {"message", "replay broke"}},
+      {{"point", "b"}, {"rep", "0"}, {"variant", ""}, {"status", "ok"}, {"measured_iter_s", "0.4"}},
+      {{"point", "b"}, {"rep", "0"}, {"variant", "w8"}, {"status", "prediction_error"}},
+      {{"point", "c"}, {"rep", "0"}, {"variant", ""}, {"status", "error"}},
+  };
+  const auto again = runs_to_predict_again(rows);
+  ASSERT_EQ(again.size(), 2u);
+  const Row& a = again.at({"a", 0});
+  EXPECT_EQ(a.at("status"), "ok");
+  EXPECT_EQ(a.at("measured_iter_s"), "0.5");
+  EXPECT_EQ(a.count("message"), 0u);
+  EXPECT_EQ(a.count("predicted_iter_s"), 0u);
+  EXPECT_EQ(again.at({"b", 0}).at("measured_iter_s"), "0.4");
+  EXPECT_TRUE(finished_runs(rows).empty());
+}
+
 TEST(ExperimentResults, RunsWithAnErrorRowAreNotFinished) {
   std::vector<Row> rows = {
       {{"point", "cap1"}, {"rep", "0"}, {"variant", ""}, {"status", "ok"}},

@@ -46,7 +46,8 @@ here="$(dirname "$0")"
 echo "$*" >> "$here/sim.log"
 case "$1" in
   calibrate) echo '{}' > "$4" ;;
-  replay) mkdir -p "$4"; echo predicted > "$4/source"; [ -f "$2/failure" ] && touch "$4/failure" ;;
+  replay) [ -f "$here/sim-fail" ] && { echo "ddp-sim: replay broke" >&2; exit 2; }
+          mkdir -p "$4"; echo predicted > "$4/source"; [ -f "$2/failure" ] && touch "$4/failure" ;;
 esac
 exit 0
 )SH";
@@ -169,6 +170,51 @@ TEST_F(RunnerTest, BrokenRunIsRecordedAsErrorAndRetriedOnResume) {
   rows = read_summary(root_ + "/results/caps/summary.csv");
   ASSERT_EQ(rows.size(), 8u);
   for (const auto& row : rows) EXPECT_EQ(row.at("status"), "ok");
+}
+
+TEST_F(RunnerTest, FailedPredictionsAreRedoneWithoutMeasuringAgain) {
+  const auto spec = parse_spec(kSpec, root_ + "/caps.toml");
+  write(bin_ + "/sim-fail", "");
+  EXPECT_EQ(run(spec), 1);
+  auto rows = read_summary(root_ + "/results/caps/summary.csv");
+  ASSERT_EQ(rows.size(), 8u);
+  for (const auto& row : rows) {
+    EXPECT_EQ(row.at("status"), "prediction_error");
+    EXPECT_EQ(row.at("predicted_iter_s"), "");
+    EXPECT_NE(row.at("message").find("ddp-sim: replay broke"), std::string::npos) << row.at("message");
+  }
+  EXPECT_DOUBLE_EQ(std::stod(rows[0].at("measured_iter_s")), 0.5);  // the measurement stays
+
+  fs::remove(bin_ + "/sim-fail");
+  ASSERT_EQ(run(spec), 0) << stderr_;
+  EXPECT_EQ(launched().size(), 4u);  // no job ran again
+  rows = read_summary(root_ + "/results/caps/summary.csv");
+  ASSERT_EQ(rows.size(), 8u);
+  for (const auto& row : rows) {
+    EXPECT_EQ(row.at("status"), "ok");
+    EXPECT_EQ(row.at("message"), "");
+    EXPECT_DOUBLE_EQ(std::stod(row.at("predicted_iter_s")), 0.4);
+    if (row.at("variant").empty()) {
+      EXPECT_DOUBLE_EQ(std::stod(row.at("measured_iter_s")), 0.5);
+      EXPECT_NEAR(std::stod(row.at("error_pct")), -20.0, 1e-9);
+      EXPECT_EQ(row.at("job_exit"), "0");
+    }
+  }
+}
+
+TEST_F(RunnerTest, OneRankPointsAreMeasuredButNotPredicted) {
+  const auto spec = parse_spec(
+      "[workload]\nmodel = \"mlp\"\n[grid]\nworld_sizes = [1, 2]\n", root_ + "/w.toml");
+  ASSERT_EQ(run(spec), 0) << stderr_;
+  const auto rows = read_summary(root_ + "/results/w/summary.csv");
+  ASSERT_EQ(rows.size(), 2u);
+  EXPECT_EQ(rows[0].at("world_size"), "1");
+  EXPECT_EQ(rows[0].at("status"), "ok");
+  EXPECT_EQ(rows[0].at("predicted_iter_s"), "");
+  EXPECT_NE(rows[0].at("message").find("min_world_size"), std::string::npos);
+  EXPECT_DOUBLE_EQ(std::stod(rows[0].at("measured_samples_per_s")), 1 * 32 / 0.5);
+  EXPECT_DOUBLE_EQ(std::stod(rows[1].at("predicted_iter_s")), 0.4);
+  EXPECT_EQ(lines(bin_ + "/sim.log").size(), 2u);  // calibrate + replay, for W=2 only
 }
 
 TEST_F(RunnerTest, FailureTheTraceExplainsIsAnOutcome) {
