@@ -9,7 +9,8 @@
 //  - DDP's Reducer launches bucket b's all-reduce ("c10d::allreduce_", on the backward thread)
 //    strictly in bucket order, and Gloo's FIFO work queue hands them to its worker threads
 //    in that order ("gloo:all_reduce", from a worker taking the work to its completion). So
-//    the k-th of each inside an iteration's backward belongs to bucket k;
+//    the k-th of each inside an iteration's backward belongs to bucket k. Gloo has two
+//    worker threads by default, so two buckets' transfers can overlap in time;
 //  - a "gloo:all_reduce" ends *after* Gloo marked the work's future complete, so a worker
 //    thread descheduled in between (2 busy cores) records ends late, even after backward
 //    returned (seen: 1.8 ms). The Reducer waits for bucket b's future and then copies its
