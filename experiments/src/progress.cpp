@@ -20,9 +20,14 @@ Progress::Progress(std::ostream& out, size_t total, bool terminal)
 void Progress::draw(const std::string& label) {
   constexpr size_t width = 30;
   const size_t filled = total_ ? completed_ * width / total_ : width;
+  const auto elapsed = std::chrono::steady_clock::now() - start_;
   out_ << "\r\033[K[" << std::string(filled, '#') << std::string(width - filled, '.') << "] "
-       << completed_ << '/' << total_ << ' ' << elapsed_text(std::chrono::steady_clock::now() - start_)
-       << ' ' << label << std::flush;
+       << completed_ << '/' << total_ << ' ' << elapsed_text(elapsed);
+  if (completed_ > 0 && completed_ < total_) {
+    // Runs take alike long (same workload), so the mean so far predicts the rest.
+    out_ << ", ~" << elapsed_text(elapsed / completed_ * (total_ - completed_)) << " left";
+  }
+  out_ << ' ' << label << std::flush;
 }
 
 void Progress::starting(const std::string& run) {
