@@ -5,6 +5,7 @@
 #include <cmath>
 #include <iostream>
 #include <sstream>
+#include <vector>
 
 namespace ddpsim::runtime {
 namespace {
@@ -23,8 +24,15 @@ void require(bool condition, const std::string& message) {
 
 void validate(const TrainOptions& o) {
   require(o.model == "mlp" || o.model == "convnet" || o.model == "resnet18" ||
-              o.model == "transformer",
-          "--model " + o.model + ": expected mlp, convnet, resnet18 or transformer");
+              o.model == "transformer" || o.model == "mp-mlp",
+          "--model " + o.model + ": expected mlp, convnet, resnet18, transformer or mp-mlp");
+  require(o.comm_hook == "allreduce" || o.comm_hook == "fp16" || o.comm_hook == "bf16",
+          "--comm-hook " + o.comm_hook + ": expected allreduce, fp16 or bf16");
+  require(o.sync_every >= 1, "--sync-every: expected a positive integer");
+  require(o.checkpoint_every >= 0, "--checkpoint-every: expected a non-negative integer");
+  require(o.checkpoint_every == 0 || !o.checkpoint_dir.empty(),
+          "--checkpoint-every: expected --checkpoint-dir too");
+  require(!o.resume || !o.checkpoint_dir.empty(), "--resume: expected --checkpoint-dir too");
   require(o.optimizer == "sgd" || o.optimizer == "adam",
           "--optimizer " + o.optimizer + ": expected sgd or adam");
   require(o.backend == "gloo" || o.backend == "nccl",
@@ -67,7 +75,7 @@ std::map<std::string, std::string> TrainOptions::workload_settings() const {
       {"threads", std::to_string(threads)},
       {"iterations", std::to_string(iterations)},
   };
-  if (model == "mlp") {
+  if (model == "mlp" || model == "mp-mlp") {
     settings["width"] = std::to_string(width);
     settings["depth"] = std::to_string(depth);
   } else if (model == "transformer") {
@@ -127,6 +135,29 @@ std::optional<TrainOptions> parse_train_options(int argc, const char* const* arg
       ->capture_default_str();
   app.add_option("--timeout", o.timeout_s, "process-group timeout in seconds")
       ->capture_default_str();
+  app.add_option("--comm-hook", o.comm_hook,
+                 "allreduce | fp16 | bf16: gradient compression as PyTorch's default hooks")
+      ->capture_default_str();
+  app.add_option("--sync-every", o.sync_every,
+                 "all-reduce every K-th iteration; the others accumulate locally (no_sync)")
+      ->capture_default_str();
+  std::vector<std::string> slowdowns, delays, distributions;
+  std::uint64_t skew_seed = 0;
+  app.add_option("--slowdown", slowdowns,
+                 "RANK=F: that rank's compute takes F (>= 1) times as long (repeatable)");
+  app.add_option("--delay", delays,
+                 "RANK=MS[@ITER]: that rank (or all) stalls MS ms at the start of iteration ITER "
+                 "(every iteration without @ITER; repeatable)");
+  app.add_option("--delay-dist", distributions,
+                 "RANK|all=lognormal:MU,SIGMA|exp:MEAN|uniform:A,B: a random stall in ms at the "
+                 "start of every iteration (repeatable)");
+  const CLI::Option* skew_seed_given =
+      app.add_option("--skew-seed", skew_seed, "seed of --delay-dist draws (default: --seed)");
+  app.add_option("--checkpoint-dir", o.checkpoint_dir, "where checkpoint.pt is written and read");
+  app.add_option("--checkpoint-every", o.checkpoint_every,
+                 "rank 0 writes a checkpoint every N iterations (0: never)")
+      ->capture_default_str();
+  app.add_flag("--resume", o.resume, "every rank starts from --checkpoint-dir's checkpoint");
   app.add_option("--trace-dir", o.trace_dir, "where rank-R.{meta.json,events.csv} go")
       ->capture_default_str();
   app.add_flag("--no-trace", no_trace, "record nothing (PyTorch's default all-reduce, no hooks)");
@@ -146,6 +177,16 @@ std::optional<TrainOptions> parse_train_options(int argc, const char* const* arg
     throw UsageError(error.what());
   }
   o.trace = !no_trace;
+  try {
+    for (const auto& text : slowdowns) o.skew.slowdowns.push_back(trace::parse_slowdown(text));
+    for (const auto& text : delays) o.skew.delays.push_back(trace::parse_delay(text));
+    for (const auto& text : distributions) {
+      o.skew.distributions.push_back(trace::parse_delay_distribution(text));
+    }
+  } catch (const trace::SkewError& error) {
+    throw UsageError(error.what());
+  }
+  o.skew.seed = skew_seed_given->count() > 0 ? skew_seed : o.seed;
   validate(o);
   return o;
 }

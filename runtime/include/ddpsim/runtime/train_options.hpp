@@ -10,6 +10,8 @@
 #include <stdexcept>
 #include <string>
 
+#include "ddpsim/trace/skew.hpp"
+
 namespace ddpsim::runtime {
 
 // Bad input from the user: one line naming the flag and what was expected (exit status 2).
@@ -20,7 +22,7 @@ class UsageError : public std::runtime_error {
 
 struct TrainOptions {
   // Workload.
-  std::string model = "mlp";  // mlp | convnet | resnet18 | transformer
+  std::string model = "mlp";  // mlp | convnet | resnet18 | transformer | mp-mlp
   std::int64_t iterations = 20;
   std::int64_t batch_size = 32;  // per rank
   std::string optimizer = "sgd";  // sgd (momentum 0.9) | adam
@@ -47,6 +49,18 @@ struct TrainOptions {
   std::string backend = "gloo";  // gloo | nccl
   std::string init_method = "env://";
   double timeout_s = 1800.0;  // torch.distributed's default process-group timeout
+  std::string comm_hook = "allreduce";  // allreduce | fp16 | bf16 (PyTorch's default hooks)
+  // Gradient accumulation: all-reduce every sync_every-th iteration only (the others run under
+  // DDP's no_sync()).
+  std::int64_t sync_every = 1;
+
+  // Injected stragglers (--slowdown, --delay, --delay-dist; seed from --skew-seed or --seed).
+  trace::SkewSpec skew;
+
+  // Checkpoints: rank 0 writes DIR/checkpoint.pt every N iterations; --resume loads it.
+  std::string checkpoint_dir;
+  std::int64_t checkpoint_every = 0;  // 0: never
+  bool resume = false;
 
   // Observation.
   std::string trace_dir = "trace";
