@@ -36,6 +36,21 @@ std::string capture(const std::vector<std::string>& command) {
   return out;
 }
 
+// {"libtorch-dev": "1.13.1+dfsg-4", …} from `dpkg-query -W` ("name<TAB>version" lines);
+// a package that is not installed is absent.
+nlohmann::json package_versions(const std::vector<std::string>& names) {
+  std::vector<std::string> command = {"dpkg-query", "-W"};
+  command.insert(command.end(), names.begin(), names.end());
+  nlohmann::json versions = nlohmann::json::object();
+  std::istringstream lines(capture(command));
+  for (std::string line; std::getline(lines, line);) {
+    const auto tab = line.find('\t');
+    if (tab != std::string::npos && tab + 1 < line.size())
+      versions[line.substr(0, tab)] = line.substr(tab + 1);
+  }
+  return versions;
+}
+
 std::string directory_of(const std::string& path) {
   auto slash = path.find_last_of('/');
   return slash == std::string::npos ? "." : path.substr(0, slash == 0 ? 1 : slash);
@@ -91,7 +106,7 @@ void write_provenance(const std::string& path, const ExperimentSpec& spec,
       {"git_sha", sha.empty() ? DDPSIM_GIT_SHA : sha},
       {"git_dirty", !dirty.empty()},
       {"runner_built_from", DDPSIM_GIT_SHA},
-      {"packages", capture({"dpkg-query", "-W", "libtorch-dev", "libsimgrid-dev"})},
+      {"packages", package_versions({"libtorch-dev", "libsimgrid-dev"})},
       {"command_line", command_line},
       {"bin_dir", bin_dir},
   };

@@ -143,6 +143,9 @@ TEST_F(RunnerTest, RunsInterleavedWritesRowsAndResumes) {
   text << provenance.rdbuf();
   EXPECT_NE(text.str().find("\"spec_text\""), std::string::npos);
   EXPECT_NE(text.str().find("\"git_sha\""), std::string::npos);
+  EXPECT_NE(text.str().find("\"packages\""), std::string::npos);
+  EXPECT_NE(text.str().find("\"date_utc\""), std::string::npos);
+  EXPECT_NE(text.str().find("\"host\""), std::string::npos);
 
   // Second run: everything is finished, nothing is launched again.
   ASSERT_EQ(run(spec), 0) << stderr_;
