@@ -47,6 +47,10 @@ DdpTracer::~DdpTracer() {
 
 void DdpTracer::begin_iteration(std::int64_t iteration) {
   iteration_.store(iteration, std::memory_order_relaxed);
+  {
+    std::lock_guard<std::mutex> lock(layout_mutex_);
+    in_flight_.clear();
+  }
   writer_.record(EventType::IterationBegin, iteration, trace::now_ns());
 }
 
@@ -77,6 +81,13 @@ void DdpTracer::record_failure(FailureKind kind, const std::string& message,
   event.type = EventType::Failure;
   event.t_ns = trace::now_ns();
   event.dur_ns = waited_ns;
+  // Only a bucket of the layout already on record: a bucket of a layout first used in this
+  // iteration would be out of range for the reader.
+  const int bucket = pending_bucket();
+  const trace::BucketAssignment* layout = writer_.meta().assignment_for(event.iteration);
+  if (bucket >= 0 && layout != nullptr && bucket < static_cast<int>(layout->buckets.size())) {
+    event.bucket = bucket;
+  }
   event.kind = to_string(kind);
   event.message = message;
   writer_.record(event);
@@ -95,12 +106,24 @@ void DdpTracer::on_launch(const c10d::GradBucket& bucket, std::int64_t bytes) {
     members.push_back(found == param_index_by_impl_.end() ? -1 : found->second);
   }
   std::lock_guard<std::mutex> lock(layout_mutex_);
+  in_flight_.push_back(static_cast<int>(index));
   if (layout_seen_.size() <= index) layout_seen_.resize(index + 1);
   layout_seen_[index] = std::move(members);
 }
 
 void DdpTracer::on_complete(std::size_t bucket_index, std::int64_t bytes) {
+  {
+    std::lock_guard<std::mutex> lock(layout_mutex_);
+    const auto found = std::find(in_flight_.begin(), in_flight_.end(),
+                                 static_cast<int>(bucket_index));
+    if (found != in_flight_.end()) in_flight_.erase(found);
+  }
   record_bucket_event(EventType::AllreduceEnd, trace::now_ns(), bucket_index, bytes);
+}
+
+int DdpTracer::pending_bucket() {
+  std::lock_guard<std::mutex> lock(layout_mutex_);
+  return in_flight_.empty() ? -1 : *std::min_element(in_flight_.begin(), in_flight_.end());
 }
 
 void DdpTracer::record_bucket_event(EventType type, std::int64_t t_ns, std::size_t bucket,

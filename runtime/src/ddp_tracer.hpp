@@ -40,8 +40,12 @@ class DdpTracer final : public compat::AllreduceObserver {
   void mark(trace::EventType type);
   // Records the layout seen in this iteration if it changed, then iteration_end, and flushes.
   void end_iteration();
-  // Records a failure at once (flushed): `waited_ns` is how long the failing call ran.
+  // Records a failure at once (flushed): `waited_ns` is how long the failing call ran. The
+  // event names the stuck bucket (pending_bucket()) when the recorded layout knows it.
   void record_failure(FailureKind kind, const std::string& message, std::int64_t waited_ns);
+  // The first bucket of this iteration whose all-reduce was launched and has not completed, or
+  // -1: where a failed collective was stuck.
+  int pending_bucket();
 
   void on_launch(const c10d::GradBucket& bucket, std::int64_t bytes) override;
   void on_complete(std::size_t bucket_index, std::int64_t bytes) override;
@@ -59,6 +63,7 @@ class DdpTracer final : public compat::AllreduceObserver {
   std::vector<std::pair<std::shared_ptr<torch::autograd::Node>, std::uintptr_t>> hooks_;
   std::mutex layout_mutex_;
   std::vector<std::vector<int>> layout_seen_;  // bucket -> parameter indices, this iteration
+  std::vector<int> in_flight_;                 // launched, not completed (layout_mutex_)
 };
 
 }  // namespace ddpsim::runtime
