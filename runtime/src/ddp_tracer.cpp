@@ -45,13 +45,19 @@ DdpTracer::~DdpTracer() {
   for (auto& [accumulator, key] : hooks_) accumulator->del_post_hook(key);
 }
 
-void DdpTracer::begin_iteration(std::int64_t iteration) {
+void DdpTracer::begin_iteration(std::int64_t iteration, bool sync) {
   iteration_.store(iteration, std::memory_order_relaxed);
   {
     std::lock_guard<std::mutex> lock(layout_mutex_);
     in_flight_.clear();
   }
-  writer_.record(EventType::IterationBegin, iteration, trace::now_ns());
+  Event event;
+  event.rank = rank_;
+  event.iteration = iteration;
+  event.type = EventType::IterationBegin;
+  event.t_ns = trace::now_ns();
+  if (!sync) event.kind = "no_sync";
+  writer_.record(event);
 }
 
 void DdpTracer::mark(EventType type) {

@@ -35,7 +35,8 @@ class DdpTracer final : public compat::AllreduceObserver {
   DdpTracer(const DdpTracer&) = delete;
   DdpTracer& operator=(const DdpTracer&) = delete;
 
-  void begin_iteration(std::int64_t iteration);
+  // `sync` false: a gradient-accumulation step under no_sync() (iteration_begin kind no_sync).
+  void begin_iteration(std::int64_t iteration, bool sync = true);
   // Records a loop-level event (forward_begin, optimizer_end, ...) now.
   void mark(trace::EventType type);
   // Records the layout seen in this iteration if it changed, then iteration_end, and flushes.

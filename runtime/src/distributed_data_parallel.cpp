@@ -77,13 +77,15 @@ DistributedDataParallel::~DistributedDataParallel() {
   reducer_.reset();
 }
 
-bool DistributedDataParallel::before_forward() {
-  logger_->set_runtime_stats_and_log();
-  reducer_->prepare_for_forward();
+bool DistributedDataParallel::before_forward(bool sync) {
+  if (sync) {
+    logger_->set_runtime_stats_and_log();
+    reducer_->prepare_for_forward();
+  }
   // Before the forward pass, as Python does, so the new buckets are allocated before the
   // activations raise memory use to its peak.
   const bool rebuilt = reducer_->rebuild_buckets();
-  if (!buffers_.empty()) {
+  if (!buffers_.empty() && last_forward_synced_) {
     // broadcast_buffers=True: rank 0's buffers (e.g. BatchNorm running statistics) win.
     torch::NoGradGuard no_grad;
     c10d::broadcast_coalesced(group_, buffers_, kBroadcastBucketBytes, 0);
@@ -91,6 +93,9 @@ bool DistributedDataParallel::before_forward() {
   return rebuilt;
 }
 
-void DistributedDataParallel::after_forward() { reducer_->prepare_for_backward({}); }
+void DistributedDataParallel::after_forward(bool sync) {
+  last_forward_synced_ = sync;
+  if (sync) reducer_->prepare_for_backward({});
+}
 
 }  // namespace ddpsim::runtime

@@ -40,10 +40,13 @@ class DistributedDataParallel {
 
   // What DDP.forward() does before running the module: runtime stats, prepare_for_forward, the
   // one-time bucket rebuild (a collective), and the broadcast of rank 0's buffers. Returns true
-  // in the iteration whose buckets were rebuilt.
-  bool before_forward();
+  // in the iteration whose buckets were rebuilt. `sync` false is a forward inside no_sync()
+  // (require_backward_grad_sync = False): no stats, no prepare_for_forward.
+  bool before_forward(bool sync = true);
   // What DDP.forward() does after the module ran: arm the Reducer for the coming backward.
-  void after_forward();
+  // Under no_sync() (`sync` false) the Reducer is not armed: its autograd hooks return at once
+  // and the gradients accumulate locally in .grad until a synchronised backward.
+  void after_forward(bool sync = true);
 
   const std::vector<at::Tensor>& parameters() const { return params_; }
   const c10::intrusive_ptr<c10d::ProcessGroup>& process_group() const { return group_; }
@@ -55,6 +58,8 @@ class DistributedDataParallel {
   std::vector<at::Tensor> buffers_;
   std::shared_ptr<c10d::Reducer> reducer_;
   std::shared_ptr<c10d::Logger> logger_;
+  // require_forward_param_sync: the buffers are broadcast only after a synchronised forward.
+  bool last_forward_synced_ = true;
 };
 
 }  // namespace ddpsim::runtime
