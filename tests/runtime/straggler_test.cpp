@@ -8,101 +8,30 @@
 //   - a stall shorter than the timeout costs the *other* rank all-reduce time;
 //   - --slowdown stretches the slow rank's compute and records what it injected.
 #include <gtest/gtest.h>
-#include <sys/wait.h>
 
 #include <algorithm>
-#include <chrono>
-#include <cstdlib>
-#include <filesystem>
-#include <fstream>
-#include <random>
-#include <sstream>
+#include <map>
 
 #include "ddpsim/trace/io.hpp"
+#include "launched_job.hpp"
 
 namespace ddpsim::runtime {
 namespace {
 
-namespace fs = std::filesystem;
-using Clock = std::chrono::steady_clock;
-
-class ScratchDir {
- public:
-  ScratchDir() {
-    const char* tmp = std::getenv("TMPDIR");
-    std::random_device random;
-    path_ = fs::path(tmp && *tmp ? tmp : "/tmp") /
-            ("ddpsim-straggler-" + std::to_string(random()) + std::to_string(random()));
-    fs::create_directories(path_);
-  }
-  ~ScratchDir() {
-    std::error_code ignored;
-    fs::remove_all(path_, ignored);
-  }
-  std::string operator/(const std::string& name) const { return (path_ / name).string(); }
-
- private:
-  fs::path path_;
-};
-
-std::string read_text(const std::string& path) {
-  std::ifstream in(path);
-  std::ostringstream text;
-  text << in.rdbuf();
-  return text.str();
-}
-
-struct JobResult {
-  int exit_code = -1;
-  double seconds = 0;
-  std::string output;  // the launcher's stdout and stderr (each worker line prefixed)
-};
-
-std::string quote(const std::string& word) {
-  std::string quoted = "'";
-  for (const char c : word) quoted += c == '\'' ? std::string("'\\''") : std::string(1, c);
-  return quoted + "'";
-}
-
-// ddp-launch --nproc-per-node 2 -- WORKER..., through the shell; `worker` is a shell command line
-// (already quoted) so a test can wrap ddp-train.
-JobResult launch(const std::string& worker, const ScratchDir& dir) {
-  const std::string log = dir / "launch.log";
-  const std::string command = quote(DDP_LAUNCH_PATH) +
-                              " --nproc-per-node 2 --master-port 0 --grace-period 5 -- " +
-                              worker + " > " + quote(log) + " 2>&1";
-  const auto start = Clock::now();
-  const int status = std::system(command.c_str());
-  JobResult result;
-  result.seconds = std::chrono::duration<double>(Clock::now() - start).count();
-  result.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-  result.output = read_text(log);
-  return result;
-}
+using testing::events_of;
+using testing::JobResult;
+using testing::ScratchDir;
 
 std::string train_command(const ScratchDir& dir, const std::vector<std::string>& extra) {
-  std::vector<std::string> args = {DDP_TRAIN_PATH,  "--model",        "mlp",  "--width",
-                                   "32",            "--depth",        "2",    "--batch-size",
-                                   "8",             "--dataset-size", "1000", "--quiet",
-                                   "--trace-dir",   dir / "trace",    "--init",
-                                   "file://" + (dir / "store")};
-  args.insert(args.end(), extra.begin(), extra.end());
-  std::string command;
-  for (const auto& a : args) command += (command.empty() ? "" : " ") + quote(a);
-  return command;
+  return testing::train_command(dir, "trace", extra);
+}
+
+JobResult launch(const std::string& worker, const ScratchDir& dir) {
+  return testing::launch(worker, dir);
 }
 
 trace::RankTrace read_rank(const ScratchDir& dir, int rank) {
-  return trace::read_rank(dir / ("trace/" + trace::meta_file_name(rank)),
-                          dir / ("trace/" + trace::events_file_name(rank)));
-}
-
-std::vector<const trace::Event*> events_of(const trace::RankTrace& t, trace::EventType type) {
-  std::vector<const trace::Event*> found;
-  for (const auto& e : t.events) {
-    if (e.type == type) found.push_back(&e);
-  }
-  return found;
+  return testing::read_rank(dir, "trace", rank);
 }
 
 void expect_iterations_complete(const trace::RankTrace& t, std::int64_t up_to) {
@@ -165,9 +94,9 @@ TEST(Straggler, KilledWorkerIsReportedAndTheOthersEndWithIntactTraces) {
   const std::string train =
       train_command(dir, {"--iterations", "400", "--timeout", "60", "--delay", "all=20"});
   const std::string script =
-      "if [ \"$RANK\" = 1 ]; then (until grep -q ',2,iteration_end,' " + quote(events) +
+      "if [ \"$RANK\" = 1 ]; then (until grep -q ',2,iteration_end,' " + testing::shell_quote(events) +
       " 2>/dev/null; do sleep 0.05; done; kill -9 $$) & fi; exec " + train;
-  const JobResult job = launch("sh -c " + quote(script), dir);
+  const JobResult job = launch("sh -c " + testing::shell_quote(script), dir);
   EXPECT_NE(job.exit_code, 0) << job.output;
   EXPECT_NE(job.output.find("SIGKILL"), std::string::npos) << job.output;
   EXPECT_NE(job.output.find("rank 1"), std::string::npos) << job.output;
