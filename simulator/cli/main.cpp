@@ -6,7 +6,7 @@
 //       [--bandwidth BYTES_PER_S] [--latency S] [--platform star|two-level|FILE.xml]
 //       [--gpus-per-node G --intra-bandwidth B --intra-latency S --inter-bandwidth B
 //        --inter-latency S] [--cfg KEY:VALUE]... [--world-size W] [--timeout S]
-//       [--slowdown RANK=FACTOR]...
+//       [--slowdown RANK=FACTOR]... [--bucket-cap-mb X [--first-bucket-cap-mb Y]]
 //   ddp-sim calibrate TRACE_DIR [--allreduce ring|ring-agg|analytic|tree] [--json FILE]
 //
 // Exit status: 0 success, 2 bad usage or input (one line on stderr), 1 anything else.
@@ -22,6 +22,7 @@
 #include "ddpsim/sim/allreduce.hpp"
 #include "ddpsim/sim/calibrate.hpp"
 #include "ddpsim/sim/predicted_trace.hpp"
+#include "ddpsim/sim/rebucket.hpp"
 #include "ddpsim/sim/replay.hpp"
 #include "ddpsim/sim/report.hpp"
 #include "ddpsim/sim/workload_model.hpp"
@@ -57,6 +58,8 @@ struct ReplayFlags {
   int world_size = 0;
   double timeout = 0;
   std::vector<std::string> slowdown;
+  std::optional<double> bucket_cap_mb;
+  std::optional<double> first_bucket_cap_mb;
 };
 
 sim::AllreduceAlgorithm parse_algorithm(const std::string& name) {
@@ -133,7 +136,18 @@ int run_replay(const ReplayFlags& flags) {
 
   auto mode = sim::compute_mode_from_string(flags.compute);
   if (!mode) throw UsageError("--compute: expected median, mean or per-iteration, got '" + flags.compute + "'");
-  const sim::WorkloadModel model = sim::extract_workload(measured, *mode);
+  sim::WorkloadModel model = sim::extract_workload(measured, *mode);
+  if (flags.bucket_cap_mb || flags.first_bucket_cap_mb) {
+    // DDP's bucket_cap_mb is in MiB.
+    constexpr double kMiB = 1024.0 * 1024.0;
+    sim::BucketCaps caps;
+    caps.bucket_cap_bytes = flags.bucket_cap_mb ? static_cast<std::int64_t>(*flags.bucket_cap_mb * kMiB)
+                                                : model.source_meta.bucket_cap_bytes;
+    caps.first_bucket_cap_bytes = flags.first_bucket_cap_mb
+                                      ? static_cast<std::int64_t>(*flags.first_bucket_cap_mb * kMiB)
+                                      : model.source_meta.first_bucket_cap_bytes;
+    model = sim::rebucket(model, caps);
+  }
 
   sim::ReplayOptions options;
   options.algorithm = parse_algorithm(flags.allreduce);
@@ -232,6 +246,10 @@ int main(int argc, char** argv) {
   replay->add_option("--slowdown", flags.slowdown, "What-if: RANK=FACTOR stretches a rank's compute (repeatable)")
       ->expected(1)
       ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);
+  replay->add_option("--bucket-cap-mb", flags.bucket_cap_mb,
+                     "What-if: re-bucket with this bucket_cap_mb (MiB), from the measured gradient times");
+  replay->add_option("--first-bucket-cap-mb", flags.first_bucket_cap_mb,
+                     "What-if: the first bucket's cap, MiB (default: the trace's)");
 
   std::string calibrate_dir;
   std::string calibrate_algorithm = "ring";

@@ -98,6 +98,18 @@ TEST(Cli, GivenNetworkSkipsCalibration) {
   EXPECT_DOUBLE_EQ(report["network"]["beta_bytes_per_s"].get<double>(), 1e9);
 }
 
+TEST(Cli, BucketCapWhatIfRebuckets) {
+  testing::TempDir dir;
+  const std::string measured = write_measured(dir);
+  const Outcome outcome = run_cli(dir, "replay " + measured + " --bucket-cap-mb 1024 --first-bucket-cap-mb 1024 --out " +
+                                           dir.path("predicted"));
+  ASSERT_EQ(outcome.status, 0) << outcome.err;
+  const trace::Trace predicted = trace::read_trace(dir.path("predicted"));
+  ASSERT_EQ(predicted.meta().bucket_assignments.size(), 1u);
+  EXPECT_EQ(predicted.meta().bucket_assignments[0].buckets.size(), 1u);
+  EXPECT_EQ(predicted.meta().bucket_cap_bytes, 1024LL * 1024 * 1024);
+}
+
 TEST(Cli, MissingTraceIsOneLineExit2) {
   testing::TempDir dir;
   expect_one_line_error(run_cli(dir, "replay " + dir.path("nowhere")), "nowhere");

@@ -1,0 +1,42 @@
+// What-if: another bucket_cap_mb. Re-buckets the parameters the way DDP does and derives
+// when each new bucket becomes ready from the measured per-parameter gradient times.
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "ddpsim/sim/workload_model.hpp"
+#include "ddpsim/trace/model.hpp"
+
+namespace ddpsim::sim {
+
+struct BucketCaps {
+  std::int64_t bucket_cap_bytes = 25LL * 1024 * 1024;
+  std::int64_t first_bucket_cap_bytes = 1024LL * 1024;
+};
+
+// c10d's compute_bucket_assignment_by_size rule, as the Reducer applies it when it rebuilds
+// the buckets after iteration 0 (the layout used from iteration 1 on): parameters are taken
+// in `order` (the order their gradients became ready); each dtype fills its own open bucket;
+// a bucket closes as soon as its bytes reach the current limit; the first bucket of each
+// dtype has the limit first_bucket_cap_bytes, the following ones bucket_cap_bytes; the
+// partly filled buckets are appended last. Bucket 0 is the first to become ready.
+// (DDP's constructor, which does not know the gradient order yet, applies the same rule to
+// the parameters in registration order and reverses the result; with the reverse
+// registration order as `order` this gives the same buckets up to where the small first
+// bucket lands.)
+std::vector<std::vector<int>> compute_bucket_assignment(const std::vector<trace::Parameter>& parameters,
+                                                        const std::vector<int>& order, const BucketCaps& caps);
+
+// The order in which rank 0's gradients became ready (its median offsets; DDP syncs rank
+// 0's order when it rebuilds), ties broken by reverse registration order. Parameters without
+// a measured gradient time go last, in reverse registration order.
+std::vector<int> gradient_ready_order(const WorkloadModel& model);
+
+// The model with the buckets recomputed for `caps`: bucket b is ready when its last gradient
+// is, plus the median lag measured between a bucket's last gradient and its bucket_ready;
+// its bytes on the wire keep the trace's wire/parameter ratio (an fp16 hook halves them).
+// Throws WorkloadError when the trace lacks gradient times.
+WorkloadModel rebucket(const WorkloadModel& model, const BucketCaps& caps);
+
+}  // namespace ddpsim::sim
