@@ -71,8 +71,9 @@ void compute_actor(Simulation& sim, int rank) {
   const auto phase = [&](double duration_s) { sg4::this_actor::sleep_for(factor * duration_s); };
   for (std::int64_t iteration = 0; iteration < sim.options.iterations; ++iteration) {
     const RankIterationCosts& costs = sim.model.costs_for(rank, iteration);
+    const std::int64_t label = sim.model.first_source_iteration() + iteration;
     const auto record = [&](EventType type) {
-      state.events.push_back(make_event(rank, iteration, type, now()));
+      state.events.push_back(make_event(rank, label, type, now()));
     };
     record(EventType::IterationBegin);
     phase(costs.before_forward_s);
@@ -87,7 +88,7 @@ void compute_actor(Simulation& sim, int rank) {
     // they are recorded at their offsets without waking the actor for each.
     for (std::size_t param = 0; param < costs.grad_ready_s.size(); ++param) {
       if (costs.grad_ready_s[param] < 0) continue;
-      Event ready = make_event(rank, iteration, EventType::GradReady,
+      Event ready = make_event(rank, label, EventType::GradReady,
                                state.backward_begin_s + factor * costs.grad_ready_s[param]);
       ready.param = static_cast<int>(param);
       state.events.push_back(ready);
@@ -111,30 +112,32 @@ void comm_actor(Simulation& sim, int rank) {
   const double factor = sim.slowdown(rank);
   const auto now = [] { return sg4::Engine::get_clock(); };
   std::int64_t iteration = 0;
+  std::int64_t label = sim.model.first_source_iteration();
   int bucket = -1;
   double begin_s = 0;
   try {
     for (; iteration < sim.options.iterations; ++iteration) {
       state.backward_started->acquire();
       const RankIterationCosts& costs = sim.model.costs_for(rank, iteration);
+      label = sim.model.first_source_iteration() + iteration;
       for (bucket = 0; bucket < static_cast<int>(sim.model.bucket_bytes.size()); ++bucket) {
         const std::int64_t bytes = sim.model.bucket_bytes[static_cast<std::size_t>(bucket)];
         const double ready_s =
             state.backward_begin_s + factor * costs.bucket_ready_s[static_cast<std::size_t>(bucket)];
-        Event ready = make_event(rank, iteration, EventType::BucketReady, ready_s);
+        Event ready = make_event(rank, label, EventType::BucketReady, ready_s);
         ready.bucket = bucket;
         ready.bytes = bytes;
         state.events.push_back(ready);
         if (now() < ready_s) sg4::this_actor::sleep_until(ready_s);
 
         begin_s = now();
-        Event begin = make_event(rank, iteration, EventType::AllreduceBegin, begin_s);
+        Event begin = make_event(rank, label, EventType::AllreduceBegin, begin_s);
         begin.bucket = bucket;
         begin.bytes = bytes;
         state.events.push_back(begin);
         const double deadline_s = sim.options.timeout_s > 0 ? begin_s + sim.options.timeout_s : -1;
         run_allreduce(sim.group, sim.options.algorithm, rank, bytes, deadline_s);
-        Event end = make_event(rank, iteration, EventType::AllreduceEnd, now());
+        Event end = make_event(rank, label, EventType::AllreduceEnd, now());
         end.bucket = bucket;
         end.bytes = bytes;
         state.events.push_back(end);
@@ -143,13 +146,13 @@ void comm_actor(Simulation& sim, int rank) {
     }
   } catch (const CollectiveTimeout& timeout) {
     // As with Gloo, the first rank to time out fails the job: record it and stop everyone.
-    Event failure = make_event(rank, iteration, EventType::Failure, now());
+    Event failure = make_event(rank, label, EventType::Failure, now());
     failure.kind = "timeout";
     failure.bucket = bucket;
     failure.dur_ns = to_ns(now() - begin_s);
     failure.message = timeout.what();
     state.events.push_back(failure);
-    sim.failure = "rank " + std::to_string(rank) + " iteration " + std::to_string(iteration) +
+    sim.failure = "rank " + std::to_string(rank) + " iteration " + std::to_string(label) +
                   " bucket " + std::to_string(bucket) + ": timeout after " +
                   std::to_string(now() - begin_s) + " s: " + timeout.what();
     sg4::Actor::kill_all();
@@ -163,6 +166,11 @@ void apply_simgrid_config(const std::string& entry) {
     throw SimulationError("--cfg " + entry + ": expected KEY:VALUE, got no ':'");
   }
   const std::string key = entry.substr(0, colon);
+  if (key == "contexts/nthreads" && entry.substr(colon + 1) != "1") {
+    // The actors share state (join counters, per-rank event lists) without locks, relying on
+    // SimGrid running one actor at a time; SimGrid 3.32 also crashed with 2 threads at W=64.
+    throw SimulationError("--cfg " + entry + ": expected contexts/nthreads:1, the only value the replay supports");
+  }
   try {
     (void)simgrid::config::is_default(key.c_str());
   } catch (const std::out_of_range&) {

@@ -18,7 +18,7 @@ inline WorkloadModel communication_only_workload(int world_size, std::int64_t by
   RankIterationCosts costs;
   costs.bucket_ready_s = {0.0};
   model.costs.assign(static_cast<std::size_t>(world_size), {costs});
-  model.source_iterations = {1};
+  model.source_iterations = {0};
   model.source_meta.world_size = world_size;
   model.source_meta.parameters = {{0, "weight", bytes / 4, "float32"}};
   return model;

@@ -82,6 +82,12 @@ trace::Trace make_synthetic_trace(const SyntheticRun& run) {
         return &out.back();
       };
       record(EventType::IterationBegin, t);
+      if (run.stall_s > 0 && r == run.stall_rank && iteration == run.stall_iteration) {
+        Event* delay = record(EventType::Delay, t);
+        delay->dur_ns = ns(run.stall_s);
+        delay->kind = "delay";
+        t += run.stall_s;
+      }
       t += f * run.before_forward_s;
       record(EventType::ForwardBegin, t);
       t += f * run.forward_s;

@@ -36,6 +36,11 @@ struct SyntheticRun {
   std::int64_t straggler_iteration = 3;
   int straggler_bucket = 1;
   double straggler_extra_s = 0.05;
+  // One injected stall (a `delay` event, as ddp-train --delay records it): rank stall_rank
+  // sleeps stall_s before the forward pass of stall_iteration. stall_s = 0: none.
+  int stall_rank = 1;
+  std::int64_t stall_iteration = 5;
+  double stall_s = 0;
 };
 
 trace::Trace make_synthetic_trace(const SyntheticRun& run);

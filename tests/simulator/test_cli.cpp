@@ -129,6 +129,15 @@ TEST(Cli, BadSimgridConfigIsOneLineExit2) {
   expect_one_line_error(run_cli(dir, "replay " + measured + " --cfg network/bogus:1"), "network/bogus");
   expect_one_line_error(run_cli(dir, "replay " + measured + " --cfg network/model:Warp9"), "Warp9");
   expect_one_line_error(run_cli(dir, "replay " + measured + " --cfg nocolon"), "nocolon");
+  expect_one_line_error(run_cli(dir, "replay " + measured + " --cfg contexts/nthreads:2"), "contexts/nthreads");
+  // A valid override is applied (LV08's slow-start factor makes the prediction slower).
+  const Outcome lv08 = run_cli(dir, "replay " + measured + " --cfg network/model:LV08 --allreduce ring --json " + dir.path("lv08.json"));
+  ASSERT_EQ(lv08.status, 0) << lv08.err;
+  const Outcome cm02 = run_cli(dir, "replay " + measured + " --allreduce ring --json " + dir.path("cm02.json"));
+  ASSERT_EQ(cm02.status, 0) << cm02.err;
+  const auto slow = nlohmann::json::parse(slurp(dir.path("lv08.json")));
+  const auto fast = nlohmann::json::parse(slurp(dir.path("cm02.json")));
+  EXPECT_GT(slow["simulation"]["simulated_end_s"].get<double>(), fast["simulation"]["simulated_end_s"].get<double>());
 }
 
 TEST(Cli, BadFlagsAreOneLineExit2) {

@@ -125,6 +125,33 @@ TEST(ReplayWhatIf, TimeoutFailsTheRun) {
   EXPECT_EQ(failures, 1);
 }
 
+TEST(ReplayWhatIf, PerIterationReplaysAOneOffStallAgainstTheTimeout) {
+  testing::SyntheticRun run;
+  run.stall_s = 0.3;  // rank 1 stalls 300 ms before iteration 5's forward pass
+  testing::TempDir dir;
+  const Prepared prepared = prepare(run, dir);
+  const WorkloadModel model = extract_workload(prepared.measured, ComputeMode::PerIteration);
+  ReplayOptions options = calibrated_options(prepared.calibration, AllreduceAlgorithm::RingAggregated);
+  options.iterations = static_cast<std::int64_t>(model.source_iterations.size());
+
+  options.timeout_s = 0.5;  // longer than the stall: the job survives
+  const ReplayResult survives = replay_isolated(model, options);
+  EXPECT_TRUE(survives.failure.empty()) << survives.failure;
+  const trace::Trace predicted = make_predicted_trace(model, options, survives);
+  // Predicted iterations carry the numbers of the iterations they replay (1…9), and the
+  // stalled one is the long one.
+  EXPECT_EQ(predicted.ranks[0].complete_iterations(), model.source_iterations);
+  const auto times = testing::iteration_times_s(predicted);
+  const auto measured_times = testing::iteration_times_s(prepared.measured);
+  ASSERT_EQ(times.size(), 9u);
+  EXPECT_NEAR(times[4], measured_times[5], 0.01 * measured_times[5]);  // iteration 5
+  EXPECT_GT(times[4], 0.25);
+
+  options.timeout_s = 0.2;  // shorter: rank 0 gives up inside iteration 5's first all-reduce
+  const ReplayResult fails = replay_isolated(model, options);
+  EXPECT_NE(fails.failure.find("iteration 5 bucket 0: timeout"), std::string::npos) << fails.failure;
+}
+
 TEST(ReplayWhatIf, LargerWorldTakesLongerAllreduces) {
   testing::SyntheticRun run;
   testing::TempDir dir;

@@ -65,6 +65,11 @@ struct WorkloadModel {
   std::string source_dir;
 
   const RankIterationCosts& costs_for(int rank, std::int64_t simulated_iteration) const;
+  // Simulated iteration k is numbered first_source_iteration() + k in the predicted trace,
+  // so that with per-iteration compute it carries the number of the iteration it replays.
+  std::int64_t first_source_iteration() const {
+    return source_iterations.empty() ? 0 : source_iterations.front();
+  }
 };
 
 // Thrown when a valid trace still cannot be replayed (e.g. no complete iteration).
