@@ -33,13 +33,16 @@ void ProgressMeter::report(std::int64_t iterations_done, double loss, Clock::tim
   last_done_ = iterations_done;
 }
 
-void ProgressMeter::finish(std::int64_t iterations_done, double loss, Clock::time_point now) {
+void ProgressMeter::finish(std::int64_t iterations_done, double loss, double median_step_s,
+                           Clock::time_point now) {
   if (out_ == nullptr) return;
   const double seconds = seconds_between(start_, now);
   const double its = seconds > 0 ? static_cast<double>(iterations_done) / seconds : 0;
-  std::fprintf(out_, "done: %lld iterations in %.2f s  %.2f it/s  %.0f samples/s  loss %.4f\n",
+  std::fprintf(out_,
+               "done: %lld iterations in %.2f s  %.2f it/s  %.0f samples/s  loss %.4f  "
+               "median step %.3f ms\n",
                static_cast<long long>(iterations_done), seconds, its,
-               its * static_cast<double>(samples_per_iteration_), loss);
+               its * static_cast<double>(samples_per_iteration_), loss, median_step_s * 1e3);
   std::fflush(out_);
 }
 

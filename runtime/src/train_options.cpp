@@ -102,6 +102,8 @@ std::optional<TrainOptions> parse_train_options(int argc, const char* const* arg
       "without Python), one process per rank, traced for ddpsim.",
       "ddp-train"};
   bool no_trace = false;
+  // A repeated flag overrides the earlier one (as with argparse), so scripts can append.
+  app.option_defaults()->multi_option_policy(CLI::MultiOptionPolicy::TakeLast);
   app.add_option("--model", o.model, "mlp | convnet | resnet18 | transformer")
       ->capture_default_str();
   app.add_option("--iterations", o.iterations, "training iterations")->capture_default_str();

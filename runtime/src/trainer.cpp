@@ -14,6 +14,8 @@
 #include <torch/utils.h>
 #include <unistd.h>
 
+#include <algorithm>
+#include <chrono>
 #include <cinttypes>
 #include <cstdio>
 #include <cstdlib>
@@ -158,6 +160,13 @@ std::unique_ptr<torch::optim::Optimizer> make_optimizer(const TrainOptions& o,
                                              torch::optim::SGDOptions(o.lr).momentum(0.9));
 }
 
+double median(std::vector<double> values) {
+  if (values.empty()) return 0.0;
+  const auto middle = values.begin() + static_cast<std::ptrdiff_t>(values.size() / 2);
+  std::nth_element(values.begin(), middle, values.end());
+  return *middle;
+}
+
 // The names of the phases, for the one-line failure report.
 const char* phase_name(EventType phase) {
   switch (phase) {
@@ -222,6 +231,9 @@ class Trainer {
     std::int64_t epoch = -1;
     std::vector<std::size_t> shard;
     at::Tensor loss;
+    // Per-iteration time without building the batch: DDP's work plus tracing, what a
+    // benchmark of either compares.
+    std::vector<double> step_seconds;
     for (std::int64_t it = 0; it < o_.iterations; ++it) {
       if (it / batches_per_epoch != epoch) {
         epoch = it / batches_per_epoch;
@@ -237,11 +249,17 @@ class Trainer {
         batch.target = batch.target.to(torch::Device(torch::kCUDA, env_.local_rank));
       }
       const bool last = it + 1 == o_.iterations;
+      const auto step_start = ProgressMeter::Clock::now();
       loss = run_iteration(it, batch, last);
       const auto now = ProgressMeter::Clock::now();
+      // Iteration 0 (one bucket, lazy allocations) is not representative.
+      if (it > 0 || o_.iterations == 1) {
+        step_seconds.push_back(std::chrono::duration<double>(now - step_start).count());
+      }
       if (progress.due(now)) progress.report(it + 1, loss.item<double>(), now);
     }
-    progress.finish(o_.iterations, loss.item<double>(), ProgressMeter::Clock::now());
+    progress.finish(o_.iterations, loss.item<double>(), median(step_seconds),
+                    ProgressMeter::Clock::now());
     if (!o_.dump_params.empty()) dump_params();
     // Reducer before the tracer whose hook it holds, tracer before the writer it writes to.
     optimizer_.reset();

@@ -19,8 +19,10 @@ class ProgressMeter {
   bool due(Clock::time_point now) const;
   // "iter 40/100  12.3 it/s  1574 samples/s  loss 0.5123": rates since the previous line.
   void report(std::int64_t iterations_done, double loss, Clock::time_point now);
-  // The closing summary over the whole run.
-  void finish(std::int64_t iterations_done, double loss, Clock::time_point now);
+  // The closing summary over the whole run, with the median time of one training step
+  // (benchmark scripts read "median step <ms> ms").
+  void finish(std::int64_t iterations_done, double loss, double median_step_s,
+              Clock::time_point now);
 
  private:
   std::int64_t total_;

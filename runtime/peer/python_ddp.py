@@ -1,0 +1,111 @@
+#!/usr/bin/python3
+"""The Python peer of ddp-train: the same training job on torch.nn.parallel.DistributedDataParallel.
+
+It exists to answer one question: does ddp-train (C++ on c10d::Reducer) run DDP as fast as
+PyTorch's own Python DDP? Run it with Debian's /usr/bin/python3 (python3-torch 1.13, the same
+LibTorch as ddp-train) under a launcher that sets RANK, WORLD_SIZE, MASTER_ADDR and MASTER_PORT
+(ddp-launch or torchrun). It prints ddp-train's closing line format, including
+"median step <ms> ms": the median time of forward + backward (with DDP's all-reduces) +
+optimizer step, without building the batch, iteration 0 excluded.
+
+Only the synthetic MLP workload of ddp-train is mirrored (--model mlp): same layer sizes,
+optimizer, batch and threads. The data are random tensors, not ddp-train's per-sample stream:
+the batch is built outside the timed step in both programs.
+"""
+import argparse
+import os
+import statistics
+import sys
+import time
+
+import torch
+import torch.distributed as dist
+import torch.nn as nn
+import torch.nn.functional as F
+
+CLASSES = 10
+
+
+def parse_args():
+    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p.add_argument("--model", default="mlp", choices=["mlp"])
+    p.add_argument("--width", type=int, default=1024)
+    p.add_argument("--depth", type=int, default=4)
+    p.add_argument("--iterations", type=int, default=20)
+    p.add_argument("--batch-size", type=int, default=32)
+    p.add_argument("--optimizer", default="sgd", choices=["sgd", "adam"])
+    p.add_argument("--lr", type=float, default=0.01)
+    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--threads", type=int, default=1)
+    p.add_argument("--bucket-cap-mb", type=float, default=25.0)
+    p.add_argument("--first-bucket-cap-mb", type=float, default=1.0)
+    p.add_argument("--timeout", type=float, default=1800.0)
+    p.add_argument("--quiet", action="store_true")
+    p.add_argument("--no-trace", action="store_true", help="accepted for symmetry; never traces")
+    return p.parse_args()
+
+
+def make_mlp(width, depth):
+    layers = []
+    for _ in range(depth):
+        layers += [nn.Linear(width, width), nn.ReLU()]
+    layers.append(nn.Linear(width, CLASSES))
+    return nn.Sequential(*layers)
+
+
+def main():
+    args = parse_args()
+    torch.set_num_threads(args.threads)
+    rank = int(os.environ.get("RANK", "0"))
+    world = int(os.environ.get("WORLD_SIZE", "1"))
+    os.environ.setdefault("MASTER_ADDR", "127.0.0.1")
+    os.environ.setdefault("MASTER_PORT", "29500")
+    from datetime import timedelta
+    dist.init_process_group("gloo", rank=rank, world_size=world,
+                            timeout=timedelta(seconds=args.timeout))
+    # What ddp-train's --first-bucket-cap-mb sets on its Reducer.
+    dist._DEFAULT_FIRST_BUCKET_BYTES = int(args.first_bucket_cap_mb * 1024 * 1024)
+
+    torch.manual_seed(args.seed)
+    model = nn.parallel.DistributedDataParallel(make_mlp(args.width, args.depth),
+                                                bucket_cap_mb=args.bucket_cap_mb)
+    if args.optimizer == "adam":
+        opt = torch.optim.Adam(model.parameters(), lr=args.lr)
+    else:
+        opt = torch.optim.SGD(model.parameters(), lr=args.lr, momentum=0.9)
+
+    gen = torch.Generator().manual_seed(args.seed * 1000 + rank)
+    report = rank == 0 and not args.quiet
+    start = last = time.monotonic()
+    last_done = 0
+    steps = []
+    loss = None
+    for it in range(args.iterations):
+        x = torch.randn(args.batch_size, args.width, generator=gen)
+        y = torch.randint(CLASSES, (args.batch_size,), generator=gen)
+        t0 = time.monotonic()
+        loss = F.cross_entropy(model(x), y)
+        loss.backward()
+        opt.step()
+        opt.zero_grad()
+        now = time.monotonic()
+        if it > 0 or args.iterations == 1:
+            steps.append(now - t0)
+        if report and now - last >= 1.0:
+            its = (it + 1 - last_done) / (now - last)
+            print(f"iter {it + 1}/{args.iterations}  {its:.2f} it/s  "
+                  f"{its * args.batch_size * world:.0f} samples/s  loss {loss.item():.4f}",
+                  flush=True)
+            last, last_done = now, it + 1
+    if report:
+        seconds = time.monotonic() - start
+        its = args.iterations / seconds
+        print(f"done: {args.iterations} iterations in {seconds:.2f} s  {its:.2f} it/s  "
+              f"{its * args.batch_size * world:.0f} samples/s  loss {loss.item():.4f}  "
+              f"median step {statistics.median(steps) * 1e3:.3f} ms", flush=True)
+    dist.destroy_process_group()
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
