@@ -7,7 +7,7 @@ import output
 import style
 from inputs import InputError, base_rows, delay_ms, read_summary
 
-REQUIRED = ["variant", "status", "delay", "timeout_s", "predicted_timeout_s", "measured_failed",
+REQUIRED = ["point", "rep", "variant", "status", "delay", "timeout_s", "predicted_timeout_s", "measured_failed",
             "predicted_failed"]
 
 
@@ -30,6 +30,8 @@ def plotted_numbers(path, from_timeout=None):
     predicted = frame.dropna(subset=["predicted_timeout_s", "predicted_failed"])
     if from_timeout is not None:
         predicted = predicted[predicted["timeout_s"] == from_timeout]
+    # A what-if at the measured timeout repeats the replay of the measured configuration.
+    predicted = predicted.drop_duplicates(subset=["point", "rep", "predicted_timeout_s"])
     for (delay, timeout), group in predicted.groupby(["delay_ms", "predicted_timeout_s"], sort=True):
         rows.append({"delay_ms": delay, "source": "predicted", "timeout_s": timeout,
                      "failure_probability": group["predicted_failed"].mean(), "runs": len(group),
