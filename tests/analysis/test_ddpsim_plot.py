@@ -187,14 +187,15 @@ class TimeoutCurve(PlotTest):
                     measured.setdefault((delay, timeout), []).append(failed)
                     if timeout == 4:  # predictions come from the runs at the largest timeout
                         predicted.setdefault((delay, timeout), []).append(int(delay / 1000 > timeout))
-                    for what_if in (0.5, 2.0):
+                    for what_if in (0.5, 2.0, 4.0):
                         # A trace cut short by a real timeout lacks the stall: no failure.
                         fails = int(delay / 1000 > what_if) if timeout == 4 else 0
                         rows.append(fixtures.summary_row(
                             point=f"d{delay}t{timeout}", rep=rep, variant=f"timeout{what_if}",
                             delay=f"1={delay}@5", timeout_s=timeout, predicted_timeout_s=what_if,
                             predicted_iter_s=0.1, measured_failed="", predicted_failed=fails))
-                        if timeout == 4:
+                        # A what-if at the measured timeout repeats the base replay: once.
+                        if timeout == 4 and what_if != timeout:
                             predicted.setdefault((delay, what_if), []).append(fails)
         self.plot("timeout-curve", self.summary(rows))
         plotted = self.assert_figure("timeout-curve")
