@@ -1,8 +1,29 @@
 #!/usr/bin/env bash
-# README command (a): set up, build, and run the demo.
+# README command (a): set up, build, then measure a real 2-rank DDP job and predict it.
+#  1. ddp-launch starts 2 ddp-train workers (Gloo over loopback) training a small CNN on the
+#     real Fashion-MNIST; each rank writes its trace to demo-out/measured.
+#  2. ddp-trace validates and summarises the trace and exports it for Perfetto.
+#  3. ddp-sim calibrates a network model from the trace and replays the run in SimGrid.
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 bash scripts/build.sh
 bin=build/release/bin
-echo "== ddp-trace summary of the sample trace"
-"$bin/ddp-trace" summary traces/examples/sample
+out=demo-out
+rm -rf "$out" && mkdir -p "$out"
+
+echo "== 1. measure: 2 ranks, convnet on Fashion-MNIST, Gloo"
+"$bin/ddp-launch" --nproc-per-node 2 -- \
+  "$bin/ddp-train" --model convnet --iterations 60 --batch-size 64 --trace-dir "$out/measured"
+
+echo "== 2. the trace"
+"$bin/ddp-trace" validate "$out/measured"
+"$bin/ddp-trace" summary "$out/measured"
+"$bin/ddp-trace" export --chrome "$out/measured.chrome.json" "$out/measured"
+echo "(open $out/measured.chrome.json in https://ui.perfetto.dev)"
+
+if [ -x "$bin/ddp-sim" ]; then
+  echo "== 3. predict: SimGrid replay, network calibrated from the same trace"
+  "$bin/ddp-sim" replay "$out/measured" --compute per-iteration --out "$out/predicted"
+  echo "== what if the bucket cap were 1 MiB instead of 25?"
+  "$bin/ddp-sim" replay "$out/measured" --compute per-iteration --bucket-cap-mb 1
+fi
