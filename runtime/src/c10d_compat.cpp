@@ -128,7 +128,9 @@ class ObservedAllreduceHook final : public c10d::CommHookInterface {
     AllreduceObserver* observer = observer_;
     return collective->then(
         [observer, index, bytes](c10::ivalue::Future& done) -> c10::IValue {
-          observer->on_complete(index, bytes);
+          // then() runs this on failure too; a failed collective did not complete, and
+          // value() rethrows its error to the Reducer.
+          if (!done.hasError()) observer->on_complete(index, bytes);
           return done.value();
         },
         collective->elementType());

@@ -54,6 +54,7 @@ void validate(const TrainOptions& o) {
                                         std::to_string(o.heads));
   require(o.dataset_size >= 1, "--dataset-size: expected a positive integer");
   require(!o.trace_dir.empty() || !o.trace, "--trace-dir: expected a directory");
+  require(o.fail_iteration >= 0, "--fail-iteration: expected a non-negative integer");
 }
 
 }  // namespace
@@ -169,6 +170,11 @@ std::optional<TrainOptions> parse_train_options(int argc, const char* const* arg
                  "replaced by the rank)");
   app.add_option("--dump-params", o.dump_params,
                  "debug: write the parameters after the last step ({rank} is replaced)");
+  app.add_option("--fail-rank", o.fail_rank,
+                 "fault injection: this rank exits (status 3) at --fail-iteration");
+  app.add_option("--fail-iteration", o.fail_iteration,
+                 "fault injection: the iteration at which --fail-rank exits")
+      ->capture_default_str();
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp&) {

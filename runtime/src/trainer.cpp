@@ -248,6 +248,7 @@ class Trainer {
         batch.input = batch.input.to(torch::Device(torch::kCUDA, env_.local_rank));
         batch.target = batch.target.to(torch::Device(torch::kCUDA, env_.local_rank));
       }
+      if (env_.rank == o_.fail_rank && it == o_.fail_iteration) inject_failure(it);
       const bool last = it + 1 == o_.iterations;
       const auto step_start = ProgressMeter::Clock::now();
       loss = run_iteration(it, batch, last);
@@ -322,6 +323,19 @@ class Trainer {
     std::fflush(stdout);
     std::fflush(stderr);
     std::_Exit(kExitFailure);
+  }
+
+  // Dies like a crashed worker: no goodbye to the peers, only a note in its own trace.
+  [[noreturn]] void inject_failure(std::int64_t it) {
+    if (tracer_) {
+      tracer_->begin_iteration(it);
+      tracer_->record_failure(FailureKind::Error, "injected failure (--fail-rank)", 0);
+    }
+    std::fprintf(stderr, "ddp-train: rank %d: injected failure at iteration %" PRId64 "\n",
+                 env_.rank, it);
+    std::fflush(stdout);
+    std::fflush(stderr);
+    std::_Exit(kExitInjected);
   }
 
   // This rank's own gradients for `batch`, before any averaging: torch::autograd::grad returns

@@ -238,6 +238,32 @@ TEST(DdpBuckets, SmallerBucketCapGivesMoreBuckets) {
   EXPECT_GT(small_buckets, default_buckets);
 }
 
+TEST(DdpFailure, SurvivorRecordsThePeersDeathAndExits) {
+  TempDir dir;
+  auto args = small_mlp_args(8, 6);
+  args.insert(args.end(), {"--trace-dir", dir / "trace", "--timeout", "30", "--fail-rank", "1",
+                           "--fail-iteration", "3", "--init", "file://" + dir / "store"});
+  const auto start = std::chrono::steady_clock::now();
+  auto results = testing::run_ranks(DDP_TRAIN_PATH, args, 2, 0, dir.path(), kDeadline);
+  const double seconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  EXPECT_EQ(results[1].exit_code, 3) << results[1].err;
+  EXPECT_EQ(results[0].exit_code, 1) << results[0].err;
+  // A dead peer is noticed at once, not after the 30 s timeout.
+  EXPECT_LT(seconds, 25.0);
+  EXPECT_NE(results[0].err.find("peer_closed"), std::string::npos) << results[0].err;
+
+  const trace::Trace t = trace::read_trace(dir / "trace");  // both ranks' records stay valid
+  for (const auto& rank : t.ranks) {
+    EXPECT_EQ(rank.complete_iterations().size(), 3u) << "rank " << rank.meta.rank;
+    ASSERT_FALSE(rank.events.empty());
+    const trace::Event& last = rank.events.back();
+    EXPECT_EQ(last.type, trace::EventType::Failure);
+    EXPECT_EQ(last.iteration, 3);
+    EXPECT_EQ(last.kind, rank.meta.rank == 0 ? "peer_closed" : "error");
+  }
+}
+
 TEST(DdpBackend, NcclOnThisCpuBuildIsAOneLineUsageError) {
   TempDir dir;
   auto results = testing::run_ranks(DDP_TRAIN_PATH, {"--backend", "nccl", "--quiet"}, 1, 0,

@@ -69,6 +69,10 @@ struct TrainOptions {
   // Debug outputs for tests; "{rank}" in the path is replaced by the rank.
   std::string dump_grads;   // local and averaged gradients of the last iteration
   std::string dump_params;  // parameters after the last optimizer step
+  // Fault injection: rank `fail_rank` exits (status 3) when iteration `fail_iteration` begins,
+  // as a crashed worker would; the other ranks then see the failure their backend reports.
+  int fail_rank = -1;
+  std::int64_t fail_iteration = 0;
 
   std::int64_t bucket_cap_bytes() const;
   std::int64_t first_bucket_cap_bytes() const;
