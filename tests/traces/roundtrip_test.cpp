@@ -90,6 +90,17 @@ TEST(RoundTrip, WriteTraceThenReadTraceGivesTheSameTrace) {
   }
 }
 
+TEST(RoundTrip, WriteTraceReplacesALargerEarlierTraceInTheSameDirectory) {
+  TempDir dir;
+  write_trace(dir.str(), testing::example_trace(3, 1));
+  write_trace(dir.str(), testing::example_trace(2, 2));
+  EXPECT_FALSE(std::filesystem::exists(dir / "rank-2.meta.json"));
+  EXPECT_FALSE(std::filesystem::exists(dir / "rank-2.events.csv"));
+  const Trace back = read_trace(dir.str());
+  EXPECT_EQ(back.world_size(), 2);
+  EXPECT_EQ(back.ranks[1].complete_iterations().size(), 2u);
+}
+
 TEST(RoundTrip, MessageWithLineBreakBecomesOneLine) {
   Event event;
   event.type = EventType::Failure;

@@ -1,8 +1,12 @@
 // Small pieces of io.hpp shared by the writer and the reader: errors, file names, clocks.
 #include "ddpsim/trace/io.hpp"
 
+#include <charconv>
 #include <chrono>
 #include <ctime>
+#include <filesystem>
+
+#include "rank_files.hpp"
 
 namespace ddpsim::trace {
 
@@ -48,6 +52,22 @@ std::string meta_file_name(int rank) { return "rank-" + std::to_string(rank) + "
 
 std::string events_file_name(int rank) {
   return "rank-" + std::to_string(rank) + ".events.csv";
+}
+
+std::multimap<int, std::string> detail::rank_files_in(const std::string& dir) {
+  std::multimap<int, std::string> found;
+  for (const auto& entry : std::filesystem::directory_iterator(dir)) {
+    const std::string name = entry.path().filename().string();
+    if (name.rfind("rank-", 0) != 0) continue;
+    const char* begin = name.c_str() + 5;
+    const char* end = name.c_str() + name.size();
+    int rank = -1;
+    const auto [ptr, ec] = std::from_chars(begin, end, rank);
+    if (ec != std::errc() || rank < 0) continue;
+    const std::string rest(ptr);
+    if (rest == ".meta.json" || rest == ".events.csv") found.emplace(rank, entry.path().string());
+  }
+  return found;
 }
 
 std::int64_t now_ns() {

@@ -11,6 +11,7 @@
 #include "csv.hpp"
 #include "ddpsim/trace/io.hpp"
 #include "json_lines.hpp"
+#include "rank_files.hpp"
 
 namespace ddpsim::trace {
 
@@ -269,23 +270,6 @@ void check_against_rank0(const RankTrace& rank0, const RankTrace& other, int exp
   }
 }
 
-// Rank numbers of every "rank-R.meta.json" / "rank-R.events.csv" in the directory.
-std::map<int, std::string> rank_files_present(const std::string& dir) {
-  std::map<int, std::string> found;
-  for (const fs::directory_entry& entry : fs::directory_iterator(dir)) {
-    const std::string name = entry.path().filename().string();
-    if (name.rfind("rank-", 0) != 0) continue;
-    const char* begin = name.c_str() + 5;
-    const char* end = name.c_str() + name.size();
-    int rank = -1;
-    const auto [ptr, ec] = std::from_chars(begin, end, rank);
-    if (ec != std::errc() || rank < 0) continue;
-    const std::string rest(ptr);
-    if (rest == ".meta.json" || rest == ".events.csv") found.emplace(rank, entry.path().string());
-  }
-  return found;
-}
-
 }  // namespace
 
 Trace read_trace(const std::string& dir) {
@@ -317,7 +301,7 @@ Trace read_trace(const std::string& dir) {
   }
 
   const int world_size = trace.world_size();
-  for (const auto& [rank, path] : rank_files_present(dir)) {
+  for (const auto& [rank, path] : detail::rank_files_in(dir)) {
     if (rank >= world_size) {
       throw TraceError(path, 0,
                        "rank files 0.." + std::to_string(world_size - 1) + " only (world_size " +

@@ -7,6 +7,7 @@
 #include <fstream>
 
 #include "ddpsim/trace/io.hpp"
+#include "rank_files.hpp"
 
 namespace ddpsim::trace {
 
@@ -124,6 +125,11 @@ void TraceWriter::write_meta_locked() {
 
 void write_trace(const std::string& dir, const Trace& trace) {
   create_directory(dir);
+  // Rank files beyond this trace's world size are left over from an earlier, larger run in
+  // the same directory; kept, they would make the new trace fail validation.
+  for (const auto& [rank, path] : detail::rank_files_in(dir)) {
+    if (rank >= trace.world_size()) fs::remove(path);
+  }
   for (const RankTrace& rank : trace.ranks) {
     write_file_atomically((fs::path(dir) / meta_file_name(rank.meta.rank)).string(),
                           meta_to_json(rank.meta));

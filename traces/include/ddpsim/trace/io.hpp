@@ -46,6 +46,8 @@ class TraceWriter {
   TraceWriter(const TraceWriter&) = delete;
   TraceWriter& operator=(const TraceWriter&) = delete;
 
+  // Buffers one event (its rank is set to the writer's); an iteration_end or a failure
+  // flushes.
   void record(const Event& event);
   // Shorthand for an event with only type, iteration and time.
   void record(EventType type, std::int64_t iteration, std::int64_t t_ns);
@@ -93,7 +95,8 @@ RankTrace parse_rank(const std::string& meta_text, const std::string& events_tex
                      const std::string& meta_name, const std::string& events_name);
 // Reads and validates a whole trace directory (every rank, cross-rank consistency).
 Trace read_trace(const std::string& dir);
-// Writes a whole in-memory trace (e.g. a simulated run) to `dir`.
+// Writes a whole in-memory trace (e.g. a simulated run) to `dir`, each file atomically, and
+// removes rank files of ranks beyond trace.world_size() left there by an earlier run.
 void write_trace(const std::string& dir, const Trace& trace);
 
 }  // namespace ddpsim::trace
