@@ -16,6 +16,7 @@
 #include <map>
 #include <set>
 #include <sstream>
+#include <tuple>
 
 #include "ddpsim/trace/io.hpp"
 #include "rank_processes.hpp"
@@ -86,13 +87,20 @@ int parameter_count(const Dump& dump, const std::string& kind) {
                                         [&](const auto& entry) { return entry.first.first == kind; }));
 }
 
-class GradientAveraging : public ::testing::TestWithParam<int> {};
+// (world size, traced): traced runs average in ddp-train's comm hook, untraced ones in the
+// Reducer's built-in path; both must give the same result.
+class GradientAveraging : public ::testing::TestWithParam<std::tuple<int, bool>> {};
 
 TEST_P(GradientAveraging, GradientsAreTheSameOnEveryRankAndTheAverageOfLocalOnes) {
-  const int world = GetParam();
+  const auto [world, traced] = GetParam();
   TempDir dir;
   auto args = small_mlp_args(8, 3);
-  args.insert(args.end(), {"--no-trace", "--dump-grads", dir / "grads-{rank}.txt"});
+  args.insert(args.end(), {"--dump-grads", dir / "grads-{rank}.txt"});
+  if (traced) {
+    args.insert(args.end(), {"--trace-dir", dir / "trace"});
+  } else {
+    args.push_back("--no-trace");
+  }
   run_job(world, args, dir, "grads");
 
   std::vector<Dump> dumps;
@@ -118,7 +126,12 @@ TEST_P(GradientAveraging, GradientsAreTheSameOnEveryRankAndTheAverageOfLocalOnes
   }
 }
 
-INSTANTIATE_TEST_SUITE_P(Ranks, GradientAveraging, ::testing::Values(2, 3));
+INSTANTIATE_TEST_SUITE_P(Ranks, GradientAveraging,
+                         ::testing::Combine(::testing::Values(2, 3), ::testing::Bool()),
+                         [](const auto& info) {
+                           return std::to_string(std::get<0>(info.param)) + "ranks_" +
+                                  (std::get<1>(info.param) ? "traced" : "untraced");
+                         });
 
 class DdpEquivalence : public ::testing::TestWithParam<int> {};
 
