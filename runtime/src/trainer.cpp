@@ -30,7 +30,12 @@
 #include "ddpsim/launch/init_method.hpp"
 #include "ddpsim/runtime/failure_kind.hpp"
 #include "ddpsim/runtime/progress_meter.hpp"
+#include "checkpoint.hpp"
+#include "comm_hooks.hpp"
 #include "distributed_data_parallel.hpp"
+#include "skew_injector.hpp"
+#include "stop_signal.hpp"
+#include "workloads/mp_mlp.hpp"
 #include "workload.hpp"
 
 #ifndef DDPSIM_VERSION
@@ -45,7 +50,8 @@ namespace {
 
 using trace::EventType;
 
-std::unique_ptr<Workload> make_workload(const TrainOptions& o) {
+std::unique_ptr<Workload> make_workload(const TrainOptions& o, int local_rank) {
+  if (o.model == "mp-mlp") return make_mp_mlp_workload(o, local_rank);
   if (o.model == "mlp") return make_mlp_workload(o);
   if (o.model == "convnet") return make_convnet_workload(o);
   if (o.model == "resnet18") return make_resnet18_workload(o);
@@ -119,8 +125,10 @@ trace::RunMeta make_run_meta(const TrainOptions& o, const launch::DistEnv& env,
   meta.bucket_cap_bytes = o.bucket_cap_bytes();
   meta.first_bucket_cap_bytes = o.first_bucket_cap_bytes();
   meta.timeout_s = o.timeout_s;
+  meta.skew = o.skew.to_meta();
   meta.settings = {
-      {"comm_hook", "allreduce"},
+      {"comm_hook", o.comm_hook},
+      {"sync_every", std::to_string(o.sync_every)},
       {"find_unused_parameters", "false"},
       {"gradient_as_bucket_view", "false"},
       {"init_method", o.init_method},
@@ -188,9 +196,11 @@ class Trainer {
   int run() {
     const launch::InitMethod init = launch::parse_init_method(o_.init_method);
     torch::set_num_threads(o_.threads);
-    workload_ = make_workload(o_);
+    install_stop_signal_handler();
+    workload_ = make_workload(o_, env_.local_rank);
     auto module = workload_->module();
-    const bool on_cuda = o_.backend == "nccl";
+    // mp-mlp places its two stages itself.
+    const bool on_cuda = o_.backend == "nccl" && o_.model != "mp-mlp";
     if (on_cuda) module->to(torch::Device(torch::kCUDA, env_.local_rank));
 
     data::DistributedSampler sampler(workload_->dataset_size(), env_.world_size, env_.rank,
@@ -214,6 +224,11 @@ class Trainer {
     if (o_.trace) {
       writer_ = std::make_unique<trace::TraceWriter>(o_.trace_dir,
                                                      make_run_meta(o_, env_, *module));
+    }
+    // Before the tracer and the Reducer: see SkewInjector.
+    skew_ = std::make_unique<SkewInjector>(o_.skew, env_.rank, writer_.get(),
+                                           module->parameters());
+    if (o_.trace) {
       // Before the Reducer: see DdpTracer.
       tracer_ = std::make_unique<DdpTracer>(*writer_, module->parameters());
     }
@@ -222,8 +237,18 @@ class Trainer {
     settings.first_bucket_cap_bytes = o_.first_bucket_cap_bytes();
     ddp_ = std::make_unique<DistributedDataParallel>(
         module, group, settings,
-        tracer_ ? compat::make_observed_allreduce_hook(group, tracer_.get()) : nullptr);
+        make_comm_hook(o_.comm_hook, group, tracer_.get()));
     optimizer_ = make_optimizer(o_, ddp_->parameters());
+    std::int64_t first_iteration = 0;
+    if (o_.resume) {
+      try {
+        first_iteration = load_checkpoint(o_.checkpoint_dir, *module, *optimizer_,
+                                          ddp_->parameters().front().device())
+                              .iterations_done;
+      } catch (const CheckpointError& error) {
+        throw UsageError(std::string("--resume: ") + error.what());
+      }
+    }
 
     const bool report = env_.rank == 0 && !o_.quiet;
     ProgressMeter progress(o_.iterations, o_.batch_size * env_.world_size,
@@ -234,7 +259,7 @@ class Trainer {
     // Per-iteration time without building the batch: DDP's work plus tracing, what a
     // benchmark of either compares.
     std::vector<double> step_seconds;
-    for (std::int64_t it = 0; it < o_.iterations; ++it) {
+    for (std::int64_t it = first_iteration; it < o_.iterations; ++it) {
       if (it / batches_per_epoch != epoch) {
         epoch = it / batches_per_epoch;
         sampler.set_epoch(static_cast<std::uint64_t>(epoch));
@@ -258,6 +283,7 @@ class Trainer {
         step_seconds.push_back(std::chrono::duration<double>(now - step_start).count());
       }
       if (progress.due(now)) progress.report(it + 1, loss.item<double>(), now);
+      if (o_.checkpoint_every > 0 && (it + 1) % o_.checkpoint_every == 0) checkpoint(it + 1, epoch);
     }
     progress.finish(o_.iterations, loss.item<double>(), median(step_seconds),
                     ProgressMeter::Clock::now());
@@ -266,6 +292,7 @@ class Trainer {
     optimizer_.reset();
     ddp_.reset();
     tracer_.reset();
+    skew_.reset();
     writer_.reset();
     return kExitOk;
   }
@@ -275,24 +302,38 @@ class Trainer {
     std::vector<at::Tensor> local_grads;
     if (last && !o_.dump_grads.empty()) local_grads = local_gradients(batch);
 
-    if (tracer_) tracer_->begin_iteration(it);
+    // Gradient accumulation: only every sync_every-th backward all-reduces (and the last).
+    const bool sync = (it + 1) % o_.sync_every == 0 || last;
+    if (tracer_) tracer_->begin_iteration(it, sync);
     phase_ = EventType::IterationBegin;
     phase_start_ = trace::now_ns();
     at::Tensor loss;
     try {
-      ddp_->before_forward();
+      if (stop_requested()) {
+        throw std::runtime_error("terminated by SIGTERM (a launcher stops the job when a rank fails)");
+      }
+      skew_->begin_iteration(it);
+      ddp_->before_forward(sync);
       enter(EventType::ForwardBegin);
       loss = workload_->loss(batch);
-      ddp_->after_forward();
+      // K accumulated gradients of loss/K average like one batch K times as large.
+      const at::Tensor objective =
+          o_.sync_every > 1 ? loss / static_cast<double>(o_.sync_every) : loss;
+      skew_->stretch_phase(phase_start_);
+      ddp_->after_forward(sync);
       mark(EventType::ForwardEnd);
       enter(EventType::BackwardBegin);
-      loss.backward();
+      skew_->begin_backward();
+      objective.backward();
       mark(EventType::BackwardEnd);
       if (!local_grads.empty()) dump_grads(local_grads);
-      enter(EventType::OptimizerBegin);
-      optimizer_->step();
-      optimizer_->zero_grad();
-      mark(EventType::OptimizerEnd);
+      if (sync) {
+        enter(EventType::OptimizerBegin);
+        optimizer_->step();
+        optimizer_->zero_grad();
+        skew_->stretch_phase(phase_start_);
+        mark(EventType::OptimizerEnd);
+      }
     } catch (const std::exception& error) {
       fail(it, error);
     }
@@ -316,10 +357,14 @@ class Trainer {
     const std::string message = compat::exception_message(error);
     const FailureKind kind = classify_failure(message);
     const std::int64_t waited = trace::now_ns() - phase_start_;
+    const int bucket = tracer_ ? tracer_->pending_bucket() : -1;
     if (tracer_) tracer_->record_failure(kind, message, waited);
-    std::fprintf(stderr, "ddp-train: rank %d: %s in the %s of iteration %" PRId64 " after %.3f s: %s\n",
-                 env_.rank, to_string(kind), phase_name(phase_), it,
-                 static_cast<double>(waited) / 1e9, message.c_str());
+    const std::string bucket_text = bucket >= 0 ? std::to_string(bucket) : "-";
+    std::fprintf(stderr,
+                 "ddp-train: rank %d failed at iteration %" PRId64 " bucket %s: %s: %s (in the %s, "
+                 "after %.3f s)\n",
+                 env_.rank, it, bucket_text.c_str(), to_string(kind), message.c_str(),
+                 phase_name(phase_), static_cast<double>(waited) / 1e9);
     std::fflush(stdout);
     std::fflush(stderr);
     std::_Exit(kExitFailure);
@@ -336,6 +381,18 @@ class Trainer {
     std::fflush(stdout);
     std::fflush(stderr);
     std::_Exit(kExitInjected);
+  }
+
+  // Rank 0 writes the checkpoint, then every rank meets: none runs ahead while it may still be
+  // incomplete, and a job that dies later restarts from a whole one. Only after an optimizer
+  // step: mid-accumulation gradients are not part of a checkpoint.
+  void checkpoint(std::int64_t iterations_done, std::int64_t epoch) {
+    if (iterations_done % o_.sync_every != 0) return;
+    if (env_.rank == 0) {
+      save_checkpoint(o_.checkpoint_dir, *workload_->module(), *optimizer_,
+                      {iterations_done, static_cast<std::uint64_t>(epoch)});
+    }
+    ddp_->process_group()->barrier()->wait();
   }
 
   // This rank's own gradients for `batch`, before any averaging: torch::autograd::grad returns
@@ -369,6 +426,7 @@ class Trainer {
   const launch::DistEnv env_;
   std::unique_ptr<Workload> workload_;
   std::unique_ptr<trace::TraceWriter> writer_;
+  std::unique_ptr<SkewInjector> skew_;  // writes to writer_; its hooks go before tracer_'s
   std::unique_ptr<DdpTracer> tracer_;
   std::unique_ptr<DistributedDataParallel> ddp_;
   std::unique_ptr<torch::optim::Optimizer> optimizer_;
@@ -384,6 +442,9 @@ int run_training(const TrainOptions& options) {
     compat::check_backend_available(options.backend);
     env = launch::detect_dist_env();
     launch::parse_init_method(options.init_method);
+    options.skew.check_ranks(env.world_size);
+  } catch (const trace::SkewError& error) {
+    throw UsageError(error.what());
   } catch (const compat::UnsupportedBackendError& error) {
     throw UsageError(error.what());
   } catch (const launch::DistEnvError& error) {
