@@ -184,11 +184,39 @@ Calibration calibrate(const trace::Trace& trace, AllreduceAlgorithm algorithm) {
     x.push_back(static_cast<double>(bytes));
     y.push_back(median_of(durations));
   }
-  calibration.fit = fit_line(x, y);
+  const double span = x.front() > 0 ? x.back() / x.front() : 0;
+  if (span >= kMinSizeSpanForLatencyFit) calibration.fit = fit_line(x, y);
+  if (span < kMinSizeSpanForLatencyFit || !(calibration.fit.slope_s_per_byte > 0)) {
+    // Latency and bandwidth cannot be told apart: charge everything to bandwidth through a
+    // zero latency (fit_line with one x value goes through the origin), so the replay
+    // reproduces the measured time at the sizes that were measured.
+    std::ostringstream why;
+    why << std::setprecision(3);
+    if (span < kMinSizeSpanForLatencyFit) {
+      why << "bandwidth only, latency 0: sizes span " << span << "x < " << kMinSizeSpanForLatencyFit << "x";
+    } else {
+      why << "bandwidth only, latency 0: the free fit's slope was " << calibration.fit.slope_s_per_byte
+          << " s/byte";
+    }
+    calibration.method = why.str();
+    double xx = 0;
+    double xy = 0;
+    for (std::size_t i = 0; i < x.size(); ++i) {
+      xx += x[i] * x[i];
+      xy += x[i] * y[i];
+    }
+    calibration.fit = LineFit{};
+    calibration.fit.slope_s_per_byte = xx > 0 ? xy / xx : 0;
+    calibration.fit.r_squared = std::numeric_limits<double>::quiet_NaN();
+    double relative_sq = 0;
+    for (std::size_t i = 0; i < x.size(); ++i) {
+      const double error = (calibration.fit.slope_s_per_byte * x[i] - y[i]) / y[i];
+      if (y[i] > 0) relative_sq += error * error;
+    }
+    calibration.fit.relative_rms = std::sqrt(relative_sq / static_cast<double>(x.size()));
+  }
   if (!(calibration.fit.slope_s_per_byte > 0)) {
-    throw CalibrationError(trace.dir + ": expected all-reduce time to grow with bytes, got a slope of " +
-                           std::to_string(calibration.fit.slope_s_per_byte) +
-                           " s/byte (give --bandwidth and --latency instead)");
+    throw CalibrationError(trace.dir + ": expected all-reduces that take time, got durations of 0 s");
   }
   const FormulaShape shape = allreduce_formula_shape(algorithm, trace.world_size());
   calibration.alpha_s = calibration.fit.intercept_s / shape.latency_coefficient;
@@ -209,6 +237,7 @@ std::string calibration_to_json(const Calibration& calibration) {
   json["relative_rms"] = calibration.fit.relative_rms;
   json["intercept_clamped"] = calibration.fit.intercept_clamped;
   json["samples"] = calibration.samples;
+  json["method"] = calibration.method;
   json["points"] = nlohmann::json::array();
   for (const auto& point : calibration.points) {
     json["points"].push_back({{"bytes", point.bytes}, {"median_s", point.median_s}, {"samples", point.samples}});
@@ -223,6 +252,7 @@ std::string calibration_to_text(const Calibration& calibration) {
   text << "  fit        t(S) = " << std::setprecision(6) << calibration.fit.intercept_s << " s + S * "
        << calibration.fit.slope_s_per_byte << " s/byte"
        << (calibration.fit.intercept_clamped ? "  (negative intercept clamped to 0)" : "") << "\n";
+  text << "  method     " << calibration.method << "\n";
   text << "  alpha      " << calibration.alpha_s * 1e6 << " us\n";
   text << "  beta       " << calibration.beta_bytes_per_s / 1e9 << " GB/s\n";
   text << "  R^2        ";

@@ -83,6 +83,33 @@ TEST(Calibrate, RecoversAlphaAndBetaDespiteAStraggler) {
   EXPECT_LT(calibration.fit.relative_rms, 1e-3);
 }
 
+TEST(Calibrate, EqualSizedBucketsFitBandwidthOnly) {
+  // Four buckets of ~1 MB each (sizes differ by < 1 %): a free line through them is decided
+  // by noise, so calibration must fall back to bandwidth only instead of failing.
+  testing::SyntheticRun run;
+  run.param_numel = {262144, 256, 262144, 128, 262144, 64, 262144, 32};
+  const trace::Trace trace = testing::make_synthetic_trace(run);
+  Calibration calibration;
+  ASSERT_NO_THROW(calibration = calibrate(trace, AllreduceAlgorithm::Ring));
+  EXPECT_NE(calibration.method.find("bandwidth only"), std::string::npos) << calibration.method;
+  EXPECT_EQ(calibration.alpha_s, 0.0);
+  EXPECT_EQ(calibration.points.size(), 4u);
+  // The fitted α = 0 line reproduces the measured all-reduce time at the measured sizes.
+  for (const auto& point : calibration.points) {
+    const double fitted = ring_allreduce_s(run.world_size, static_cast<double>(point.bytes), calibration.alpha_s,
+                                           calibration.beta_bytes_per_s);
+    EXPECT_NEAR(fitted, point.median_s, 0.01 * point.median_s) << point.bytes << " bytes";
+  }
+  EXPECT_NE(calibration_to_text(calibration).find("bandwidth only"), std::string::npos);
+}
+
+TEST(Calibrate, WideSizeSpanKeepsTheLeastSquaresFit) {
+  const Calibration calibration = calibrate(testing::make_synthetic_trace(testing::SyntheticRun{}),
+                                            AllreduceAlgorithm::Ring);
+  EXPECT_EQ(calibration.method, "least squares");
+  EXPECT_GT(calibration.alpha_s, 0.0);
+}
+
 TEST(Calibrate, TreeShapeInvertsTheTreeFormula) {
   testing::SyntheticRun run;
   const trace::Trace trace = testing::make_synthetic_trace(run);

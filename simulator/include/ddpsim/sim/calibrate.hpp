@@ -49,7 +49,15 @@ struct Calibration {
   double alpha_s = 0;
   double beta_bytes_per_s = 0;
   int samples = 0;
+  // How the line was fitted: "least squares", or "bandwidth only (...)" when the sizes span
+  // too little to tell latency from bandwidth (see calibrate). Printed with the fit.
+  std::string method = "least squares";
 };
+
+// Sizes must span at least this ratio (largest / smallest) for the intercept to mean
+// anything: with DDP's equal-sized buckets (e.g. 4 buckets of ~1 MB) the slope of a free
+// line is decided by noise and can come out negative.
+inline constexpr double kMinSizeSpanForLatencyFit = 2.0;
 
 class CalibrationError : public std::runtime_error {
  public:
@@ -61,8 +69,10 @@ class CalibrationError : public std::runtime_error {
 std::vector<AllreduceSample> collective_allreduce_samples(const trace::Trace& trace);
 
 // Fits t(S) over the per-size medians and converts the line into α and β for the
-// algorithm's formula (allreduce_formula_shape). Throws CalibrationError when the trace has
-// nothing to fit (world size 1, no all-reduce) or the fit is not physical (slope ≤ 0).
+// algorithm's formula (allreduce_formula_shape). When the sizes span less than
+// kMinSizeSpanForLatencyFit, or the free fit is not physical (slope ≤ 0), it falls back to a
+// bandwidth-only fit through the origin (α = 0) and says so in `method`. Throws
+// CalibrationError only when the trace has nothing to fit (world size 1, no all-reduce).
 Calibration calibrate(const trace::Trace& trace, AllreduceAlgorithm algorithm);
 
 std::string calibration_to_json(const Calibration& calibration);
