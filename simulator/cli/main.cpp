@@ -6,11 +6,13 @@
 //       [--bandwidth BYTES_PER_S] [--latency S] [--platform star|two-level|FILE.xml]
 //       [--gpus-per-node G --intra-bandwidth B --intra-latency S --inter-bandwidth B
 //        --inter-latency S] [--cfg KEY:VALUE]... [--world-size W] [--timeout S]
-//       [--slowdown RANK=FACTOR]... [--bucket-cap-mb X [--first-bucket-cap-mb Y]]
+//       [--slowdown RANK=FACTOR]... [--delay RANK=MS[@ITER]]... [--delay-dist RANK=DIST]...
+//       [--seed S] [--runs N] [--bucket-cap-mb X [--first-bucket-cap-mb Y]]
 //   ddp-sim calibrate TRACE_DIR [--allreduce ring|ring-agg|analytic|tree] [--json FILE]
 //
 // Exit status: 0 success, 2 bad usage or input (one line on stderr), 1 anything else.
 #include <CLI/CLI.hpp>
+#include <nlohmann/json.hpp>
 
 #include <cstdlib>
 #include <fstream>
@@ -21,12 +23,14 @@
 
 #include "ddpsim/sim/allreduce.hpp"
 #include "ddpsim/sim/calibrate.hpp"
+#include "ddpsim/sim/monte_carlo.hpp"
 #include "ddpsim/sim/predicted_trace.hpp"
 #include "ddpsim/sim/rebucket.hpp"
 #include "ddpsim/sim/replay.hpp"
 #include "ddpsim/sim/report.hpp"
 #include "ddpsim/sim/workload_model.hpp"
 #include "ddpsim/trace/io.hpp"
+#include "ddpsim/trace/skew.hpp"
 #include "ddpsim/trace/summary.hpp"
 
 namespace sim = ddpsim::sim;
@@ -58,6 +62,10 @@ struct ReplayFlags {
   int world_size = 0;
   double timeout = 0;
   std::vector<std::string> slowdown;
+  std::vector<std::string> delay;
+  std::vector<std::string> delay_dist;
+  std::uint64_t seed = 0;
+  int runs = 1;
   std::optional<double> bucket_cap_mb;
   std::optional<double> first_bucket_cap_mb;
 };
@@ -131,6 +139,19 @@ std::optional<sim::Calibration> choose_network(const ReplayFlags& flags, const t
   return calibration;
 }
 
+// --delay and --delay-dist in the shared skew syntax (the runtime parses the same).
+trace::SkewSpec parse_stalls(const ReplayFlags& flags) {
+  trace::SkewSpec skew;
+  skew.seed = flags.seed;
+  try {
+    for (const auto& text : flags.delay) skew.delays.push_back(trace::parse_delay(text));
+    for (const auto& text : flags.delay_dist) skew.distributions.push_back(trace::parse_delay_distribution(text));
+  } catch (const trace::SkewError& error) {
+    throw UsageError(error.what());
+  }
+  return skew;
+}
+
 int run_replay(const ReplayFlags& flags) {
   const trace::Trace measured = trace::read_trace(flags.trace_dir);
 
@@ -160,6 +181,8 @@ int run_replay(const ReplayFlags& flags) {
   options.world_size = flags.world_size;
   options.timeout_s = flags.timeout;
   options.slowdown = parse_slowdowns(flags.slowdown);
+  options.skew = parse_stalls(flags);
+  if (flags.runs < 1) throw UsageError("--runs: expected at least 1, got " + std::to_string(flags.runs));
 
   sim::PlatformSpec& platform = options.platform;
   platform.alpha_s = options.alpha_s;
@@ -181,12 +204,23 @@ int run_replay(const ReplayFlags& flags) {
                      flags.platform + "'");
   }
 
+  // Run i draws its random stalls from seed + i; run 0 is the one reported in detail.
   sim::ReplayResult result;
+  std::vector<sim::RunOutcome> outcomes;
   try {
-    result = sim::replay_isolated(model, options);
+    for (int run = 0; run < flags.runs; ++run) {
+      sim::ReplayOptions run_options = options;
+      run_options.skew.seed = flags.seed + static_cast<std::uint64_t>(run);
+      sim::ReplayResult run_result = sim::replay_isolated(model, run_options);
+      outcomes.push_back(sim::outcome_of(run_result));
+      if (run == 0) result = std::move(run_result);
+    }
   } catch (const sim::SimulationError& error) {
     throw UsageError(error.what());
   }
+  const int world = options.world_size > 0 ? options.world_size : model.world_size;
+  const sim::IterationDistribution distribution =
+      sim::summarize_runs(outcomes, sim::samples_per_iteration(model, world));
   const trace::Trace predicted = sim::make_predicted_trace(model, options, result);
   if (!flags.out_dir.empty()) trace::write_trace(flags.out_dir, predicted);
 
@@ -198,8 +232,12 @@ int run_replay(const ReplayFlags& flags) {
   report.calibration = calibration;
   report.measured = trace::summarize(measured);
   report.predicted = trace::summarize(predicted);
-  std::cout << sim::report_to_text(report);
-  if (!flags.json_file.empty()) write_text_file(flags.json_file, sim::report_to_json(report), "--json");
+  std::cout << sim::report_to_text(report) << sim::distribution_to_text(distribution);
+  if (!flags.json_file.empty()) {
+    nlohmann::json json = nlohmann::json::parse(sim::report_to_json(report));
+    json["distribution"] = nlohmann::json::parse(sim::distribution_to_json(distribution));
+    write_text_file(flags.json_file, json.dump(2), "--json");
+  }
   return 0;
 }
 
@@ -246,6 +284,15 @@ int main(int argc, char** argv) {
   replay->add_option("--slowdown", flags.slowdown, "What-if: RANK=FACTOR stretches a rank's compute (repeatable)")
       ->expected(1)
       ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);
+  replay->add_option("--delay", flags.delay, "What-if: RANK=MS[@ITER] stalls a rank at an iteration's start (repeatable)")
+      ->expected(1)
+      ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);
+  replay->add_option("--delay-dist", flags.delay_dist,
+                     "What-if: RANK=lognormal:MU,SIGMA|exp:MEAN|uniform:A,B random stall per iteration, ms (repeatable)")
+      ->expected(1)
+      ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);
+  replay->add_option("--seed", flags.seed, "Seed of the random stalls (run i uses seed + i)");
+  replay->add_option("--runs", flags.runs, "Monte Carlo: replay N times with different stall draws (default 1)");
   replay->add_option("--bucket-cap-mb", flags.bucket_cap_mb,
                      "What-if: re-bucket with this bucket_cap_mb (MiB), from the measured gradient times");
   replay->add_option("--first-bucket-cap-mb", flags.first_bucket_cap_mb,

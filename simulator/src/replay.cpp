@@ -63,6 +63,19 @@ Event make_event(int rank, std::int64_t iteration, EventType type, double at_s) 
   return event;
 }
 
+// An injected stall at the start of an iteration, recorded as `ddp-train` records it: a
+// `delay` event at the time the sleep began, its length in dur_ns.
+void stall(const Simulation& sim, RankState& state, int rank, std::int64_t iteration) {
+  const std::int64_t fixed_ns = sim.options.skew.fixed_delay_ns(rank, iteration);
+  const std::int64_t random_ns = sim.options.skew.random_delay_ns(rank, iteration);
+  if (fixed_ns + random_ns <= 0) return;
+  Event delay = make_event(rank, iteration, EventType::Delay, sg4::Engine::get_clock());
+  delay.dur_ns = fixed_ns + random_ns;
+  delay.kind = random_ns > 0 ? "distribution" : "delay";
+  state.events.push_back(delay);
+  sg4::this_actor::sleep_for(static_cast<double>(fixed_ns + random_ns) * 1e-9);
+}
+
 // compute-R: the measured compute phases; backward hands the buckets to comm-R.
 void compute_actor(Simulation& sim, int rank) {
   RankState& state = sim.ranks[static_cast<std::size_t>(rank)];
@@ -76,6 +89,7 @@ void compute_actor(Simulation& sim, int rank) {
       state.events.push_back(make_event(rank, label, type, now()));
     };
     record(EventType::IterationBegin);
+    stall(sim, state, rank, label);
     phase(costs.before_forward_s);
     record(EventType::ForwardBegin);
     phase(costs.forward_s);
@@ -216,6 +230,11 @@ void check_replay_options(const WorkloadModel& model, const ReplayOptions& optio
       throw SimulationError("--slowdown: expected a rank in 0.." + std::to_string(world - 1) + ", got " + std::to_string(rank));
     }
     if (!positive(factor)) throw SimulationError("--slowdown: expected a positive factor for rank " + std::to_string(rank));
+  }
+  try {
+    options.skew.check_ranks(world);
+  } catch (const trace::SkewError& error) {
+    throw SimulationError(error.what());
   }
   for (const auto& costs : model.costs) {
     for (const auto& iteration : costs) {

@@ -19,6 +19,7 @@
 #include "ddpsim/sim/platform.hpp"
 #include "ddpsim/sim/workload_model.hpp"
 #include "ddpsim/trace/model.hpp"
+#include "ddpsim/trace/skew.hpp"
 
 namespace ddpsim::sim {
 
@@ -41,6 +42,11 @@ struct ReplayOptions {
   int world_size = 0;             // 0: the trace's; otherwise rank r replays rank r mod W_trace
   double timeout_s = 0;           // 0: none; else an all-reduce waiting longer fails the run
   std::map<int, double> slowdown;  // rank → factor on its compute phases
+  // Stalls at the start of an iteration (--delay, --delay-dist, seed), drawn with the shared
+  // pure sampler so a replay stalls exactly where `ddp-train` with the same flags would.
+  // Its slowdowns are ignored here: they belong in `slowdown`. The iteration a stall
+  // applies to is the predicted iteration's number (the replayed source iteration's).
+  trace::SkewSpec skew;
 };
 
 struct ReplayResult {

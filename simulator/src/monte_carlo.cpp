@@ -1,0 +1,129 @@
+// Iteration-time distributions over replays (monte_carlo.hpp).
+#include "ddpsim/sim/monte_carlo.hpp"
+
+#include <nlohmann/json.hpp>
+
+#include <algorithm>
+#include <iomanip>
+#include <map>
+#include <sstream>
+
+#include "stats.hpp"
+
+namespace ddpsim::sim {
+
+std::vector<double> job_iteration_times_s(const ReplayResult& result) {
+  // iteration → slowest rank's duration; only iterations every rank completed count.
+  std::map<std::int64_t, std::pair<double, std::size_t>> slowest;
+  for (const auto& rank_events : result.events) {
+    std::map<std::int64_t, std::int64_t> begin_ns;
+    for (const trace::Event& event : rank_events) {
+      if (event.type == trace::EventType::IterationBegin) begin_ns[event.iteration] = event.t_ns;
+      if (event.type != trace::EventType::IterationEnd) continue;
+      auto begin = begin_ns.find(event.iteration);
+      if (begin == begin_ns.end()) continue;
+      auto& [longest_s, ranks] = slowest[event.iteration];
+      longest_s = std::max(longest_s, static_cast<double>(event.t_ns - begin->second) * 1e-9);
+      ++ranks;
+    }
+  }
+  std::vector<double> times;
+  for (const auto& [iteration, entry] : slowest) {
+    if (entry.second == result.events.size()) times.push_back(entry.first);
+  }
+  return times;
+}
+
+double percentile_of(std::vector<double> values, double q) {
+  if (values.empty()) return 0;
+  std::sort(values.begin(), values.end());
+  const double position = std::clamp(q, 0.0, 1.0) * static_cast<double>(values.size() - 1);
+  const auto below = static_cast<std::size_t>(position);
+  const std::size_t above = std::min(below + 1, values.size() - 1);
+  const double fraction = position - static_cast<double>(below);
+  return values[below] + fraction * (values[above] - values[below]);
+}
+
+RunOutcome outcome_of(const ReplayResult& result) {
+  RunOutcome outcome;
+  outcome.iteration_times_s = job_iteration_times_s(result);
+  outcome.failed = !result.failure.empty();
+  outcome.failure = result.failure;
+  if (outcome.failed) outcome.failure_time_s = result.simulated_end_s;
+  return outcome;
+}
+
+IterationDistribution summarize_runs(const std::vector<RunOutcome>& runs, double samples_per_iteration) {
+  IterationDistribution distribution;
+  distribution.runs = static_cast<int>(runs.size());
+  std::vector<double> pooled;
+  std::vector<double> failure_times;
+  for (const RunOutcome& run : runs) {
+    pooled.insert(pooled.end(), run.iteration_times_s.begin(), run.iteration_times_s.end());
+    if (run.failed) failure_times.push_back(run.failure_time_s);
+  }
+  distribution.failed_runs = static_cast<int>(failure_times.size());
+  distribution.iterations = pooled.size();
+  if (!runs.empty()) {
+    distribution.failure_probability = static_cast<double>(failure_times.size()) / static_cast<double>(runs.size());
+  }
+  distribution.mean_time_to_failure_s = mean_of(failure_times);
+  if (pooled.empty()) return distribution;
+  distribution.mean_s = mean_of(pooled);
+  distribution.p50_s = percentile_of(pooled, 0.50);
+  distribution.p99_s = percentile_of(pooled, 0.99);
+  distribution.min_s = *std::min_element(pooled.begin(), pooled.end());
+  distribution.max_s = *std::max_element(pooled.begin(), pooled.end());
+  if (distribution.mean_s > 0) {
+    distribution.iterations_per_s = 1.0 / distribution.mean_s;
+    distribution.samples_per_s = samples_per_iteration / distribution.mean_s;
+  }
+  return distribution;
+}
+
+double samples_per_iteration(const WorkloadModel& model, int world_size) {
+  auto found = model.source_meta.workload.find("batch_size");
+  if (found == model.source_meta.workload.end()) return 0;
+  try {
+    return std::stod(found->second) * world_size;
+  } catch (const std::exception&) {
+    return 0;
+  }
+}
+
+std::string distribution_to_text(const IterationDistribution& d) {
+  std::ostringstream text;
+  text << std::setprecision(6);
+  text << "iteration time over " << d.runs << " run" << (d.runs == 1 ? "" : "s") << " (" << d.iterations
+       << " iterations)\n";
+  text << "  mean " << d.mean_s * 1e3 << " ms  p50 " << d.p50_s * 1e3 << " ms  p99 " << d.p99_s * 1e3
+       << " ms  min " << d.min_s * 1e3 << " ms  max " << d.max_s * 1e3 << " ms\n";
+  text << "  throughput " << d.iterations_per_s << " iterations/s";
+  if (d.samples_per_s > 0) text << ", " << d.samples_per_s << " samples/s";
+  text << "\n";
+  if (d.failed_runs > 0) {
+    text << "  failed runs " << d.failed_runs << "/" << d.runs << " (P(fail) " << d.failure_probability
+         << "), mean time to failure " << d.mean_time_to_failure_s << " s\n";
+  }
+  return text.str();
+}
+
+std::string distribution_to_json(const IterationDistribution& d) {
+  nlohmann::json json = {
+      {"runs", d.runs},
+      {"failed_runs", d.failed_runs},
+      {"iterations", d.iterations},
+      {"mean_s", d.mean_s},
+      {"p50_s", d.p50_s},
+      {"p99_s", d.p99_s},
+      {"min_s", d.min_s},
+      {"max_s", d.max_s},
+      {"iterations_per_s", d.iterations_per_s},
+      {"samples_per_s", d.samples_per_s},
+      {"failure_probability", d.failure_probability},
+      {"mean_time_to_failure_s", d.mean_time_to_failure_s},
+  };
+  return json.dump(2);
+}
+
+}  // namespace ddpsim::sim

@@ -1,0 +1,117 @@
+// Stragglers and timeouts: injected stalls (the shared skew syntax), Monte Carlo
+// distributions, and the exact simulated time a timeout fails the job.
+#include <gtest/gtest.h>
+
+#include <cmath>
+
+#include "ddpsim/sim/allreduce.hpp"
+#include "ddpsim/sim/monte_carlo.hpp"
+#include "ddpsim/sim/replay.hpp"
+#include "minimal_workload.hpp"
+
+namespace ddpsim::sim {
+namespace {
+
+constexpr double kAlpha = 50e-6;
+constexpr double kBeta = 1e9;
+constexpr std::int64_t kBytes = 4 << 20;
+
+ReplayOptions two_rank_options() {
+  return testing::star_options(AllreduceAlgorithm::RingAggregated, kAlpha, kBeta);
+}
+
+const trace::Event* find_event(const ReplayResult& result, trace::EventType type) {
+  for (const auto& events : result.events) {
+    for (const auto& event : events) {
+      if (event.type == type) return &event;
+    }
+  }
+  return nullptr;
+}
+
+TEST(Stragglers, FixedDelayStretchesTheIterationByItsLength) {
+  const WorkloadModel model = testing::communication_only_workload(2, kBytes);
+  ReplayOptions options = two_rank_options();
+  const double base = job_iteration_times_s(replay_isolated(model, options)).at(0);
+  EXPECT_NEAR(base, ring_allreduce_s(2, kBytes, kAlpha, kBeta), 1e-6);
+
+  options.skew.delays.push_back(trace::parse_delay("1=40@0"));
+  const ReplayResult result = replay_isolated(model, options);
+  EXPECT_NEAR(job_iteration_times_s(result).at(0), base + 0.040, 1e-6);
+  const trace::Event* delay = find_event(result, trace::EventType::Delay);
+  ASSERT_NE(delay, nullptr);
+  EXPECT_EQ(delay->rank, 1);
+  EXPECT_EQ(delay->dur_ns, 40'000'000);
+  EXPECT_EQ(delay->kind, "delay");
+}
+
+TEST(Stragglers, RandomStallsFollowTheSharedSampler) {
+  WorkloadModel model = testing::communication_only_workload(2, kBytes);
+  ReplayOptions options = two_rank_options();
+  options.iterations = 6;
+  options.skew.distributions.push_back(trace::parse_delay_distribution("1=uniform:5,50"));
+  options.skew.seed = 7;
+  const std::vector<double> times = job_iteration_times_s(replay_isolated(model, options));
+  ASSERT_EQ(times.size(), 6u);
+  const double allreduce_s = ring_allreduce_s(2, kBytes, kAlpha, kBeta);
+  for (std::int64_t iteration = 0; iteration < 6; ++iteration) {
+    const double stall_s = static_cast<double>(options.skew.random_delay_ns(1, iteration)) * 1e-9;
+    EXPECT_GE(stall_s, 0.005);
+    EXPECT_LE(stall_s, 0.050);
+    EXPECT_NEAR(times[static_cast<std::size_t>(iteration)], stall_s + allreduce_s, 1e-6) << iteration;
+  }
+}
+
+TEST(Stragglers, MonteCarloDistributionPoolsRuns) {
+  std::vector<RunOutcome> runs(2);
+  runs[0].iteration_times_s = {1.0, 2.0, 3.0};
+  runs[1].iteration_times_s = {4.0};
+  runs[1].failed = true;
+  runs[1].failure_time_s = 10.0;
+  const IterationDistribution d = summarize_runs(runs, 64);
+  EXPECT_EQ(d.iterations, 4u);
+  EXPECT_DOUBLE_EQ(d.mean_s, 2.5);
+  EXPECT_DOUBLE_EQ(d.p50_s, 2.5);
+  EXPECT_NEAR(d.p99_s, 3.97, 1e-12);
+  EXPECT_DOUBLE_EQ(d.samples_per_s, 64 / 2.5);
+  EXPECT_DOUBLE_EQ(d.failure_probability, 0.5);
+  EXPECT_DOUBLE_EQ(d.mean_time_to_failure_s, 10.0);
+}
+
+TEST(Timeouts, ShorterThanTheDelayFailsAtReadyTimePlusTimeout) {
+  const WorkloadModel model = testing::communication_only_workload(2, kBytes);
+  ReplayOptions options = two_rank_options();
+  options.skew.delays.push_back(trace::parse_delay("1=100@0"));
+  options.timeout_s = 0.030;
+  const ReplayResult result = replay_isolated(model, options);
+  ASSERT_FALSE(result.failure.empty());
+  // Rank 0's bucket is ready at t = 0 and it waits for rank 1, which arrives at 0.1 s.
+  EXPECT_NEAR(result.simulated_end_s, 0.030, 1e-9);
+  EXPECT_NE(result.failure.find("rank 0 iteration 0 bucket 0"), std::string::npos) << result.failure;
+  const trace::Event* failure = find_event(result, trace::EventType::Failure);
+  ASSERT_NE(failure, nullptr);
+  EXPECT_EQ(failure->rank, 0);
+  EXPECT_EQ(failure->bucket, 0);
+  EXPECT_EQ(failure->t_ns, 30'000'000);
+  EXPECT_EQ(failure->kind, "timeout");
+}
+
+TEST(Timeouts, LongerThanTheDelaySurvives) {
+  const WorkloadModel model = testing::communication_only_workload(2, kBytes);
+  ReplayOptions options = two_rank_options();
+  options.skew.delays.push_back(trace::parse_delay("1=100@0"));
+  options.timeout_s = 0.150;
+  const ReplayResult result = replay_isolated(model, options);
+  EXPECT_TRUE(result.failure.empty()) << result.failure;
+  EXPECT_NEAR(job_iteration_times_s(result).at(0), 0.100 + ring_allreduce_s(2, kBytes, kAlpha, kBeta), 1e-6);
+}
+
+TEST(Stragglers, DelayOutsideTheWorldIsRejected) {
+  const WorkloadModel model = testing::communication_only_workload(2, kBytes);
+  ReplayOptions options = two_rank_options();
+  options.skew.delays.push_back(trace::parse_delay("5=10"));
+  EXPECT_THROW(replay_isolated(model, options), SimulationError);
+}
+
+}  // namespace
+}  // namespace ddpsim::sim
