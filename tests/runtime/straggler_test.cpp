@@ -20,14 +20,11 @@ namespace {
 
 using testing::events_of;
 using testing::JobResult;
+using testing::launch;
 using testing::ScratchDir;
 
 std::string train_command(const ScratchDir& dir, const std::vector<std::string>& extra) {
   return testing::train_command(dir, "trace", extra);
-}
-
-JobResult launch(const std::string& worker, const ScratchDir& dir) {
-  return testing::launch(worker, dir);
 }
 
 trace::RankTrace read_rank(const ScratchDir& dir, int rank) {
