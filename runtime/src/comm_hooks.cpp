@@ -1,6 +1,9 @@
 #include "comm_hooks.hpp"
 
+#include "ddpsim/runtime/train_options.hpp"
+
 #include <ATen/core/ivalue.h>
+#include <torch/version.h>
 
 #include <stdexcept>
 #include <vector>
@@ -51,6 +54,18 @@ class CompressedAllreduceHook final : public c10d::CommHookInterface {
 };
 
 }  // namespace
+
+void check_comm_hook_supported(const std::string& name, const std::string& backend) {
+#if TORCH_VERSION_MAJOR < 2
+  if (name == "bf16" && backend == "gloo") {
+    throw UsageError("--comm-hook bf16: this LibTorch's Gloo cannot all-reduce bfloat16; use "
+                     "fp16, or bf16 with --backend nccl");
+  }
+#else
+  (void)name;
+  (void)backend;
+#endif
+}
 
 std::unique_ptr<c10d::CommHookInterface> make_comm_hook(
     const std::string& name, c10::intrusive_ptr<c10d::ProcessGroup> group,

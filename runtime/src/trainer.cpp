@@ -197,6 +197,7 @@ class Trainer {
     const launch::InitMethod init = launch::parse_init_method(o_.init_method);
     torch::set_num_threads(o_.threads);
     install_stop_signal_handler();
+    check_comm_hook_supported(o_.comm_hook, o_.backend);
     workload_ = make_workload(o_, env_.local_rank);
     auto module = workload_->module();
     // mp-mlp places its two stages itself.
