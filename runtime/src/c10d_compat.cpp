@@ -12,6 +12,8 @@
 #include <torch/csrc/distributed/c10d/ProcessGroupNCCL.hpp>
 #endif
 
+#include <algorithm>
+#include <chrono>
 #include <cstdlib>
 #include <optional>
 
@@ -19,6 +21,8 @@
 
 namespace ddpsim::runtime::compat {
 namespace {
+
+constexpr std::chrono::milliseconds kMinRendezvousTimeout{std::chrono::seconds(60)};
 
 c10::intrusive_ptr<c10d::Store> make_store(const ProcessGroupSpec& spec) {
   const Rendezvous& rv = spec.rendezvous;
@@ -29,7 +33,10 @@ c10::intrusive_ptr<c10d::Store> make_store(const ProcessGroupSpec& spec) {
       options.isServer = spec.rank == 0;
       options.numWorkers = static_cast<std::size_t>(spec.world_size);
       options.waitWorkers = true;
-      options.timeout = spec.timeout;
+      // The store only carries the rendezvous. Its timeout bounds how long ranks may take to
+      // start, which has nothing to do with the collective timeout under study: a 1 s
+      // collective timeout must not make a rank that starts 1 s late (a loaded machine) fail.
+      options.timeout = std::max(spec.timeout, kMinRendezvousTimeout);
       return c10::make_intrusive<c10d::TCPStore>(rv.host, options);
     }
     case Rendezvous::Kind::File:
