@@ -33,8 +33,11 @@ std::vector<std::vector<int>> compute_bucket_assignment(const std::vector<trace:
       bucket.first = false;
     }
   }
-  for (const auto& dtype : dtype_order) {
-    if (!open[dtype].params.empty()) closed.push_back(std::move(open[dtype].params));
+  // c10d appends the partly filled buckets by walking its std::unordered_map of open
+  // buckets; libstdc++ links each new key in front of the earlier ones (when their hash
+  // buckets differ), so the dtype seen last comes first. Only mixed-dtype models notice.
+  for (auto dtype = dtype_order.rbegin(); dtype != dtype_order.rend(); ++dtype) {
+    if (!open[*dtype].params.empty()) closed.push_back(std::move(open[*dtype].params));
   }
   return closed;
 }

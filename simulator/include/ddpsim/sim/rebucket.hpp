@@ -20,7 +20,10 @@ struct BucketCaps {
 // in `order` (the order their gradients became ready); each dtype fills its own open bucket;
 // a bucket closes as soon as its bytes reach the current limit; the first bucket of each
 // dtype has the limit first_bucket_cap_bytes, the following ones bucket_cap_bytes; the
-// partly filled buckets are appended last. Bucket 0 is the first to become ready.
+// partly filled buckets are appended last, the dtype first seen last first (the iteration
+// order of c10d's unordered_map under libstdc++). Bucket 0 is the first to become ready.
+// Checked against torch.distributed._compute_bucket_assignment_by_size and against layouts
+// the Reducer recorded (tests/simulator/test_rebucket_reference.cpp).
 // (DDP's constructor, which does not know the gradient order yet, applies the same rule to
 // the parameters in registration order and reverses the result; with the reverse
 // registration order as `order` this gives the same buckets up to where the small first
