@@ -8,6 +8,8 @@
 //        --inter-latency S] [--cfg KEY:VALUE]... [--world-size W] [--timeout S]
 //       [--slowdown RANK=FACTOR]... [--delay RANK=MS[@ITER]]... [--delay-dist RANK=DIST]...
 //       [--seed S] [--runs N] [--bucket-cap-mb X [--first-bucket-cap-mb Y]]
+//   ddp-sim timeout-curve TRACE_DIR --timeouts T1,T2,... [--runs N] [--epsilon E] [--csv FILE]
+//       [--json FILE] [the replay's model, network and what-if options]
 //   ddp-sim calibrate TRACE_DIR [--allreduce ring|ring-agg|analytic|tree] [--json FILE]
 //
 // Exit status: 0 success, 2 bad usage or input (one line on stderr), 1 anything else.
@@ -15,9 +17,12 @@
 #include <nlohmann/json.hpp>
 
 #include <cstdlib>
+#include <algorithm>
 #include <fstream>
+#include <iomanip>
 #include <iostream>
 #include <optional>
+#include <sstream>
 #include <string>
 #include <sys/stat.h>
 
@@ -152,12 +157,24 @@ trace::SkewSpec parse_stalls(const ReplayFlags& flags) {
   return skew;
 }
 
-int run_replay(const ReplayFlags& flags) {
-  const trace::Trace measured = trace::read_trace(flags.trace_dir);
+// Everything a replay needs, from the flags: the workload (re-bucketed if asked), the
+// network (calibrated unless given) and the what-ifs.
+struct PreparedReplay {
+  trace::Trace measured;
+  sim::WorkloadModel model;
+  sim::ReplayOptions options;
+  std::optional<sim::Calibration> calibration;
+};
+
+PreparedReplay prepare_replay(const ReplayFlags& flags) {
+  PreparedReplay prepared;
+  prepared.measured = trace::read_trace(flags.trace_dir);
+  const trace::Trace& measured = prepared.measured;
 
   auto mode = sim::compute_mode_from_string(flags.compute);
   if (!mode) throw UsageError("--compute: expected median, mean or per-iteration, got '" + flags.compute + "'");
-  sim::WorkloadModel model = sim::extract_workload(measured, *mode);
+  sim::WorkloadModel& model = prepared.model;
+  model = sim::extract_workload(measured, *mode);
   if (flags.bucket_cap_mb || flags.first_bucket_cap_mb) {
     // DDP's bucket_cap_mb is in MiB.
     constexpr double kMiB = 1024.0 * 1024.0;
@@ -170,9 +187,9 @@ int run_replay(const ReplayFlags& flags) {
     model = sim::rebucket(model, caps);
   }
 
-  sim::ReplayOptions options;
+  sim::ReplayOptions& options = prepared.options;
   options.algorithm = parse_algorithm(flags.allreduce);
-  const auto calibration = choose_network(flags, measured, options);
+  prepared.calibration = choose_network(flags, measured, options);
   options.iterations = flags.iterations > 0 ? flags.iterations
                        : *mode == sim::ComputeMode::PerIteration
                            ? static_cast<std::int64_t>(model.source_iterations.size())
@@ -203,21 +220,36 @@ int run_replay(const ReplayFlags& flags) {
     throw UsageError("--platform: expected star, two-level or a readable SimGrid XML file, got '" +
                      flags.platform + "'");
   }
+  return prepared;
+}
 
-  // Run i draws its random stalls from seed + i; run 0 is the one reported in detail.
-  sim::ReplayResult result;
+// Run i draws its random stalls from seed + i.
+std::vector<sim::RunOutcome> run_monte_carlo(const PreparedReplay& prepared, const ReplayFlags& flags,
+                                             sim::ReplayResult* first_result) {
   std::vector<sim::RunOutcome> outcomes;
   try {
     for (int run = 0; run < flags.runs; ++run) {
-      sim::ReplayOptions run_options = options;
+      sim::ReplayOptions run_options = prepared.options;
       run_options.skew.seed = flags.seed + static_cast<std::uint64_t>(run);
-      sim::ReplayResult run_result = sim::replay_isolated(model, run_options);
+      sim::ReplayResult run_result = sim::replay_isolated(prepared.model, run_options);
       outcomes.push_back(sim::outcome_of(run_result));
-      if (run == 0) result = std::move(run_result);
+      if (run == 0 && first_result != nullptr) *first_result = std::move(run_result);
     }
   } catch (const sim::SimulationError& error) {
     throw UsageError(error.what());
   }
+  return outcomes;
+}
+
+int run_replay(const ReplayFlags& flags) {
+  const PreparedReplay prepared = prepare_replay(flags);
+  const sim::WorkloadModel& model = prepared.model;
+  const sim::ReplayOptions& options = prepared.options;
+  const trace::Trace& measured = prepared.measured;
+
+  // Run 0 is the one reported in detail.
+  sim::ReplayResult result;
+  const std::vector<sim::RunOutcome> outcomes = run_monte_carlo(prepared, flags, &result);
   const int world = options.world_size > 0 ? options.world_size : model.world_size;
   const sim::IterationDistribution distribution =
       sim::summarize_runs(outcomes, sim::samples_per_iteration(model, world));
@@ -229,7 +261,7 @@ int run_replay(const ReplayFlags& flags) {
   report.model = &model;
   report.options = &options;
   report.result = &result;
-  report.calibration = calibration;
+  report.calibration = prepared.calibration;
   report.measured = trace::summarize(measured);
   report.predicted = trace::summarize(predicted);
   std::cout << sim::report_to_text(report) << sim::distribution_to_text(distribution);
@@ -238,6 +270,59 @@ int run_replay(const ReplayFlags& flags) {
     json["distribution"] = nlohmann::json::parse(sim::distribution_to_json(distribution));
     write_text_file(flags.json_file, json.dump(2), "--json");
   }
+  return 0;
+}
+
+struct TimeoutCurveFlags {
+  std::vector<double> timeouts_s;
+  double epsilon = 0.01;
+  std::string csv_file;
+};
+
+// Every timeout sees the same stall draws (run i uses seed + i whatever T is), so a longer
+// timeout never fails a run that a shorter one survived and the curve is monotone.
+int run_timeout_curve(ReplayFlags flags, const TimeoutCurveFlags& curve) {
+  if (curve.timeouts_s.empty()) throw UsageError("--timeouts: expected at least one timeout in seconds");
+  for (double timeout : curve.timeouts_s) {
+    if (!(timeout > 0)) throw UsageError("--timeouts: expected positive seconds, got " + std::to_string(timeout));
+  }
+  if (!(curve.epsilon >= 0 && curve.epsilon <= 1)) throw UsageError("--epsilon: expected a probability in [0, 1]");
+  std::vector<double> timeouts = curve.timeouts_s;
+  std::sort(timeouts.begin(), timeouts.end());
+  PreparedReplay prepared = prepare_replay(flags);
+  const int world = prepared.options.world_size > 0 ? prepared.options.world_size : prepared.model.world_size;
+
+  std::ostringstream csv;
+  csv << "timeout_s,runs,failed_runs,failure_probability,mean_time_to_failure_s,mean_iteration_s,p99_iteration_s\n";
+  nlohmann::json json = {{"trace_dir", flags.trace_dir}, {"runs", flags.runs}, {"epsilon", curve.epsilon}};
+  json["points"] = nlohmann::json::array();
+  std::optional<double> smallest_safe;
+  std::cout << "timeout curve (" << flags.runs << " runs per timeout)\n"
+            << "  timeout_s  P(fail)  mean time to failure s  mean iteration s\n";
+  for (double timeout : timeouts) {
+    prepared.options.timeout_s = timeout;
+    const sim::IterationDistribution d = sim::summarize_runs(
+        run_monte_carlo(prepared, flags, nullptr), sim::samples_per_iteration(prepared.model, world));
+    csv << std::setprecision(9) << timeout << "," << d.runs << "," << d.failed_runs << "," << d.failure_probability
+        << "," << d.mean_time_to_failure_s << "," << d.mean_s << "," << d.p99_s << "\n";
+    std::cout << "  " << std::setw(9) << timeout << "  " << std::setw(7) << d.failure_probability << "  "
+              << std::setw(22) << d.mean_time_to_failure_s << "  " << d.mean_s << "\n";
+    nlohmann::json point = nlohmann::json::parse(sim::distribution_to_json(d));
+    point["timeout_s"] = timeout;
+    json["points"].push_back(point);
+    if (!smallest_safe && d.failure_probability <= curve.epsilon) smallest_safe = timeout;
+  }
+  if (smallest_safe) {
+    std::cout << "smallest timeout with P(fail) <= " << curve.epsilon << ": " << *smallest_safe << " s\n";
+    json["smallest_safe_timeout_s"] = *smallest_safe;
+  } else {
+    std::cout << "no timeout tried has P(fail) <= " << curve.epsilon << "\n";
+    json["smallest_safe_timeout_s"] = nullptr;
+  }
+  std::string csv_text = csv.str();
+  csv_text.pop_back();  // write_text_file ends the file with its own newline
+  if (!curve.csv_file.empty()) write_text_file(curve.csv_file, csv_text, "--csv");
+  if (!flags.json_file.empty()) write_text_file(flags.json_file, json.dump(2), "--json");
   return 0;
 }
 
@@ -254,6 +339,45 @@ int run_calibrate(const std::string& trace_dir, const std::string& algorithm_nam
   return 0;
 }
 
+// The options shared by `replay` and `timeout-curve`: the trace, the model, the network and
+// the what-ifs.
+void add_replay_options(CLI::App* command, ReplayFlags& flags) {
+  command->add_option("TRACE_DIR", flags.trace_dir, "Recorded trace directory")->required();
+  command->add_option("--compute", flags.compute, "Compute durations: median (default), mean or per-iteration");
+  command->add_option("--iterations", flags.iterations, "Iterations to simulate (default 3; per-iteration: all)");
+  command->add_option("--allreduce", flags.allreduce, "ring, ring-agg (default), analytic or tree");
+  command->add_option("--bandwidth", flags.bandwidth, "Link bandwidth, bytes/s (default: calibrated)");
+  command->add_option("--latency", flags.latency, "Rank-to-rank latency, seconds (default: calibrated)");
+  command->add_option("--platform", flags.platform, "star (default), two-level or a SimGrid platform XML file");
+  command->add_option("--gpus-per-node", flags.gpus_per_node, "two-level: ranks per node (default 1)");
+  command->add_option("--intra-bandwidth", flags.intra_bandwidth, "two-level: rank link bandwidth, bytes/s");
+  command->add_option("--intra-latency", flags.intra_latency, "two-level: latency between ranks of a node, s");
+  command->add_option("--inter-bandwidth", flags.inter_bandwidth, "two-level: node uplink bandwidth, bytes/s");
+  command->add_option("--inter-latency", flags.inter_latency, "two-level: extra latency between nodes, s");
+  command->add_option("--cfg", flags.cfg, "SimGrid configuration KEY:VALUE (repeatable)")
+      ->expected(1)
+      ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);
+  command->add_option("--world-size", flags.world_size, "What-if: simulate W ranks (rank r replays rank r mod W_trace)");
+  command->add_option("--timeout", flags.timeout, "What-if: fail an all-reduce that waits longer, seconds");
+  command->add_option("--slowdown", flags.slowdown, "What-if: RANK=FACTOR stretches a rank's compute (repeatable)")
+      ->expected(1)
+      ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);
+  command->add_option("--delay", flags.delay, "What-if: RANK=MS[@ITER] stalls a rank at an iteration's start (repeatable)")
+      ->expected(1)
+      ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);
+  command->add_option("--delay-dist", flags.delay_dist,
+                     "What-if: RANK=lognormal:MU,SIGMA|exp:MEAN|uniform:A,B random stall per iteration, ms (repeatable)")
+      ->expected(1)
+      ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);
+  command->add_option("--seed", flags.seed, "Seed of the random stalls (run i uses seed + i)");
+  command->add_option("--runs", flags.runs, "Monte Carlo: replay N times with different stall draws (default 1)");
+  command->add_option("--bucket-cap-mb", flags.bucket_cap_mb,
+                     "What-if: re-bucket with this bucket_cap_mb (MiB), from the measured gradient times");
+  command->add_option("--first-bucket-cap-mb", flags.first_bucket_cap_mb,
+                     "What-if: the first bucket's cap, MiB (default: the trace's)");
+
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -262,41 +386,21 @@ int main(int argc, char** argv) {
 
   ReplayFlags flags;
   CLI::App* replay = app.add_subcommand("replay", "Predict a run from a recorded trace");
-  replay->add_option("TRACE_DIR", flags.trace_dir, "Recorded trace directory")->required();
+  add_replay_options(replay, flags);
   replay->add_option("--out", flags.out_dir, "Write the predicted run as a trace into DIR");
   replay->add_option("--json", flags.json_file, "Write the report as JSON");
-  replay->add_option("--compute", flags.compute, "Compute durations: median (default), mean or per-iteration");
-  replay->add_option("--iterations", flags.iterations, "Iterations to simulate (default 3; per-iteration: all)");
-  replay->add_option("--allreduce", flags.allreduce, "ring, ring-agg (default), analytic or tree");
-  replay->add_option("--bandwidth", flags.bandwidth, "Link bandwidth, bytes/s (default: calibrated)");
-  replay->add_option("--latency", flags.latency, "Rank-to-rank latency, seconds (default: calibrated)");
-  replay->add_option("--platform", flags.platform, "star (default), two-level or a SimGrid platform XML file");
-  replay->add_option("--gpus-per-node", flags.gpus_per_node, "two-level: ranks per node (default 1)");
-  replay->add_option("--intra-bandwidth", flags.intra_bandwidth, "two-level: rank link bandwidth, bytes/s");
-  replay->add_option("--intra-latency", flags.intra_latency, "two-level: latency between ranks of a node, s");
-  replay->add_option("--inter-bandwidth", flags.inter_bandwidth, "two-level: node uplink bandwidth, bytes/s");
-  replay->add_option("--inter-latency", flags.inter_latency, "two-level: extra latency between nodes, s");
-  replay->add_option("--cfg", flags.cfg, "SimGrid configuration KEY:VALUE (repeatable)")
-      ->expected(1)
-      ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);
-  replay->add_option("--world-size", flags.world_size, "What-if: simulate W ranks (rank r replays rank r mod W_trace)");
-  replay->add_option("--timeout", flags.timeout, "What-if: fail an all-reduce that waits longer, seconds");
-  replay->add_option("--slowdown", flags.slowdown, "What-if: RANK=FACTOR stretches a rank's compute (repeatable)")
-      ->expected(1)
-      ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);
-  replay->add_option("--delay", flags.delay, "What-if: RANK=MS[@ITER] stalls a rank at an iteration's start (repeatable)")
-      ->expected(1)
-      ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);
-  replay->add_option("--delay-dist", flags.delay_dist,
-                     "What-if: RANK=lognormal:MU,SIGMA|exp:MEAN|uniform:A,B random stall per iteration, ms (repeatable)")
-      ->expected(1)
-      ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);
-  replay->add_option("--seed", flags.seed, "Seed of the random stalls (run i uses seed + i)");
-  replay->add_option("--runs", flags.runs, "Monte Carlo: replay N times with different stall draws (default 1)");
-  replay->add_option("--bucket-cap-mb", flags.bucket_cap_mb,
-                     "What-if: re-bucket with this bucket_cap_mb (MiB), from the measured gradient times");
-  replay->add_option("--first-bucket-cap-mb", flags.first_bucket_cap_mb,
-                     "What-if: the first bucket's cap, MiB (default: the trace's)");
+
+  ReplayFlags curve_flags;
+  TimeoutCurveFlags curve;
+  CLI::App* timeout_curve = app.add_subcommand(
+      "timeout-curve", "Failure probability and time to failure per process-group timeout (Monte Carlo)");
+  add_replay_options(timeout_curve, curve_flags);
+  timeout_curve->add_option("--timeouts", curve.timeouts_s, "Timeouts to try, seconds: T1,T2,...")
+      ->required()
+      ->delimiter(',');
+  timeout_curve->add_option("--epsilon", curve.epsilon, "Report the smallest timeout with P(fail) <= E (default 0.01)");
+  timeout_curve->add_option("--csv", curve.csv_file, "Write one row per timeout as CSV");
+  timeout_curve->add_option("--json", curve_flags.json_file, "Write the curve as JSON");
 
   std::string calibrate_dir;
   std::string calibrate_algorithm = "ring";
@@ -319,6 +423,7 @@ int main(int argc, char** argv) {
 
   try {
     if (replay->parsed()) return run_replay(flags);
+    if (timeout_curve->parsed()) return run_timeout_curve(curve_flags, curve);
     return run_calibrate(calibrate_dir, calibrate_algorithm, calibrate_json);
   } catch (const trace::TraceError& error) {
     std::cerr << "ddp-sim: " << error.what() << "\n";

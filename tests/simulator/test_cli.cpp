@@ -185,3 +185,45 @@ TEST(Cli, PlatformFileRunsTheReplay) {
 
 }  // namespace
 }  // namespace ddpsim::sim
+
+namespace ddpsim::sim {
+namespace {
+
+TEST(CliWhatIfs, TimeoutCurveFindsTheSmallestSafeTimeout) {
+  testing::TempDir dir;
+  const std::string measured = write_measured(dir);
+  // Rank 1 stalls 300 ms at iteration 2: a 0.1 s timeout always fails, 1 s never does.
+  const Outcome outcome = run_cli(dir, "timeout-curve " + measured + " --timeouts 1,0.1 --runs 2 --delay 1=300@2" +
+                                           " --csv " + dir.path("curve.csv") + " --json " + dir.path("curve.json"));
+  ASSERT_EQ(outcome.status, 0) << outcome.err;
+  const auto json = nlohmann::json::parse(slurp(dir.path("curve.json")));
+  ASSERT_EQ(json["points"].size(), 2u);
+  EXPECT_EQ(json["points"][0]["timeout_s"].get<double>(), 0.1);
+  EXPECT_EQ(json["points"][0]["failure_probability"].get<double>(), 1.0);
+  EXPECT_GT(json["points"][0]["mean_time_to_failure_s"].get<double>(), 0.0);
+  EXPECT_EQ(json["points"][1]["failure_probability"].get<double>(), 0.0);
+  EXPECT_EQ(json["smallest_safe_timeout_s"].get<double>(), 1.0);
+  EXPECT_EQ(count_lines(slurp(dir.path("curve.csv"))), 3);
+}
+
+TEST(CliWhatIfs, MonteCarloRunsReportADistribution) {
+  testing::TempDir dir;
+  const std::string measured = write_measured(dir);
+  const Outcome outcome = run_cli(dir, "replay " + measured + " --runs 3 --delay-dist all=uniform:0,20 --seed 4 --json " +
+                                           dir.path("report.json"));
+  ASSERT_EQ(outcome.status, 0) << outcome.err;
+  const auto distribution = nlohmann::json::parse(slurp(dir.path("report.json")))["distribution"];
+  EXPECT_EQ(distribution["runs"].get<int>(), 3);
+  EXPECT_EQ(distribution["iterations"].get<int>(), 9);  // 3 iterations per run
+  EXPECT_LE(distribution["p50_s"].get<double>(), distribution["p99_s"].get<double>());
+  EXPECT_LT(distribution["min_s"].get<double>(), distribution["max_s"].get<double>());
+  EXPECT_NE(outcome.out.find("p99"), std::string::npos);
+}
+
+TEST(CliWhatIfs, BadDelayIsOneLine) {
+  testing::TempDir dir;
+  expect_one_line_error(run_cli(dir, "replay " + write_measured(dir) + " --delay 1=abc"), "--delay");
+}
+
+}  // namespace
+}  // namespace ddpsim::sim
