@@ -53,6 +53,13 @@ struct CommunicationGroup {
   double alpha_s = 0;
   double beta_bytes_per_s = 0;
   std::int64_t messages = 0;
+  // Set when every ring neighbour pair has links of its own (the star platform, CM02 without
+  // cross-traffic, one collective at a time): each aggregated ring message then runs alone
+  // at its route's bandwidth, so ring-agg sleeps for latency + bytes / β instead of asking
+  // the LMM solver. With W simultaneous flows that solver was the superlinear part
+  // (W=4096: 4 s vs 0.4 s at W=1024).
+  bool ring_links_uncontended = false;
+  double ring_link_bandwidth = 0;  // bytes/s of those links
 };
 
 // All-reduces `bytes` with `algorithm` as rank `rank`; returns when this rank has the

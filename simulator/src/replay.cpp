@@ -262,6 +262,13 @@ ReplayResult replay(const WorkloadModel& model, const ReplayOptions& options) {
   std::vector<sg4::Host*> hosts = build_platform(options.platform, world);
   Simulation sim{model, options, CommunicationGroup(hosts, options.alpha_s, options.beta_bytes_per_s),
                  std::vector<RankState>(static_cast<std::size_t>(world)), {}};
+  // The star gives every rank its own up and down link (platform_builder), so the ring's
+  // neighbour messages never share one, unless a --cfg changes the network model.
+  const bool network_reconfigured =
+      std::any_of(options.simgrid_config.begin(), options.simgrid_config.end(),
+                  [](const std::string& entry) { return entry.rfind("network/", 0) == 0; });
+  sim.group.ring_links_uncontended = options.platform.kind == PlatformKind::Star && !network_reconfigured;
+  sim.group.ring_link_bandwidth = options.platform.beta_bytes_per_s;
   for (int rank = 0; rank < world; ++rank) {
     sg4::Host* host = hosts[static_cast<std::size_t>(rank)];
     sg4::Actor::create("compute-" + std::to_string(rank), host, [&sim, rank] { compute_actor(sim, rank); });

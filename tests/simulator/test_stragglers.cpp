@@ -113,5 +113,21 @@ TEST(Stragglers, DelayOutsideTheWorldIsRejected) {
   EXPECT_THROW(replay_isolated(model, options), SimulationError);
 }
 
+// The star shortcut (ring-agg sleeps latency + bytes/β instead of simulating the flows) must
+// give what SimGrid's flow model gives; a network/ --cfg entry forces the flow model.
+TEST(ScaleOut, UncontendedStarShortcutEqualsSimulatedFlows) {
+  const WorkloadModel model = testing::communication_only_workload(16, kBytes);
+  ReplayOptions shortcut = testing::star_options(AllreduceAlgorithm::RingAggregated, kAlpha, kBeta);
+  shortcut.iterations = 3;
+  shortcut.skew.delays.push_back(trace::parse_delay("3=2@1"));
+  ReplayOptions flows = shortcut;
+  flows.simgrid_config = {"network/model:CM02"};
+  const std::vector<double> fast = job_iteration_times_s(replay_isolated(model, shortcut));
+  const std::vector<double> simulated = job_iteration_times_s(replay_isolated(model, flows));
+  ASSERT_EQ(fast.size(), 3u);
+  ASSERT_EQ(simulated.size(), 3u);
+  for (std::size_t i = 0; i < fast.size(); ++i) EXPECT_NEAR(fast[i], simulated[i], 1e-9 * simulated[i]) << i;
+}
+
 }  // namespace
 }  // namespace ddpsim::sim
