@@ -10,6 +10,8 @@
 //       [--seed S] [--runs N] [--bucket-cap-mb X [--first-bucket-cap-mb Y]]
 //   ddp-sim timeout-curve TRACE_DIR --timeouts T1,T2,... [--runs N] [--epsilon E] [--csv FILE]
 //       [--json FILE] [the replay's model, network and what-if options]
+//   ddp-sim sweep TRACE_DIR --out FILE.csv [--bucket-caps A,B,...] [--slowdowns F1,F2,...]
+//       [--world-sizes W1,W2,...] [--jobs N] [the replay's options]
 //   ddp-sim calibrate TRACE_DIR [--allreduce ring|ring-agg|analytic|tree] [--json FILE]
 //
 // Exit status: 0 success, 2 bad usage or input (one line on stderr), 1 anything else.
@@ -18,13 +20,18 @@
 
 #include <cstdlib>
 #include <algorithm>
+#include <chrono>
 #include <fstream>
 #include <iomanip>
 #include <iostream>
 #include <optional>
+#include <set>
 #include <sstream>
 #include <string>
+#include <fcntl.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include "ddpsim/sim/allreduce.hpp"
 #include "ddpsim/sim/calibrate.hpp"
@@ -326,6 +333,119 @@ int run_timeout_curve(ReplayFlags flags, const TimeoutCurveFlags& curve) {
   return 0;
 }
 
+struct SweepFlags {
+  std::vector<double> bucket_caps_mb;
+  std::vector<double> slowdowns;
+  std::vector<int> world_sizes;
+  std::string out_csv;
+  int jobs = 1;
+};
+
+// A point's key as it is written in the CSV's first three columns.
+std::string sweep_key(double cap_mb, double slowdown, int world) {
+  std::ostringstream key;
+  key << std::setprecision(9) << cap_mb << "," << slowdown << "," << world;
+  return key.str();
+}
+
+// One point in a forked child: the child has its own SimGrid engine and appends its row with
+// one O_APPEND write, so rows of concurrent children never interleave.
+[[noreturn]] void sweep_point(ReplayFlags flags, double cap_mb, double slowdown, int world, const std::string& csv) {
+  std::ostringstream row;
+  try {
+    if (cap_mb > 0) flags.bucket_cap_mb = cap_mb;  // 0: the trace's own layout
+    flags.world_size = world;
+    if (slowdown != 1.0) {
+      std::ostringstream entry;
+      entry << std::setprecision(9) << "0=" << slowdown;
+      flags.slowdown = {entry.str()};
+    }
+    const PreparedReplay prepared = prepare_replay(flags);
+    const auto wall_start = std::chrono::steady_clock::now();
+    const sim::IterationDistribution d = sim::summarize_runs(run_monte_carlo(prepared, flags, nullptr),
+                                                             sim::samples_per_iteration(prepared.model, world));
+    const double wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - wall_start).count();
+    row << sweep_key(cap_mb, slowdown, world) << std::setprecision(9) << "," << prepared.model.buckets.size() << ","
+        << d.p50_s << "," << d.mean_s << "," << d.p99_s << "," << d.samples_per_s << "," << d.failure_probability << ","
+        << wall_s << ",\n";
+  } catch (const std::exception& error) {
+    std::string message = error.what();
+    std::replace(message.begin(), message.end(), ',', ';');
+    std::replace(message.begin(), message.end(), '\n', ' ');
+    row << sweep_key(cap_mb, slowdown, world) << ",,,,,,,," << message << "\n";
+  }
+  const std::string text = row.str();
+  const int fd = ::open(csv.c_str(), O_WRONLY | O_APPEND);
+  const bool written = fd >= 0 && ::write(fd, text.data(), text.size()) == static_cast<ssize_t>(text.size());
+  if (fd >= 0) ::close(fd);
+  std::_Exit(written ? 0 : 1);
+}
+
+// Every (cap, slowdown, world size) point, `jobs` at a time; rows already in the CSV are kept
+// and their points skipped, so an interrupted sweep resumes where it stopped.
+int run_sweep(const ReplayFlags& flags, const SweepFlags& sweep) {
+  if (sweep.jobs < 1) throw UsageError("--jobs: expected at least 1");
+  std::vector<double> caps = sweep.bucket_caps_mb;
+  if (caps.empty()) caps.push_back(0);  // 0: the trace's own layout
+  std::vector<double> slowdowns = sweep.slowdowns.empty() ? std::vector<double>{1.0} : sweep.slowdowns;
+  std::vector<int> worlds = sweep.world_sizes.empty() ? std::vector<int>{0} : sweep.world_sizes;
+  for (double cap : caps) {
+    if (cap < 0) throw UsageError("--bucket-caps: expected positive MiB");
+  }
+  for (double factor : slowdowns) {
+    if (!(factor > 0)) throw UsageError("--slowdowns: expected positive factors");
+  }
+  (void)trace::read_trace(flags.trace_dir);  // a bad trace is one error, not one per point
+
+  std::set<std::string> done;
+  {
+    std::ifstream existing(sweep.out_csv);
+    std::string line;
+    while (std::getline(existing, line)) {
+      std::size_t commas = 0;
+      std::size_t end = 0;
+      while (end < line.size() && commas < 3) commas += line[end++] == ',' ? 1 : 0;
+      if (commas == 3) done.insert(line.substr(0, end - 1));
+    }
+    if (done.empty()) {
+      write_text_file(sweep.out_csv,
+                      "bucket_cap_mb,slowdown,world_size,buckets,p50_iteration_s,mean_iteration_s,p99_iteration_s,"
+                      "samples_per_s,failure_probability,wall_s,error",
+                      "--out");
+    }
+  }
+  int running = 0;
+  int failed = 0;
+  int skipped = 0;
+  const auto reap = [&] {
+    int status = 0;
+    if (::wait(&status) > 0) {
+      --running;
+      if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) ++failed;
+    }
+  };
+  for (double cap : caps) {
+    for (double factor : slowdowns) {
+      for (int world : worlds) {
+        if (done.count(sweep_key(cap, factor, world))) {
+          ++skipped;
+          continue;
+        }
+        while (running >= sweep.jobs) reap();
+        std::cout.flush();
+        const pid_t child = ::fork();
+        if (child < 0) throw std::runtime_error("sweep: fork failed");
+        if (child == 0) sweep_point(flags, cap, factor, world, sweep.out_csv);
+        ++running;
+      }
+    }
+  }
+  while (running > 0) reap();
+  std::cout << "sweep: " << caps.size() * slowdowns.size() * worlds.size() - static_cast<std::size_t>(skipped)
+            << " points simulated, " << skipped << " already in " << sweep.out_csv << "\n";
+  return failed == 0 ? 0 : 1;
+}
+
 int run_calibrate(const std::string& trace_dir, const std::string& algorithm_name, const std::string& json_file) {
   const trace::Trace measured = trace::read_trace(trace_dir);
   sim::Calibration calibration;
@@ -402,6 +522,19 @@ int main(int argc, char** argv) {
   timeout_curve->add_option("--csv", curve.csv_file, "Write one row per timeout as CSV");
   timeout_curve->add_option("--json", curve_flags.json_file, "Write the curve as JSON");
 
+  ReplayFlags sweep_flags;
+  SweepFlags sweep;
+  CLI::App* sweep_command = app.add_subcommand(
+      "sweep", "Simulate every (bucket cap, rank-0 slowdown, world size) point in parallel processes");
+  add_replay_options(sweep_command, sweep_flags);
+  sweep_command->add_option("--bucket-caps", sweep.bucket_caps_mb, "bucket_cap_mb values, MiB (0: the trace's layout)")
+      ->delimiter(',');
+  sweep_command->add_option("--slowdowns", sweep.slowdowns, "Rank 0's compute slowdown factors")->delimiter(',');
+  sweep_command->add_option("--world-sizes", sweep.world_sizes, "World sizes")->delimiter(',');
+  sweep_command->add_option("--out", sweep.out_csv, "CSV file: one row per point; existing rows are kept (resume)")
+      ->required();
+  sweep_command->add_option("--jobs", sweep.jobs, "Points simulated at once (default 1)");
+
   std::string calibrate_dir;
   std::string calibrate_algorithm = "ring";
   std::string calibrate_json;
@@ -424,6 +557,7 @@ int main(int argc, char** argv) {
   try {
     if (replay->parsed()) return run_replay(flags);
     if (timeout_curve->parsed()) return run_timeout_curve(curve_flags, curve);
+    if (sweep_command->parsed()) return run_sweep(sweep_flags, sweep);
     return run_calibrate(calibrate_dir, calibrate_algorithm, calibrate_json);
   } catch (const trace::TraceError& error) {
     std::cerr << "ddp-sim: " << error.what() << "\n";

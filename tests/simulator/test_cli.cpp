@@ -5,6 +5,7 @@
 
 #include <cstdlib>
 #include <fstream>
+#include <map>
 #include <sstream>
 #include <string>
 
@@ -223,6 +224,40 @@ TEST(CliWhatIfs, MonteCarloRunsReportADistribution) {
 TEST(CliWhatIfs, BadDelayIsOneLine) {
   testing::TempDir dir;
   expect_one_line_error(run_cli(dir, "replay " + write_measured(dir) + " --delay 1=abc"), "--delay");
+}
+
+}  // namespace
+}  // namespace ddpsim::sim
+
+namespace ddpsim::sim {
+namespace {
+
+TEST(CliWhatIfs, SweepWritesOneRowPerPointAndResumes) {
+  testing::TempDir dir;
+  const std::string measured = write_measured(dir);
+  const std::string csv = dir.path("sweep.csv");
+  const Outcome first = run_cli(dir, "sweep " + measured + " --bucket-caps 0,1 --slowdowns 1,2 --world-sizes 4 --jobs 2 --out " + csv);
+  ASSERT_EQ(first.status, 0) << first.err;
+  EXPECT_EQ(count_lines(slurp(csv)), 1 + 4);
+  // A slower rank 0 makes every point's iteration longer than its slowdown-1 twin.
+  std::map<std::string, double> p50;
+  std::istringstream rows(slurp(csv));
+  std::string line;
+  std::getline(rows, line);
+  while (std::getline(rows, line)) {
+    std::vector<std::string> cells;
+    std::stringstream cell_stream(line);
+    std::string cell;
+    while (std::getline(cell_stream, cell, ',')) cells.push_back(cell);
+    ASSERT_GE(cells.size(), 5u) << line;
+    p50[cells[0] + "/" + cells[1]] = std::stod(cells[4]);
+  }
+  EXPECT_GT(p50["0/2"], 1.3 * p50["0/1"]);
+  EXPECT_GT(p50["1/2"], 1.3 * p50["1/1"]);
+  const Outcome resumed = run_cli(dir, "sweep " + measured + " --bucket-caps 0,1,2 --slowdowns 1,2 --world-sizes 4 --out " + csv);
+  ASSERT_EQ(resumed.status, 0) << resumed.err;
+  EXPECT_NE(resumed.out.find("2 points simulated, 4 already"), std::string::npos) << resumed.out;
+  EXPECT_EQ(count_lines(slurp(csv)), 1 + 6);
 }
 
 }  // namespace
