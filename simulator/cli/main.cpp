@@ -477,7 +477,7 @@ void add_replay_options(CLI::App* command, ReplayFlags& flags) {
   command->add_option("--cfg", flags.cfg, "SimGrid configuration KEY:VALUE (repeatable)")
       ->expected(1)
       ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);
-  command->add_option("--world-size", flags.world_size, "What-if: simulate W ranks (rank r replays rank r mod W_trace)");
+  command->add_option("--world-size", flags.world_size, "What-if: simulate W ranks (ranks beyond the trace replay a measured rank drawn per iteration from --seed)");
   command->add_option("--timeout", flags.timeout, "What-if: fail an all-reduce that waits longer, seconds");
   command->add_option("--slowdown", flags.slowdown, "What-if: RANK=FACTOR stretches a rank's compute (repeatable)")
       ->expected(1)

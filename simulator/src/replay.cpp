@@ -54,6 +54,14 @@ struct Simulation {
 
 std::int64_t to_ns(double seconds) { return std::llround(seconds * 1e9); }
 
+// SplitMix64's finaliser: a well-mixed 64-bit value from a counter.
+std::uint64_t mix(std::uint64_t value) {
+  value += 0x9e3779b97f4a7c15ULL;
+  value = (value ^ (value >> 30)) * 0xbf58476d1ce4e5b9ULL;
+  value = (value ^ (value >> 27)) * 0x94d049bb133111ebULL;
+  return value ^ (value >> 31);
+}
+
 Event make_event(int rank, std::int64_t iteration, EventType type, double at_s) {
   Event event;
   event.rank = rank;
@@ -61,6 +69,19 @@ Event make_event(int rank, std::int64_t iteration, EventType type, double at_s) 
   event.type = type;
   event.t_ns = to_ns(at_s);
   return event;
+}
+
+// The measured costs a simulated rank replays. Measured ranks replay themselves; a rank
+// beyond them (--world-size larger than the trace) replays, in each iteration, a measured
+// rank drawn from (seed, rank, iteration): its compute follows the measured ranks'
+// distribution without copying one rank's pattern W/W_trace times. Pure, so the compute
+// and comm actors of a rank agree.
+const RankIterationCosts& costs_of(const Simulation& sim, int rank, std::int64_t iteration) {
+  const int measured = static_cast<int>(sim.model.costs.size());
+  if (rank < measured) return sim.model.costs_for(rank, iteration);
+  const std::uint64_t draw = mix(mix(mix(sim.options.skew.seed) ^ static_cast<std::uint64_t>(rank)) ^
+                                 static_cast<std::uint64_t>(iteration));
+  return sim.model.costs_for(static_cast<int>(draw % static_cast<std::uint64_t>(measured)), iteration);
 }
 
 // An injected stall at the start of an iteration, recorded as `ddp-train` records it: a
@@ -83,7 +104,7 @@ void compute_actor(Simulation& sim, int rank) {
   const auto now = [] { return sg4::Engine::get_clock(); };
   const auto phase = [&](double duration_s) { sg4::this_actor::sleep_for(factor * duration_s); };
   for (std::int64_t iteration = 0; iteration < sim.options.iterations; ++iteration) {
-    const RankIterationCosts& costs = sim.model.costs_for(rank, iteration);
+    const RankIterationCosts& costs = costs_of(sim, rank, iteration);
     const std::int64_t label = sim.model.first_source_iteration() + iteration;
     const auto record = [&](EventType type) {
       state.events.push_back(make_event(rank, label, type, now()));
@@ -132,7 +153,7 @@ void comm_actor(Simulation& sim, int rank) {
   try {
     for (; iteration < sim.options.iterations; ++iteration) {
       state.backward_started->acquire();
-      const RankIterationCosts& costs = sim.model.costs_for(rank, iteration);
+      const RankIterationCosts& costs = costs_of(sim, rank, iteration);
       label = sim.model.first_source_iteration() + iteration;
       for (bucket = 0; bucket < static_cast<int>(sim.model.bucket_bytes.size()); ++bucket) {
         const std::int64_t bytes = sim.model.bucket_bytes[static_cast<std::size_t>(bucket)];

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cmath>
 #include <fstream>
+#include <map>
 
 #include "ddpsim/sim/calibrate.hpp"
 #include "ddpsim/sim/predicted_trace.hpp"
@@ -150,6 +151,38 @@ TEST(ReplayWhatIf, PerIterationReplaysAOneOffStallAgainstTheTimeout) {
   options.timeout_s = 0.2;  // shorter: rank 0 gives up inside iteration 5's first all-reduce
   const ReplayResult fails = replay_isolated(model, options);
   EXPECT_NE(fails.failure.find("iteration 5 bucket 0: timeout"), std::string::npos) << fails.failure;
+}
+
+// Ranks beyond the measured ones replay a measured rank drawn per (seed, rank, iteration).
+TEST(ReplayWhatIf, ExtraRanksDrawMeasuredRanksCompute) {
+  testing::SyntheticRun run;  // 4 ranks, rank r computes (1 + 0.02 r) times slower
+  testing::TempDir dir;
+  const Prepared prepared = prepare(run, dir);
+  ReplayOptions options = calibrated_options(prepared.calibration, AllreduceAlgorithm::RingAggregated);
+  options.world_size = 32;
+  options.iterations = 3;
+  const ReplayResult result = replay_isolated(prepared.model, options);
+  // forward durations per (rank, iteration)
+  std::map<std::pair<int, std::int64_t>, std::int64_t> forward_ns;
+  for (const auto& events : result.events) {
+    std::int64_t begin = 0;
+    for (const auto& event : events) {
+      if (event.type == trace::EventType::ForwardBegin) begin = event.t_ns;
+      if (event.type == trace::EventType::ForwardEnd) forward_ns[{event.rank, event.iteration}] = event.t_ns - begin;
+    }
+  }
+  int not_modulo = 0;
+  for (const auto& [key, duration] : forward_ns) {
+    const auto [rank, iteration] = key;
+    if (rank < run.world_size) continue;
+    bool measured = false;
+    for (int source = 0; source < run.world_size; ++source) {
+      measured = measured || std::llabs(forward_ns.at({source, iteration}) - duration) <= 1;
+    }
+    EXPECT_TRUE(measured) << "rank " << rank << " iteration " << iteration;
+    not_modulo += std::llabs(forward_ns.at({rank % run.world_size, iteration}) - duration) > 1 ? 1 : 0;
+  }
+  EXPECT_GT(not_modulo, 0);
 }
 
 TEST(ReplayWhatIf, LargerWorldTakesLongerAllreduces) {

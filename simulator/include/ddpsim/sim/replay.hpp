@@ -39,7 +39,7 @@ struct ReplayOptions {
   // SimGrid configuration "key:value", applied after kDefaultSimgridConfig.
   std::vector<std::string> simgrid_config;
   // What-ifs.
-  int world_size = 0;             // 0: the trace's; otherwise rank r replays rank r mod W_trace
+  int world_size = 0;             // 0: the trace's; ranks beyond it replay a measured rank drawn from skew.seed
   double timeout_s = 0;           // 0: none; else an all-reduce waiting longer fails the run
   std::map<int, double> slowdown;  // rank → factor on its compute phases
   // Stalls at the start of an iteration (--delay, --delay-dist, seed), drawn with the shared
