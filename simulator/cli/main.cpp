@@ -43,6 +43,7 @@
 #include "ddpsim/sim/workload_model.hpp"
 #include "ddpsim/trace/io.hpp"
 #include "ddpsim/trace/skew.hpp"
+#include "progress.hpp"
 #include "ddpsim/trace/summary.hpp"
 
 namespace sim = ddpsim::sim;
@@ -234,8 +235,9 @@ PreparedReplay prepare_replay(const ReplayFlags& flags) {
 std::vector<sim::RunOutcome> run_monte_carlo(const PreparedReplay& prepared, const ReplayFlags& flags,
                                              sim::ReplayResult* first_result) {
   std::vector<sim::RunOutcome> outcomes;
+  ddpsim::cli::Progress progress("replay runs", flags.runs);
   try {
-    for (int run = 0; run < flags.runs; ++run) {
+    for (int run = 0; run < flags.runs; ++run, progress.step()) {
       sim::ReplayOptions run_options = prepared.options;
       run_options.skew.seed = flags.seed + static_cast<std::uint64_t>(run);
       sim::ReplayResult run_result = sim::replay_isolated(prepared.model, run_options);
@@ -417,9 +419,11 @@ int run_sweep(const ReplayFlags& flags, const SweepFlags& sweep) {
   int running = 0;
   int failed = 0;
   int skipped = 0;
+  ddpsim::cli::Progress progress("sweep points", static_cast<long>(caps.size() * slowdowns.size() * worlds.size()));
   const auto reap = [&] {
     int status = 0;
     if (::wait(&status) > 0) {
+      progress.step();
       --running;
       if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) ++failed;
     }
