@@ -19,6 +19,7 @@
 #include <tuple>
 
 #include "ddpsim/trace/io.hpp"
+#include "param_dump.hpp"
 #include "rank_processes.hpp"
 
 namespace ddpsim::runtime {
@@ -51,36 +52,9 @@ std::vector<RankResult> run_job(int world_size, std::vector<std::string> args,
   return results;
 }
 
-// A dump file: "<kind> <index> <name> <numel> <values...>" per line.
-using Dump = std::map<std::pair<std::string, int>, std::vector<double>>;
-
-Dump read_dump(const std::string& path) {
-  Dump dump;
-  std::ifstream in(path);
-  EXPECT_TRUE(in) << path;
-  std::string line;
-  while (std::getline(in, line)) {
-    std::istringstream fields(line);
-    std::string kind, name;
-    int index = 0;
-    std::size_t numel = 0;
-    fields >> kind >> index >> name >> numel;
-    std::vector<double> values(numel);
-    for (double& v : values) fields >> v;
-    EXPECT_TRUE(fields) << path << ": short line for " << name;
-    dump[{kind, index}] = std::move(values);
-  }
-  return dump;
-}
-
-double max_abs_difference(const std::vector<double>& a, const std::vector<double>& b) {
-  EXPECT_EQ(a.size(), b.size());
-  double worst = 0;
-  for (std::size_t i = 0; i < std::min(a.size(), b.size()); ++i) {
-    worst = std::max(worst, std::abs(a[i] - b[i]));
-  }
-  return worst;
-}
+using testing::Dump;
+using testing::max_abs_difference;
+using testing::read_dump;
 
 int parameter_count(const Dump& dump, const std::string& kind) {
   return static_cast<int>(std::count_if(dump.begin(), dump.end(),
