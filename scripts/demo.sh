@@ -24,6 +24,6 @@ echo "(open $out/measured.chrome.json in https://ui.perfetto.dev)"
 if [ -x "$bin/ddp-sim" ]; then
   echo "== 3. predict: SimGrid replay, network calibrated from the same trace"
   "$bin/ddp-sim" replay "$out/measured" --compute per-iteration --out "$out/predicted"
-  echo "== what if the bucket cap were 1 MiB instead of 25?"
-  "$bin/ddp-sim" replay "$out/measured" --compute per-iteration --bucket-cap-mb 1
+  echo "== what if rank 1 computed 2x slower (a straggler)?"
+  "$bin/ddp-sim" replay "$out/measured" --compute per-iteration --slowdown 1=2
 fi
