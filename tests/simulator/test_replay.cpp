@@ -208,38 +208,31 @@ TEST(ReplayWhatIf, LargerWorldTakesLongerAllreduces) {
   EXPECT_GE(duration, formula * 0.999);
 }
 
-TEST(ReplayErrors, UnknownSimgridKeyIsOneLine) {
+// Replays a synthetic run with one SimGrid configuration entry that must be refused, and checks
+// the refusal is a single line that names what was wrong.
+void expect_one_line_config_error(const std::string& config_entry, const std::string& named) {
   ReplayOptions options;
   options.platform.alpha_s = 1e-5;
   options.platform.beta_bytes_per_s = 1e9;
-  options.simgrid_config = {"network/no-such-key:1"};
+  options.simgrid_config = {config_entry};
   testing::SyntheticRun run;
   const WorkloadModel model = extract_workload(testing::make_synthetic_trace(run), ComputeMode::Median);
   try {
     replay_isolated(model, options);
-    FAIL() << "expected a SimulationError";
+    FAIL() << "expected a SimulationError for " << config_entry;
   } catch (const SimulationError& error) {
     const std::string message = error.what();
-    EXPECT_NE(message.find("network/no-such-key"), std::string::npos) << message;
+    EXPECT_NE(message.find(named), std::string::npos) << message;
     EXPECT_EQ(message.find('\n'), std::string::npos) << message;
   }
 }
 
+TEST(ReplayErrors, UnknownSimgridKeyIsOneLine) {
+  expect_one_line_config_error("network/no-such-key:1", "network/no-such-key");
+}
+
 TEST(ReplayErrors, InvalidModelNameAbortsOnlyTheChild) {
-  ReplayOptions options;
-  options.platform.alpha_s = 1e-5;
-  options.platform.beta_bytes_per_s = 1e9;
-  options.simgrid_config = {"network/model:NoSuchModel"};
-  testing::SyntheticRun run;
-  const WorkloadModel model = extract_workload(testing::make_synthetic_trace(run), ComputeMode::Median);
-  try {
-    replay_isolated(model, options);
-    FAIL() << "expected a SimulationError";
-  } catch (const SimulationError& error) {
-    const std::string message = error.what();
-    EXPECT_NE(message.find("NoSuchModel"), std::string::npos) << message;
-    EXPECT_EQ(message.find('\n'), std::string::npos) << message;
-  }
+  expect_one_line_config_error("network/model:NoSuchModel", "NoSuchModel");
 }
 
 TEST(ReplayErrors, PlatformFileWithTooFewHosts) {
