@@ -1,8 +1,13 @@
 #!/usr/bin/env bash
-# Installs the Debian packages in scripts/deps.txt that are missing. Idempotent:
-# runs `apt-get update` only when something must be installed. Needs root (or sudo).
+# Installs what ddpsim needs and is missing. Idempotent and quiet when all is present:
+#  1. the Debian packages in scripts/deps.txt (`apt-get update` only when one must be installed);
+#  2. the project's Python venv (.venv) with the pinned PyTorch in scripts/requirements-torch.txt:
+#     its LibTorch (headers, libtorch_cpu, CMake config) builds runtime/, its torch runs the
+#     Python DDP peer and the profiler (Kineto) traces.
+# Needs root (or sudo) for step 1.
 set -euo pipefail
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
+root="$(dirname "$here")"
 mapfile -t wanted < <(sed -e 's/#.*//' -e '/^[[:space:]]*$/d' "$here/deps.txt")
 missing=()
 for pkg in "${wanted[@]}"; do
@@ -11,12 +16,27 @@ for pkg in "${wanted[@]}"; do
   fi
 done
 if [ ${#missing[@]} -eq 0 ]; then
-  echo "setup: all ${#wanted[@]} packages present"
+  echo "setup: all ${#wanted[@]} Debian packages present"
+else
+  sudo=""
+  if [ "$(id -u)" -ne 0 ]; then sudo="sudo"; fi
+  echo "setup: installing ${missing[*]}"
+  export DEBIAN_FRONTEND=noninteractive
+  $sudo apt-get update -qq
+  $sudo apt-get install -y -qq --no-install-recommends "${missing[@]}"
+fi
+
+# The venv's Python: the first python3 on PATH unless DDPSIM_PYTHON names another. The pinned
+# torch wheel is for CPython 3.11; pip reports a clear error for any other.
+venv="$root/.venv"
+requirements="$here/requirements-torch.txt"
+stamp="$venv/.ddpsim-requirements"
+if [ -x "$venv/bin/python" ] && cmp -s "$requirements" "$stamp"; then
+  echo "setup: .venv has $(grep -v '^#' "$requirements" | tr '\n' ' ')"
   exit 0
 fi
-sudo=""
-if [ "$(id -u)" -ne 0 ]; then sudo="sudo"; fi
-echo "setup: installing ${missing[*]}"
-export DEBIAN_FRONTEND=noninteractive
-$sudo apt-get update -qq
-$sudo apt-get install -y -qq --no-install-recommends "${missing[@]}"
+python="${DDPSIM_PYTHON:-python3}"
+echo "setup: creating .venv with $("$python" --version 2>&1) and $(grep -v '^#' "$requirements" | tr '\n' ' ')"
+"$python" -m venv "$venv"
+"$venv/bin/python" -m pip install -q --disable-pip-version-check -r "$requirements"
+cp "$requirements" "$stamp"
