@@ -74,33 +74,26 @@ c10::intrusive_ptr<c10d::ProcessGroup> make_gloo_group(const c10::intrusive_ptr<
   options->threads = static_cast<int>(options->devices.size()) * 2;
   auto gloo = c10::make_intrusive<c10d::ProcessGroupGloo>(store, spec.rank, spec.world_size,
                                                           options);
-#if TORCH_VERSION_MAJOR >= 2
-  // 2.x (untested here): a backend is attached to a dispatching ProcessGroup.
+  // As torch.distributed's _new_process_group_helper does: the backend is attached to a
+  // dispatching ProcessGroup for the device type it serves.
   auto group = c10::make_intrusive<c10d::ProcessGroup>(store, spec.rank, spec.world_size);
   group->setBackend(c10::DeviceType::CPU, c10d::ProcessGroup::BackendType::GLOO, gloo);
   group->setDefaultBackend(c10d::ProcessGroup::BackendType::GLOO);
   return group;
-#else
-  return gloo;
-#endif
 }
 
 #ifdef USE_C10D_NCCL
-// Untested here (no CUDA on this machine).
+// Compiled and linked against the CUDA LibTorch (CI's CUDA leg); not yet run on a GPU.
 c10::intrusive_ptr<c10d::ProcessGroup> make_nccl_group(const c10::intrusive_ptr<c10d::Store>& store,
                                                        const ProcessGroupSpec& spec) {
   auto options = c10d::ProcessGroupNCCL::Options::create();
   options->timeout = spec.timeout;
   auto nccl = c10::make_intrusive<c10d::ProcessGroupNCCL>(store, spec.rank, spec.world_size,
                                                           options);
-#if TORCH_VERSION_MAJOR >= 2
   auto group = c10::make_intrusive<c10d::ProcessGroup>(store, spec.rank, spec.world_size);
   group->setBackend(c10::DeviceType::CUDA, c10d::ProcessGroup::BackendType::NCCL, nccl);
   group->setDefaultBackend(c10d::ProcessGroup::BackendType::NCCL);
   return group;
-#else
-  return nccl;
-#endif
 }
 #endif
 
@@ -111,8 +104,8 @@ at::Tensor first_tensor_of(const c10::IValue& result) {
   return result.toTensorVector().at(0);
 }
 
-// Written against c10d::CommHookInterface rather than CppCommHookInterface<T>: the latter's
-// parseHookResult calls detail::parseCppCommHookResult, which Debian's libtorch does not export.
+// Written against c10d::CommHookInterface rather than CppCommHookInterface<T>: the hook's
+// result is a plain tensor list, and the base interface asks for nothing more.
 class ObservedAllreduceHook final : public c10d::CommHookInterface {
  public:
   ObservedAllreduceHook(c10::intrusive_ptr<c10d::ProcessGroup> group, AllreduceObserver* observer)
@@ -181,26 +174,21 @@ c10::intrusive_ptr<c10d::ProcessGroup> make_process_group(const ProcessGroupSpec
 
 std::shared_ptr<c10d::Reducer> make_reducer(
     std::vector<at::Tensor> params, std::vector<std::vector<size_t>> bucket_indices,
-    std::vector<size_t> per_bucket_size_limits, c10::intrusive_ptr<c10d::ProcessGroup> group,
-    std::int64_t bucket_bytes_cap, std::int64_t first_bucket_bytes_cap,
-    std::unordered_map<size_t, std::string> param_names) {
+    c10::intrusive_ptr<c10d::ProcessGroup> group, std::int64_t bucket_bytes_cap,
+    std::int64_t first_bucket_bytes_cap, std::unordered_map<size_t, std::string> param_names) {
   std::vector<bool> expect_sparse_gradients(params.size(), false);
   const bool find_unused_parameters = false;
   const bool gradient_as_bucket_view = false;
-#if TORCH_VERSION_MAJOR > 2 || (TORCH_VERSION_MAJOR == 2 && TORCH_VERSION_MINOR >= 4)
-  // 2.4+ (untested here) adds the mixed-precision parameter dtype.
+  const bool skip_all_reduce_unused_params = false;
+  const bool use_python_reducer = false;
+  // Empty: the Reducer rebuilds buckets with its own rule (first_bucket_bytes_cap, then
+  // bucket_bytes_cap), as Python DDP asks when no per-bucket caps are given.
+  std::vector<std::int64_t> bucket_bytes_cap_list;
   return std::make_shared<c10d::Reducer>(
-      std::move(params), std::move(bucket_indices), std::move(per_bucket_size_limits),
-      std::move(group), std::move(expect_sparse_gradients), bucket_bytes_cap,
-      find_unused_parameters, gradient_as_bucket_view, std::move(param_names),
-      first_bucket_bytes_cap, std::nullopt);
-#else
-  return std::make_shared<c10d::Reducer>(
-      std::move(params), std::move(bucket_indices), std::move(per_bucket_size_limits),
-      std::move(group), std::move(expect_sparse_gradients), bucket_bytes_cap,
-      find_unused_parameters, gradient_as_bucket_view, std::move(param_names),
-      first_bucket_bytes_cap);
-#endif
+      std::move(params), std::move(bucket_indices), std::move(group),
+      std::move(expect_sparse_gradients), bucket_bytes_cap, find_unused_parameters,
+      gradient_as_bucket_view, std::move(param_names), first_bucket_bytes_cap,
+      skip_all_reduce_unused_params, use_python_reducer, std::move(bucket_bytes_cap_list));
 }
 
 std::unique_ptr<c10d::CommHookInterface> make_observed_allreduce_hook(

@@ -6,8 +6,10 @@
 // versions goes through these functions; the rest of runtime/ uses only what both share
 // (ProcessGroup's collectives, Reducer's per-iteration calls, GradBucket, Logger).
 //
-// Built and tested: LibTorch 1.13 (Debian), CPU, Gloo. The TORCH_VERSION_MAJOR >= 2 branches are
-// written from the 2.x headers' documented signatures and have not been compiled here.
+// Built and tested: LibTorch 2.13 (pip wheel, CPU), Gloo. Compiled and linked: LibTorch 2.14.1
+// (CUDA 13 wheel) with NCCL. c10d's C++ API changes between minor releases (2.13's Reducer took
+// new arguments and dropped per-bucket size limits), so other versions are refused at configure
+// time rather than guessed at (see runtime/CMakeLists.txt).
 #pragma once
 
 #include <torch/csrc/distributed/c10d/ProcessGroup.hpp>
@@ -65,8 +67,8 @@ c10::intrusive_ptr<c10d::ProcessGroup> make_process_group(const ProcessGroupSpec
 // gradients: the configuration Python DDP uses by default.
 std::shared_ptr<c10d::Reducer> make_reducer(
     std::vector<at::Tensor> params, std::vector<std::vector<size_t>> bucket_indices,
-    std::vector<size_t> per_bucket_size_limits, c10::intrusive_ptr<c10d::ProcessGroup> group,
-    std::int64_t bucket_bytes_cap, std::int64_t first_bucket_bytes_cap,
+    c10::intrusive_ptr<c10d::ProcessGroup> group, std::int64_t bucket_bytes_cap,
+    std::int64_t first_bucket_bytes_cap,
     std::unordered_map<size_t, std::string> param_names);
 
 // Sees each bucket's all-reduce from the comm hook. on_launch runs on the autograd thread that

@@ -37,8 +37,9 @@ class CompressedAllreduceHook final : public c10d::CommHookInterface {
     // Decompress into the bucket's own buffer (what PyTorch's decompress() does), then hand it
     // back: the Reducer copies the result into the gradients.
     return collective->then(
-        [observer, index, bytes, buffer](c10::ivalue::Future& done) mutable -> c10::IValue {
-          if (observer != nullptr) observer->on_complete(index, bytes);
+        [observer, index, bytes, buffer](c10::ivalue::Future& done) -> c10::IValue {
+          // As in the plain hook: a failed collective did not complete, and value() rethrows.
+          if (observer != nullptr && !done.hasError()) observer->on_complete(index, bytes);
           buffer.copy_(first_tensor(done.value()));
           return c10::IValue(buffer);
         },
@@ -56,15 +57,10 @@ class CompressedAllreduceHook final : public c10d::CommHookInterface {
 }  // namespace
 
 void check_comm_hook_supported(const std::string& name, const std::string& backend) {
-#if TORCH_VERSION_MAJOR < 2
-  if (name == "bf16" && backend == "gloo") {
-    throw UsageError("--comm-hook bf16: this LibTorch's Gloo cannot all-reduce bfloat16; use "
-                     "fp16, or bf16 with --backend nccl");
-  }
-#else
+  // LibTorch 1.13's Gloo could not all-reduce bfloat16; 2.x can, so every hook runs on both
+  // backends. Kept as the one place to refuse a hook a backend cannot run.
   (void)name;
   (void)backend;
-#endif
 }
 
 std::unique_ptr<c10d::CommHookInterface> make_comm_hook(

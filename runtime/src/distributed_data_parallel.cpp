@@ -36,7 +36,7 @@ DistributedDataParallel::DistributedDataParallel(
 
   // _verify_param_shape_across_processes: same count, shapes, dtypes everywhere, or a clear
   // error instead of a hang in the first all-reduce.
-  c10d::verify_params_across_processes(group_, params_, c10::nullopt);
+  c10d::verify_params_across_processes(group_, params_, std::nullopt);
 
   // _sync_module_states: every rank starts from rank 0's parameters and buffers.
   std::vector<at::Tensor> states = detached(params_);
@@ -50,13 +50,12 @@ DistributedDataParallel::DistributedDataParallel(
   // approximate backward order.
   const std::vector<size_t> initial_limit = {
       static_cast<size_t>(std::numeric_limits<std::int64_t>::max())};
-  auto [bucket_indices, per_bucket_limits] =
-      c10d::compute_bucket_assignment_by_size(params_, initial_limit);
+  auto bucket_indices =
+      std::get<0>(c10d::compute_bucket_assignment_by_size(params_, initial_limit));
   std::reverse(bucket_indices.begin(), bucket_indices.end());
-  std::reverse(per_bucket_limits.begin(), per_bucket_limits.end());
 
-  reducer_ = compat::make_reducer(params_, std::move(bucket_indices), std::move(per_bucket_limits),
-                                  group_, settings.bucket_cap_bytes,
+  reducer_ = compat::make_reducer(params_, std::move(bucket_indices), group_,
+                                  settings.bucket_cap_bytes,
                                   settings.first_bucket_cap_bytes, std::move(param_names));
   logger_ = std::make_shared<c10d::Logger>(reducer_);
   // Weak in the Reducer, as in Python, to avoid a reference cycle.

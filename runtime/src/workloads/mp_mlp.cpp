@@ -70,8 +70,8 @@ class MpMlpWorkload final : public Workload {
 std::unique_ptr<Workload> make_mp_mlp_workload(const TrainOptions& options, int local_rank) {
   torch::Device first(torch::kCPU);
   torch::Device second(torch::kCPU);
-  const auto needed = static_cast<std::size_t>(2 * local_rank + 2);
-  if (torch::cuda::is_available() && torch::cuda::device_count() >= needed) {
+  const int needed = 2 * local_rank + 2;
+  if (torch::cuda::is_available() && static_cast<int>(torch::cuda::device_count()) >= needed) {
     first = torch::Device(torch::kCUDA, static_cast<c10::DeviceIndex>(2 * local_rank));
     second = torch::Device(torch::kCUDA, static_cast<c10::DeviceIndex>(2 * local_rank + 1));
   }
