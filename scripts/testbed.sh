@@ -10,7 +10,8 @@
 #                        ranks on one host talk over that host's loopback, unshaped
 #   --rate RATE          each host's link rate, tc units: 200mbit, 1gbit, 500kbit (default: unshaped)
 #   --qdisc tbf|htb      shaper (default tbf)
-#   --burst SIZE         shaper burst, tc units (default 64kb)
+#   --burst SIZE         shaper burst, tc units (default: 4 ms at RATE, at least 64kb; a smaller burst
+#                        than the kernel timer tick (HZ=250 on Debian) passes at ~3/4 of 500mbit)
 #   --queue-latency T    tbf: longest a packet may wait in the shaper's queue (default 50ms)
 #   --direction both|up  shape host->switch and switch->host (both, the default) or only host->switch
 #   --subnet A.B.C       host i gets A.B.C.(i+1)/24 (default 10.213.0); private to this testbed
@@ -46,7 +47,7 @@ hosts=2
 ranks_per_host=1
 rate=""
 qdisc=tbf
-burst=64kb
+burst=""
 queue_latency=50ms
 direction=both
 subnet=10.213.0
@@ -103,6 +104,11 @@ if [ -n "$rate" ]; then
     mbit) rate_bits=$((BASH_REMATCH[1] * 1000000)) ;;
     gbit) rate_bits=$((BASH_REMATCH[1] * 1000000000)) ;;
   esac
+  if [ -z "$burst" ]; then
+    burst_bytes=$((rate_bits / 8 * 4 / 1000))
+    [ "$burst_bytes" -ge 65536 ] || burst_bytes=65536
+    burst="${burst_bytes}b"
+  fi
 fi
 [ "$check_only" = 1 ] || [ ${#command_args[@]} -gt 0 ] || usage_error "expected a COMMAND after --"
 
@@ -171,7 +177,7 @@ sw="$prefix-sw"
 if [ "$check_only" = 1 ]; then
   # The smallest testbed that exercises every kernel feature used: namespaces, bridge, veth, shaper.
   hosts=1
-  [ -n "$rate" ] || rate=100mbit
+  [ -n "$rate" ] || { rate=100mbit; burst=64kb; }
 fi
 make_ns "$sw"
 out="$(ip -n "$sw" link add br0 type bridge forward_delay 0 2>&1)" || refuse "cannot create a bridge (kernel module bridge?): ${out:-failed}"
