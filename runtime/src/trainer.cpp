@@ -197,7 +197,6 @@ class Trainer {
     const launch::InitMethod init = launch::parse_init_method(o_.init_method);
     torch::set_num_threads(o_.threads);
     install_stop_signal_handler();
-    check_comm_hook_supported(o_.comm_hook, o_.backend);
     // NCCL: this rank's GPU becomes the current device before anything touches CUDA.
     const int device = o_.backend == "nccl" ? compat::bind_cuda_device(env_.local_rank) : -1;
     workload_ = make_workload(o_, env_.local_rank);
