@@ -23,7 +23,7 @@ echo "(open $out/measured.chrome.json in https://ui.perfetto.dev)"
 
 if [ -x "$bin/ddp-sim" ]; then
   echo "== 3. predict: SimGrid replay, network calibrated from the same trace"
-  "$bin/ddp-sim" replay "$out/measured" --compute per-iteration --out "$out/predicted"
+  "$bin/ddp-sim" replay "$out/measured" --out "$out/predicted"
   echo "== what if rank 1 computed 2x slower (a straggler)?"
-  "$bin/ddp-sim" replay "$out/measured" --compute per-iteration --slowdown 1=2
+  "$bin/ddp-sim" replay "$out/measured" --slowdown 1=2
 fi

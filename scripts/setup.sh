@@ -26,17 +26,4 @@ else
   $sudo apt-get install -y -qq --no-install-recommends "${missing[@]}"
 fi
 
-# The venv's Python: the first python3 on PATH unless DDPSIM_PYTHON names another. The pinned
-# torch wheel is for CPython 3.11; pip reports a clear error for any other.
-venv="$root/.venv"
-requirements="$here/requirements-torch.txt"
-stamp="$venv/.ddpsim-requirements"
-if [ -x "$venv/bin/python" ] && cmp -s "$requirements" "$stamp"; then
-  echo "setup: .venv has $(grep -v '^#' "$requirements" | tr '\n' ' ')"
-  exit 0
-fi
-python="${DDPSIM_PYTHON:-python3}"
-echo "setup: creating .venv with $("$python" --version 2>&1) and $(grep -v '^#' "$requirements" | tr '\n' ' ')"
-"$python" -m venv "$venv"
-"$venv/bin/python" -m pip install -q --disable-pip-version-check -r "$requirements"
-cp "$requirements" "$stamp"
+bash "$here/make_venv.sh" "$root/.venv" "$here/requirements-torch.txt"

@@ -21,7 +21,7 @@ out="${1:-$root/results/peer}"
 build="${BUILD_DIR:-$root/build/release}"
 ddp_trace="${DDP_TRACE:-$build/bin/ddp-trace}"
 ddp_sim="${DDP_SIM:-$build/bin/ddp-sim}"
-python=/usr/bin/python3  # Debian's python3-torch; the python3 first on PATH may lack torch
+python="${DDPSIM_TORCH_PYTHON:-$root/.venv/bin/python}"  # the project's torch (scripts/setup.sh)
 repeats="${REPEATS:-2}"
 iterations="${ITERATIONS:-5}"
 timed="${TIMED:-10}"
@@ -30,7 +30,7 @@ models="${MODELS:-mlp convnet}"
 caps="${CAPS_MB:-0.25 25}"
 
 if ! "$python" -c "import torch" 2>/dev/null; then
-  echo "run.sh: expected PyTorch in $python (apt-get install python3-torch), got none" >&2
+  echo "run.sh: expected PyTorch in $python (scripts/setup.sh makes .venv with it), got none" >&2
   exit 2
 fi
 if [[ ! -x "$ddp_trace" ]]; then

@@ -1,38 +1,33 @@
 #!/usr/bin/env bash
 # Is ddp-train as fast as PyTorch's own DDP? C++ ddp-train vs runtime/peer/python_ddp.py
-# (Debian's python3-torch 1.13, torch.nn.parallel.DistributedDataParallel, Gloo), 2 ranks each,
-# same MLP, batch, threads and iterations, interleaved A B A B ...
+# (torch.nn.parallel.DistributedDataParallel of the project's torch 2.13, Gloo), 2 ranks each,
+# same MLP, batch, threads and iterations, interleaved A B B A ...
 #
-# Both report the median step time (forward + backward with DDP's all-reduces + optimizer step,
-# batch creation excluded, iteration 0 excluded). ddp-train runs with --no-trace so that both
-# use PyTorch's default all-reduce. Prints every pair and the ratio of the medians, C++/Python.
+# Both write rank 0's step times (forward + backward with DDP's all-reduces + optimizer step,
+# batch creation excluded, iteration 0 excluded). ddp-train runs with --no-trace so that both use
+# PyTorch's default all-reduce. compare.py prints each repetition, the ratio of the medians
+# C++/Python with its spread and a Mann-Whitney test, and writes OUT/compare.json.
 #
-# Usage: runtime/bench/peer_benchmark.sh [ROUNDS] [-- extra flags for both programs]
+# Usage: runtime/bench/peer_benchmark.sh [ROUNDS] [OUT] [-- extra flags for both programs]
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
 source "$root/runtime/bench/bench_common.sh"
 build="$(find_build_dir "$root")"
+python="$(torch_python "$root")"
 rounds="${1:-5}"
-shift || true
+out="${2:-$root/results/bench/peer}"
+shift 2 || shift $#
 [[ "${1:-}" == "--" ]] && shift
-# No --quiet: the closing line, which carries the median step, is part of the progress output.
-workload=(--model mlp --width 1024 --depth 4 --batch-size 32 --iterations 40 --threads 1 "$@")
+workload=(--model mlp --width 1024 --depth 4 --batch-size 32 --iterations 40 --threads 1 --quiet "$@")
 
-run_cpp() {
+run_a() {
   "$build/bin/ddp-launch" --nproc-per-node 2 --master-port 0 -- \
-    "$build/bin/ddp-train" "${workload[@]}" --no-trace | median_step_ms
+    "$build/bin/ddp-train" "${workload[@]}" --no-trace --step-times "$1.{rank}" >/dev/null
+  mv "$1.0" "$1" && rm -f "$1".[0-9]*
 }
-run_python() {
+run_b() {
   "$build/bin/ddp-launch" --nproc-per-node 2 --master-port 0 -- \
-    /usr/bin/python3 "$root/runtime/peer/python_ddp.py" "${workload[@]}" | median_step_ms
+    "$python" "$root/runtime/peer/python_ddp.py" "${workload[@]}" --step-times "$1.{rank}" >/dev/null
+  mv "$1.0" "$1" && rm -f "$1".[0-9]*
 }
-
-cpp=() python=()
-echo "round  cpp_ms  python_ms"
-for ((i = 1; i <= rounds; i++)); do
-  if ((i % 2)); then c="$(run_cpp)"; p="$(run_python)"; else p="$(run_python)"; c="$(run_cpp)"; fi
-  cpp+=("$c") python+=("$p")
-  printf "%5d  %6s  %9s\n" "$i" "$c" "$p"
-done
-read -r mc mp ratio <<<"$(median_ratio "${cpp[*]}" "${python[*]}")"
-echo "median step: ddp-train ${mc} ms, python DDP ${mp} ms, ratio C++/Python ${ratio}"
+interleave "$rounds" "$out" ddp-train python-ddp

@@ -1,18 +1,20 @@
-#!/usr/bin/python3
+#!/usr/bin/env python3
 """The Python peer of ddp-train: the same training job on torch.nn.parallel.DistributedDataParallel.
 
 It exists to answer one question: does ddp-train (C++ on c10d::Reducer) run DDP as fast as
-PyTorch's own Python DDP? Run it with Debian's /usr/bin/python3 (python3-torch 1.13, the same
-LibTorch as ddp-train) under a launcher that sets RANK, WORLD_SIZE, MASTER_ADDR and MASTER_PORT
-(ddp-launch or torchrun). It prints ddp-train's closing line format, including
-"median step <ms> ms": the median time of forward + backward (with DDP's all-reduces) +
-optimizer step, without building the batch, iteration 0 excluded.
+PyTorch's own Python DDP? Run it with the project's venv Python (.venv/bin/python: torch 2.13,
+the same LibTorch ddp-train is built against) under a launcher that sets RANK, WORLD_SIZE,
+MASTER_ADDR and MASTER_PORT (ddp-launch or torchrun). It prints ddp-train's closing line format,
+including "median step <ms> ms", and with --step-times FILE writes the same JSON as ddp-train:
+every step's time (forward + backward with DDP's all-reduces + optimizer step, without building
+the batch), iteration 0 excluded.
 
 Only the synthetic MLP workload of ddp-train is mirrored (--model mlp): same layer sizes,
 optimizer, batch and threads. The data are random tensors, not ddp-train's per-sample stream:
 the batch is built outside the timed step in both programs.
 """
 import argparse
+import json
 import os
 import statistics
 import sys
@@ -42,6 +44,7 @@ def parse_args():
     p.add_argument("--timeout", type=float, default=1800.0)
     p.add_argument("--quiet", action="store_true")
     p.add_argument("--no-trace", action="store_true", help="accepted for symmetry; never traces")
+    p.add_argument("--step-times", help="write {rank, step_seconds} JSON ({rank} is replaced)")
     return p.parse_args()
 
 
@@ -63,12 +66,16 @@ def main():
     from datetime import timedelta
     dist.init_process_group("gloo", rank=rank, world_size=world,
                             timeout=timedelta(seconds=args.timeout))
-    # What ddp-train's --first-bucket-cap-mb sets on its Reducer.
+    # ddp-train's --bucket-cap-mb X keeps a separate first bucket (--first-bucket-cap-mb, 1 MiB),
+    # as DDP does for its default cap. PyTorch 2.x's DDP(bucket_cap_mb=X) given explicitly makes the
+    # first bucket X too, so the same layout is asked for the way DDP's default path reads it: both
+    # module-level defaults are read when DDP is constructed.
+    import torch.nn.parallel.distributed as ddp_module
+    ddp_module._DEFAULT_BUCKET_CAP_MB = args.bucket_cap_mb
     dist._DEFAULT_FIRST_BUCKET_BYTES = int(args.first_bucket_cap_mb * 1024 * 1024)
 
     torch.manual_seed(args.seed)
-    model = nn.parallel.DistributedDataParallel(make_mlp(args.width, args.depth),
-                                                bucket_cap_mb=args.bucket_cap_mb)
+    model = nn.parallel.DistributedDataParallel(make_mlp(args.width, args.depth))
     if args.optimizer == "adam":
         opt = torch.optim.Adam(model.parameters(), lr=args.lr)
     else:
@@ -103,6 +110,9 @@ def main():
         print(f"done: {args.iterations} iterations in {seconds:.2f} s  {its:.2f} it/s  "
               f"{its * args.batch_size * world:.0f} samples/s  loss {loss.item():.4f}  "
               f"median step {statistics.median(steps) * 1e3:.3f} ms", flush=True)
+    if args.step_times:
+        with open(args.step_times.replace("{rank}", str(rank)), "w") as f:
+            json.dump({"rank": rank, "step_seconds": steps}, f)
     dist.destroy_process_group()
     return 0
 

@@ -9,6 +9,7 @@
 #include <torch/cuda.h>
 
 #ifdef USE_C10D_NCCL
+#include <c10/cuda/CUDAFunctions.h>
 #include <torch/csrc/distributed/c10d/ProcessGroupNCCL.hpp>
 #endif
 
@@ -17,6 +18,7 @@
 #include <cstdlib>
 #include <optional>
 
+#include "ddpsim/runtime/device_selection.hpp"
 #include "ddpsim/runtime/failure_kind.hpp"
 
 namespace ddpsim::runtime::compat {
@@ -152,15 +154,26 @@ void check_backend_available(const std::string& backend) {
   if (backend == "gloo") return;
   if (backend == "nccl") {
 #ifdef USE_C10D_NCCL
-    if (torch::cuda::is_available()) return;
-    throw UnsupportedBackendError(
-        "--backend nccl: no CUDA device is visible to this process; use --backend gloo");
+    // Whether this rank has a device of its own is bind_cuda_device's question.
+    return;
 #else
     throw UnsupportedBackendError(
         "this build of ddp-train has no NCCL (LibTorch without CUDA); use --backend gloo");
 #endif
   }
   throw UnsupportedBackendError("--backend " + backend + ": expected gloo or nccl");
+}
+
+int bind_cuda_device(int local_rank) {
+#ifdef USE_C10D_NCCL
+  const int device = cuda_device_for_rank(local_rank, static_cast<int>(torch::cuda::device_count()));
+  c10::cuda::set_device(static_cast<c10::DeviceIndex>(device));
+  return device;
+#else
+  (void)local_rank;
+  check_backend_available("nccl");  // throws: no CUDA in this build
+  return -1;
+#endif
 }
 
 c10::intrusive_ptr<c10d::ProcessGroup> make_process_group(const ProcessGroupSpec& spec) {

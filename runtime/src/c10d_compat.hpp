@@ -59,6 +59,12 @@ struct ProcessGroupSpec {
 // (nccl without CUDA). Cheap: call it before anything else so the error comes first.
 void check_backend_available(const std::string& backend);
 
+// Makes the rank's CUDA device (cuda_device_for_rank) the current one, as a Python DDP script's
+// torch.cuda.set_device(local_rank) does before init_process_group: NCCL binds its communicator to
+// the current device. Returns the device index; throws UsageError (no device, too few devices) or
+// UnsupportedBackendError (no CUDA in this build).
+int bind_cuda_device(int local_rank);
+
 // Rendezvous through the store, then the backend's own connection setup. Every rank must call
 // it; it returns once all world_size ranks have joined (or throws after the timeout).
 c10::intrusive_ptr<c10d::ProcessGroup> make_process_group(const ProcessGroupSpec& spec);

@@ -3,7 +3,6 @@
 #include "ddpsim/runtime/train_options.hpp"
 
 #include <ATen/core/ivalue.h>
-#include <torch/version.h>
 
 #include <stdexcept>
 #include <vector>
@@ -55,13 +54,6 @@ class CompressedAllreduceHook final : public c10d::CommHookInterface {
 };
 
 }  // namespace
-
-void check_comm_hook_supported(const std::string& name, const std::string& backend) {
-  // LibTorch 1.13's Gloo could not all-reduce bfloat16; 2.x can, so every hook runs on both
-  // backends. Kept as the one place to refuse a hook a backend cannot run.
-  (void)name;
-  (void)backend;
-}
 
 std::unique_ptr<c10d::CommHookInterface> make_comm_hook(
     const std::string& name, c10::intrusive_ptr<c10d::ProcessGroup> group,

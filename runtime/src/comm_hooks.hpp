@@ -20,10 +20,6 @@ namespace ddpsim::runtime {
 
 // The hook for `name` (allreduce | fp16 | bf16). `observer` may be null; then "allreduce" gives
 // null, i.e. the Reducer's own built-in all-reduce with no hook at all.
-// Throws UsageError when `backend` cannot carry the hook's dtype: LibTorch 1.x's Gloo has no
-// bfloat16 all-reduce ("Invalid scalar type" in the first backward otherwise).
-void check_comm_hook_supported(const std::string& name, const std::string& backend);
-
 std::unique_ptr<c10d::CommHookInterface> make_comm_hook(
     const std::string& name, c10::intrusive_ptr<c10d::ProcessGroup> group,
     compat::AllreduceObserver* observer);

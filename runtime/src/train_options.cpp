@@ -170,6 +170,9 @@ std::optional<TrainOptions> parse_train_options(int argc, const char* const* arg
                  "replaced by the rank)");
   app.add_option("--dump-params", o.dump_params,
                  "debug: write the parameters after the last step ({rank} is replaced)");
+  app.add_option("--step-times", o.step_times,
+                 "write {\"rank\", \"step_seconds\": [...]} JSON of every step but iteration 0 "
+                 "({rank} is replaced): what runtime/bench compares");
   app.add_option("--fail-rank", o.fail_rank,
                  "fault injection: this rank exits (status 3) at --fail-iteration");
   app.add_option("--fail-iteration", o.fail_iteration,

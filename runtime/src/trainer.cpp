@@ -197,12 +197,16 @@ class Trainer {
     const launch::InitMethod init = launch::parse_init_method(o_.init_method);
     torch::set_num_threads(o_.threads);
     install_stop_signal_handler();
-    check_comm_hook_supported(o_.comm_hook, o_.backend);
+    // NCCL: this rank's GPU becomes the current device before anything touches CUDA.
+    const int device = o_.backend == "nccl" ? compat::bind_cuda_device(env_.local_rank) : -1;
     workload_ = make_workload(o_, env_.local_rank);
     auto module = workload_->module();
     // mp-mlp places its two stages itself.
-    const bool on_cuda = o_.backend == "nccl" && o_.model != "mp-mlp";
-    if (on_cuda) module->to(torch::Device(torch::kCUDA, env_.local_rank));
+    const bool on_cuda = device >= 0 && o_.model != "mp-mlp";
+    const torch::Device module_device =
+        on_cuda ? torch::Device(torch::kCUDA, static_cast<c10::DeviceIndex>(device))
+                : torch::Device(torch::kCPU);
+    if (on_cuda) module->to(module_device);
 
     data::DistributedSampler sampler(workload_->dataset_size(), env_.world_size, env_.rank,
                                      /*shuffle=*/true, o_.seed);
@@ -271,8 +275,8 @@ class Trainer {
                                         shard.begin() + first + o_.batch_size);
       Batch batch = workload_->batch(indices);
       if (on_cuda) {
-        batch.input = batch.input.to(torch::Device(torch::kCUDA, env_.local_rank));
-        batch.target = batch.target.to(torch::Device(torch::kCUDA, env_.local_rank));
+        batch.input = batch.input.to(module_device);
+        batch.target = batch.target.to(module_device);
       }
       if (env_.rank == o_.fail_rank && it == o_.fail_iteration) inject_failure(it);
       const bool last = it + 1 == o_.iterations;
@@ -289,6 +293,7 @@ class Trainer {
     progress.finish(o_.iterations, loss.item<double>(), median(step_seconds),
                     ProgressMeter::Clock::now());
     if (!o_.dump_params.empty()) dump_params();
+    if (!o_.step_times.empty()) write_step_times(step_seconds);
     // Reducer before the tracer whose hook it holds, tracer before the writer it writes to.
     optimizer_.reset();
     ddp_.reset();
@@ -413,6 +418,16 @@ class Trainer {
     for (std::size_t i = 0; i < params.size(); ++i) {
       dump.write("ddp_grad", i, names[i], params[i].grad());
     }
+  }
+
+  void write_step_times(const std::vector<double>& step_seconds) const {
+    const std::string path = expand_rank_pattern(o_.step_times, env_.rank);
+    std::ofstream out(path);
+    if (!out) throw UsageError("--step-times " + path + ": cannot open for writing");
+    out << "{\"rank\": " << env_.rank << ", \"step_seconds\": [";
+    out.precision(9);
+    for (std::size_t i = 0; i < step_seconds.size(); ++i) out << (i ? ", " : "") << step_seconds[i];
+    out << "]}\n";
   }
 
   void dump_params() {

@@ -18,6 +18,7 @@
 #include <CLI/CLI.hpp>
 #include <nlohmann/json.hpp>
 
+#include <cmath>
 #include <cstdlib>
 #include <algorithm>
 #include <chrono>
@@ -60,7 +61,10 @@ struct ReplayFlags {
   std::string trace_dir;
   std::string out_dir;
   std::string json_file;
-  std::string compute = "median";
+  // Per-iteration is the most accurate on what-ifs (simulator/bench/validate_whatif.py): the
+  // median mode replays every rank at its median speed and loses the cost of noisy ranks
+  // meeting at each all-reduce.
+  std::string compute = "per-iteration";
   std::int64_t iterations = 0;  // 0: 3, or every source iteration with per-iteration
   std::string allreduce = "ring-agg";
   std::optional<double> bandwidth;
@@ -463,26 +467,59 @@ int run_calibrate(const std::string& trace_dir, const std::string& algorithm_nam
   return 0;
 }
 
+// Numeric flags: CLI11's Range lets NaN through (every comparison with NaN is false), and a
+// world size of 0 or -5 must not silently mean "the trace's".
+const CLI::Validator kPositive(
+    [](std::string& text) -> std::string {
+      char* end = nullptr;
+      const double value = std::strtod(text.c_str(), &end);
+      if (end == text.c_str() || *end != '\0' || !std::isfinite(value) || value <= 0) {
+        return "expected a finite number > 0, got " + text;
+      }
+      return "";
+    },
+    "POSITIVE");
+const CLI::Validator kNonNegative(
+    [](std::string& text) -> std::string {
+      char* end = nullptr;
+      const double value = std::strtod(text.c_str(), &end);
+      if (end == text.c_str() || *end != '\0' || !std::isfinite(value) || value < 0) {
+        return "expected a finite number >= 0, got " + text;
+      }
+      return "";
+    },
+    "NON-NEGATIVE");
+
 // The options shared by `replay` and `timeout-curve`: the trace, the model, the network and
 // the what-ifs.
 void add_replay_options(CLI::App* command, ReplayFlags& flags) {
   command->add_option("TRACE_DIR", flags.trace_dir, "Recorded trace directory")->required();
-  command->add_option("--compute", flags.compute, "Compute durations: median (default), mean or per-iteration");
-  command->add_option("--iterations", flags.iterations, "Iterations to simulate (default 3; per-iteration: all)");
+  command->add_option("--compute", flags.compute, "Compute durations: per-iteration (default), median or mean");
+  command->add_option("--iterations", flags.iterations, "Iterations to simulate (default 3; per-iteration: all)")
+      ->check(kPositive);
   command->add_option("--allreduce", flags.allreduce, "ring, ring-agg (default), analytic or tree");
-  command->add_option("--bandwidth", flags.bandwidth, "Link bandwidth, bytes/s (default: calibrated)");
-  command->add_option("--latency", flags.latency, "Rank-to-rank latency, seconds (default: calibrated)");
+  command->add_option("--bandwidth", flags.bandwidth, "Link bandwidth, bytes/s (default: calibrated)")
+      ->check(kPositive);
+  command->add_option("--latency", flags.latency, "Rank-to-rank latency, seconds (default: calibrated)")
+      ->check(kNonNegative);
   command->add_option("--platform", flags.platform, "star (default), two-level or a SimGrid platform XML file");
-  command->add_option("--gpus-per-node", flags.gpus_per_node, "two-level: ranks per node (default 1)");
-  command->add_option("--intra-bandwidth", flags.intra_bandwidth, "two-level: rank link bandwidth, bytes/s");
-  command->add_option("--intra-latency", flags.intra_latency, "two-level: latency between ranks of a node, s");
-  command->add_option("--inter-bandwidth", flags.inter_bandwidth, "two-level: node uplink bandwidth, bytes/s");
-  command->add_option("--inter-latency", flags.inter_latency, "two-level: extra latency between nodes, s");
+  command->add_option("--gpus-per-node", flags.gpus_per_node, "two-level: ranks per node (default 1)")
+      ->check(kPositive);
+  command->add_option("--intra-bandwidth", flags.intra_bandwidth, "two-level: rank link bandwidth, bytes/s")
+      ->check(kPositive);
+  command->add_option("--intra-latency", flags.intra_latency, "two-level: latency between ranks of a node, s")
+      ->check(kNonNegative);
+  command->add_option("--inter-bandwidth", flags.inter_bandwidth, "two-level: node uplink bandwidth, bytes/s")
+      ->check(kPositive);
+  command->add_option("--inter-latency", flags.inter_latency, "two-level: extra latency between nodes, s")
+      ->check(kNonNegative);
   command->add_option("--cfg", flags.cfg, "SimGrid configuration KEY:VALUE (repeatable)")
       ->expected(1)
       ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);
-  command->add_option("--world-size", flags.world_size, "What-if: simulate W ranks (ranks beyond the trace replay a measured rank drawn per iteration from --seed)");
-  command->add_option("--timeout", flags.timeout, "What-if: fail an all-reduce that waits longer, seconds");
+  command->add_option("--world-size", flags.world_size, "What-if: simulate W ranks (ranks beyond the trace replay a measured rank drawn per iteration from --seed)")
+      ->check(kPositive);
+  command->add_option("--timeout", flags.timeout, "What-if: fail an all-reduce that waits longer, seconds")
+      ->check(kPositive);
   command->add_option("--slowdown", flags.slowdown, "What-if: RANK=FACTOR stretches a rank's compute (repeatable)")
       ->expected(1)
       ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);
@@ -494,11 +531,14 @@ void add_replay_options(CLI::App* command, ReplayFlags& flags) {
       ->expected(1)
       ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);
   command->add_option("--seed", flags.seed, "Seed of the random stalls (run i uses seed + i)");
-  command->add_option("--runs", flags.runs, "Monte Carlo: replay N times with different stall draws (default 1)");
+  command->add_option("--runs", flags.runs, "Monte Carlo: replay N times with different stall draws (default 1)")
+      ->check(kPositive);
   command->add_option("--bucket-cap-mb", flags.bucket_cap_mb,
-                     "What-if: re-bucket with this bucket_cap_mb (MiB), from the measured gradient times");
+                     "What-if: re-bucket with this bucket_cap_mb (MiB), from the measured gradient times")
+      ->check(kPositive);
   command->add_option("--first-bucket-cap-mb", flags.first_bucket_cap_mb,
-                     "What-if: the first bucket's cap, MiB (default: the trace's)");
+                     "What-if: the first bucket's cap, MiB (default: the trace's)")
+      ->check(kPositive);
 
 }
 

@@ -94,4 +94,52 @@ TEST(PredictRealRun, TwoRankGlooJobIsPredictedWithinBound) {
   EXPECT_EQ(report["predicted"]["iterations"].size() + 1, report["measured"]["iterations"].size());
 }
 
+// A what-if checked against reality, the question ddpsim exists for: from an unskewed baseline
+// trace, predict a run whose rank 1 computes 2x slower, and compare with a measured run that
+// really had that straggler. Compared as ratios to the baseline (measured slowed / measured
+// baseline vs predicted slowed / replayed baseline), so a machine-wide change of speed between
+// the two jobs cancels. A model that ignored the slowdown would be ~45 % off; one that
+// stretched communication too, ~10 % high; the bound sits between.
+TEST(PredictRealRun, StragglerWhatIfMatchesAMeasuredSlowedRun) {
+  ScratchDir dir;
+  const auto train = [&](const std::string& name, const std::string& extra) {
+    const std::string command =
+        std::string(DDP_LAUNCH_BINARY) + " --nproc-per-node 2 --master-port 0 -- " +
+        DDP_TRAIN_BINARY +
+        " --model mlp --width 1024 --depth 4 --iterations 16 --batch-size 64 --threads 1"
+        " --seed 1 --quiet " + extra + " --trace-dir " + dir.path(name);
+    return run(command, dir.path(name + ".log"));
+  };
+  const auto replay = [&](const std::string& name, const std::string& whatif) {
+    const std::string json = dir.path(name + ".json");
+    const int status = run(std::string(DDP_SIM_BINARY) + " replay " + dir.path("base") +
+                               " --compute per-iteration " + whatif + " --json " + json,
+                           dir.path(name + ".log"));
+    EXPECT_EQ(status, 0) << read_file(dir.path(name + ".log"));
+    return nlohmann::json::parse(read_file(json));
+  };
+  ASSERT_EQ(train("base", ""), 0) << read_file(dir.path("base.log"));
+  ASSERT_EQ(train("slow", "--slowdown 1=2"), 0) << read_file(dir.path("slow.log"));
+  const auto reconstruction = replay("reconstruction", "");
+  const auto whatif = replay("whatif", "--slowdown 1=2");
+  const double measured_base = reconstruction["measured"]["median_iteration_s"].get<double>();
+  const double replayed_base = reconstruction["predicted"]["median_iteration_s"].get<double>();
+  const double predicted_slow = whatif["predicted"]["median_iteration_s"].get<double>();
+
+  // run() sends stdout to the log: the summary's JSON is that log.
+  ASSERT_EQ(run(std::string(DDP_TRACE_BINARY) + " summary --json " + dir.path("slow"),
+                dir.path("slow.summary.json")),
+            0)
+      << read_file(dir.path("slow.summary.json"));
+  const double measured_slow =
+      nlohmann::json::parse(read_file(dir.path("slow.summary.json")))["median_iteration_s"].get<double>();
+  const double measured_ratio = measured_slow / measured_base;
+  const double predicted_ratio = predicted_slow / replayed_base;
+  std::printf("straggler what-if: measured x%.3f, predicted x%.3f\n", measured_ratio, predicted_ratio);
+  EXPECT_GT(measured_ratio, 1.3) << "the injected straggler did not slow the measured job";
+  EXPECT_LT(std::abs(predicted_ratio / measured_ratio - 1), 0.2)
+      << "measured " << measured_base << " -> " << measured_slow << " s (x" << measured_ratio
+      << "), predicted " << replayed_base << " -> " << predicted_slow << " s (x" << predicted_ratio << ")";
+}
+
 }  // namespace

@@ -251,14 +251,21 @@ TEST(DdpFailure, SurvivorRecordsThePeersDeathAndExits) {
   }
 }
 
-TEST(DdpBackend, NcclOnThisCpuBuildIsAOneLineUsageError) {
+// Without a GPU, --backend nccl is refused in one line before any rendezvous: on a CPU LibTorch
+// because NCCL is not compiled in, on a CUDA LibTorch (CI's CUDA leg) because no device is seen.
+TEST(DdpBackend, NcclWithoutAGpuIsAOneLineUsageError) {
   TempDir dir;
   auto results = testing::run_ranks(DDP_TRAIN_PATH, {"--backend", "nccl", "--quiet"}, 1, 0,
                                     dir.path(), kDeadline);
   ASSERT_EQ(results.size(), 1u);
   EXPECT_EQ(results[0].exit_code, 2);
+#ifdef DDPSIM_RUNTIME_HAS_NCCL
+  EXPECT_EQ(results[0].err,
+            "ddp-train: --backend nccl: no CUDA device is visible to this process; use --backend gloo\n");
+#else
   EXPECT_EQ(results[0].err,
             "ddp-train: this build of ddp-train has no NCCL (LibTorch without CUDA); use --backend gloo\n");
+#endif
 }
 
 }  // namespace

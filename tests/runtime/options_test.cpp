@@ -3,6 +3,7 @@
 
 #include <vector>
 
+#include "ddpsim/runtime/device_selection.hpp"
 #include "ddpsim/runtime/failure_kind.hpp"
 #include "ddpsim/runtime/train_options.hpp"
 
@@ -91,6 +92,29 @@ TEST(FailureKind, ClassifiesBackendMessagesSeenWithGloo) {
 TEST(FailureKind, FirstLineDropsBacktraces) {
   EXPECT_EQ(first_line("  boom \nException raised from x at y\nframe #0"), "boom");
   EXPECT_EQ(first_line("single"), "single");
+}
+
+// A node of 8 GPUs under ddp-launch --nproc-per-node 8: LOCAL_RANK r drives cuda:r.
+TEST(DeviceSelection, LocalRankIsTheDeviceIndexOnAnEightGpuNode) {
+  for (int r = 0; r < 8; ++r) EXPECT_EQ(cuda_device_for_rank(r, 8), r);
+}
+
+std::string selection_error(int local_rank, int device_count) {
+  try {
+    cuda_device_for_rank(local_rank, device_count);
+  } catch (const UsageError& error) {
+    return error.what();
+  }
+  return "";
+}
+
+TEST(DeviceSelection, TooFewDevicesOrNoneIsAOneLineUsageError) {
+  EXPECT_EQ(selection_error(0, 0),
+            "--backend nccl: no CUDA device is visible to this process; use --backend gloo");
+  EXPECT_EQ(selection_error(8, 8),
+            "--backend nccl: LOCAL_RANK 8 but 8 CUDA device(s) visible; expected one process per "
+            "GPU (--nproc-per-node <= 8)");
+  EXPECT_NE(selection_error(-1, 8), "");
 }
 
 }  // namespace

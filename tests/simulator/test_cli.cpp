@@ -152,6 +152,19 @@ TEST(Cli, BadFlagsAreOneLineExit2) {
   expect_one_line_error(run_cli(dir, "replay " + measured + " --no-such-flag"), "no-such-flag");
 }
 
+// Numbers that once slipped through: --world-size 0 and -5 silently replayed the trace's size,
+// and NaN passes any range check written with comparisons.
+TEST(Cli, NonPositiveOrNonFiniteNumbersAreOneLineExit2) {
+  testing::TempDir dir;
+  const std::string measured = write_measured(dir);
+  for (const char* flag : {"--world-size 0", "--world-size -5", "--runs 0", "--iterations -1",
+                           "--timeout nan", "--bandwidth inf", "--latency -1", "--bucket-cap-mb 0",
+                           "--gpus-per-node 0", "--timeout abc"}) {
+    const std::string text(flag);
+    expect_one_line_error(run_cli(dir, "replay " + measured + " " + text), text.substr(0, text.find(' ')));
+  }
+}
+
 TEST(Cli, PlatformFileWithTooFewHostsIsOneLineExit2) {
   testing::TempDir dir;
   const std::string measured = write_measured(dir);
@@ -210,7 +223,7 @@ TEST(CliWhatIfs, TimeoutCurveFindsTheSmallestSafeTimeout) {
 TEST(CliWhatIfs, MonteCarloRunsReportADistribution) {
   testing::TempDir dir;
   const std::string measured = write_measured(dir);
-  const Outcome outcome = run_cli(dir, "replay " + measured + " --runs 3 --delay-dist all=uniform:0,20 --seed 4 --json " +
+  const Outcome outcome = run_cli(dir, "replay " + measured + " --compute median --runs 3 --delay-dist all=uniform:0,20 --seed 4 --json " +
                                            dir.path("report.json"));
   ASSERT_EQ(outcome.status, 0) << outcome.err;
   const auto distribution = nlohmann::json::parse(slurp(dir.path("report.json")))["distribution"];

@@ -53,7 +53,7 @@ TEST_P(RecordedLayouts, RebucketMatchesTheReducer) {
 INSTANTIATE_TEST_SUITE_P(Caps, RecordedLayouts,
                          ::testing::Values(std::make_pair(1, 25), std::make_pair(25, 1), std::make_pair(1, 1)));
 
-// Runs /usr/bin/python3 with torch; "" when it cannot (no python, no torch).
+// Runs the project's torch (DDPSIM_TORCH_PYTHON); "" when it cannot (no python, no torch).
 std::string torch_assignment(const std::vector<trace::Parameter>& parameters, const std::vector<int>& order,
                              const BucketCaps& caps) {
   std::ostringstream script;
@@ -70,7 +70,7 @@ std::string torch_assignment(const std::vector<trace::Parameter>& parameters, co
          << "buckets, _ = dist._compute_bucket_assignment_by_size(tensors, [" << caps.first_bucket_cap_bytes << ", "
          << caps.bucket_cap_bytes << "], [False] * len(order), order)\n"
          << "print(';'.join(','.join(str(i) for i in b) for b in buckets))\n";
-  FILE* pipe = ::popen(("/usr/bin/python3 -c \"" + script.str() + "\" 2>/dev/null").c_str(), "r");
+  FILE* pipe = ::popen((std::string(DDPSIM_TORCH_PYTHON) + " -c \"" + script.str() + "\" 2>/dev/null").c_str(), "r");
   if (pipe == nullptr) return "";
   std::string output;
   char buffer[4096];
@@ -90,8 +90,8 @@ std::string to_text(const Layout& layout) {
 }
 
 TEST(TorchReference, SameAssignmentAsComputeBucketAssignmentBySize) {
-  if (std::system("/usr/bin/python3 -c 'import torch' > /dev/null 2>&1") != 0) {
-    GTEST_SKIP() << "/usr/bin/python3 has no torch";
+  if (std::system((std::string(DDPSIM_TORCH_PYTHON) + " -c 'import torch' > /dev/null 2>&1").c_str()) != 0) {
+    GTEST_SKIP() << DDPSIM_TORCH_PYTHON << " has no torch";
   }
   // Random models: sizes from a few bytes to several MiB, mixed dtypes, shuffled ready order.
   std::mt19937 random(2024);

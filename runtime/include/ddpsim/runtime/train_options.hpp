@@ -69,6 +69,7 @@ struct TrainOptions {
   // Debug outputs for tests; "{rank}" in the path is replaced by the rank.
   std::string dump_grads;   // local and averaged gradients of the last iteration
   std::string dump_params;  // parameters after the last optimizer step
+  std::string step_times;   // JSON of every timed step's seconds ({rank} replaced); benchmarks
   // Fault injection: rank `fail_rank` exits (status 3) when iteration `fail_iteration` begins,
   // as a crashed worker would; the other ranks then see the failure their backend reports.
   int fail_rank = -1;

@@ -1,0 +1,204 @@
+#!/usr/bin/env python3
+"""What-if accuracy of ddp-sim: predictions from a baseline trace against measured runs of the
+changed configuration.
+
+A *prediction* here always forecasts a configuration that the trace it comes from did not run:
+the baseline (2 Gloo ranks, no skew, the family's baseline bucket cap) is measured, and
+`ddp-sim replay BASELINE <what-if flags>` is compared with a measured run of that what-if. Each
+repetition measures every configuration of a family once, in an order rotated per repetition
+(A B C, B C A, ...), so a drift in machine speed touches all configurations alike; each
+what-if is predicted from the same repetition's baseline. *Reconstruction* rows (the baseline
+replayed against itself) are kept separately and never called predictions.
+
+Families (--families, default all):
+  bucket    baseline cap 25 MiB -> caps 0.25, 1, 5, 100 MiB   (comm-heavy MLP: the cap matters)
+  slowdown  rank 1's compute x 1.25, 1.5, 2, 3                 (compute-heavy MLP)
+  delay     rank 1 stalls exp(mean 20 ms) per iteration: the whole distribution (p50/p90/p99, KS)
+  world     1 rank -> 2 ranks (2 ranks on 2 cores: no oversubscription)
+
+Writes OUT/whatif.csv (one row per prediction and compute mode) and OUT/summary.json, and prints
+a table: median and p90 |error| per family and mode, and how often the measured value fell inside
+the prediction's Monte Carlo interval. Standard library only; needs ddp-launch, ddp-train,
+ddp-trace and ddp-sim.
+
+    simulator/bench/validate_whatif.py [--reps 5] [--families bucket,slowdown] [--out DIR]
+"""
+import argparse
+import csv
+import json
+import os
+import statistics
+import subprocess
+import sys
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.dirname(os.path.dirname(HERE))
+
+# Measured with ddp-train on this 2-core machine: at batch 8 a 2048-wide MLP spends most of an
+# iteration in its 64 MiB of all-reduces, so the bucket cap moves iteration time; at batch 64 a
+# 1024-wide MLP is compute-bound, so a slowed rank shows.
+COMM_HEAVY = ["--model", "mlp", "--width", "2048", "--depth", "4", "--batch-size", "8"]
+COMPUTE_HEAVY = ["--model", "mlp", "--width", "1024", "--depth", "4", "--batch-size", "64"]
+
+
+def family_configs(name):
+    """[(label, ddp-train flags, ddp-sim what-if flags, ranks)]; the first is the baseline."""
+    if name == "bucket":
+        base = COMM_HEAVY + ["--bucket-cap-mb", "25"]
+        return [("cap25", base, [], 2)] + [
+            (f"cap{c}", COMM_HEAVY + ["--bucket-cap-mb", c], ["--bucket-cap-mb", c], 2)
+            for c in ("0.25", "1", "5", "100")]
+    if name == "slowdown":
+        return [("x1", COMPUTE_HEAVY, [], 2)] + [
+            (f"x{f}", COMPUTE_HEAVY + ["--slowdown", f"1={f}"], ["--slowdown", f"1={f}"], 2)
+            for f in ("1.25", "1.5", "2", "3")]
+    if name == "delay":
+        dist = "1=exp:20"
+        return [("none", COMPUTE_HEAVY, [], 2),
+                ("exp20", COMPUTE_HEAVY + ["--delay-dist", dist], ["--delay-dist", dist], 2)]
+    if name == "world":
+        return [("w1", COMPUTE_HEAVY, [], 1), ("w2", COMPUTE_HEAVY, ["--world-size", "2"], 2)]
+    sys.exit(f"validate_whatif.py: --families: expected bucket, slowdown, delay or world, got {name}")
+
+
+def run(cmd, **kw):
+    p = subprocess.run(cmd, capture_output=True, text=True, **kw)
+    if p.returncode != 0:
+        sys.exit(f"validate_whatif.py: {' '.join(cmd[:3])}...: exit {p.returncode}: "
+                 f"{(p.stderr or p.stdout).strip().splitlines()[-1:]}")
+    return p.stdout
+
+
+def measure(bin_dir, trace, flags, ranks, iterations, seed):
+    run([f"{bin_dir}/ddp-launch", "--nproc-per-node", str(ranks), "--master-port", "0", "--",
+         f"{bin_dir}/ddp-train", *flags, "--iterations", str(iterations), "--threads", "1",
+         "--seed", str(seed), "--quiet", "--trace-dir", trace])
+    return json.loads(run([f"{bin_dir}/ddp-trace", "summary", "--json", trace]))
+
+
+def iteration_times(summary):
+    return [it["time_s"] for it in summary["iterations"] if it.get("iteration", 1) > 0]
+
+
+def predict(bin_dir, trace, whatif, mode, runs, out_json):
+    cmd = [f"{bin_dir}/ddp-sim", "replay", trace, "--compute", mode, "--json", out_json, *whatif]
+    if runs > 1:
+        cmd += ["--runs", str(runs), "--seed", "7"]
+    run(cmd)
+    if not os.path.exists(out_json):
+        sys.exit(f"validate_whatif.py: {out_json}: expected ddp-sim's JSON report, got none")
+    with open(out_json) as f:
+        return json.load(f)
+
+
+def quantile(values, q):
+    s = sorted(values)
+    if not s:
+        return float("nan")
+    pos = q * (len(s) - 1)
+    lo = int(pos)
+    hi = min(lo + 1, len(s) - 1)
+    return s[lo] + (s[hi] - s[lo]) * (pos - lo)
+
+
+def ks_distance(a, b):
+    """Two-sample Kolmogorov-Smirnov statistic: the largest gap between the empirical CDFs."""
+    a, b = sorted(a), sorted(b)
+    i = j = 0
+    d = 0.0
+    while i < len(a) and j < len(b):
+        x = min(a[i], b[j])
+        while i < len(a) and a[i] <= x:
+            i += 1
+        while j < len(b) and b[j] <= x:
+            j += 1
+        d = max(d, abs(i / len(a) - j / len(b)))
+    return d
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--reps", type=int, default=5)
+    ap.add_argument("--iterations", type=int, default=30)
+    ap.add_argument("--families", default="bucket,slowdown,delay,world")
+    ap.add_argument("--modes", default="per-iteration,median")
+    ap.add_argument("--bin-dir", default=os.path.join(ROOT, "build", "release", "bin"))
+    ap.add_argument("--out", default=os.path.join(ROOT, "results", "whatif"))
+    args = ap.parse_args()
+    modes = args.modes.split(",")
+    os.makedirs(args.out, exist_ok=True)
+    rows = []
+    dist_rows = []
+    for family in args.families.split(","):
+        configs = family_configs(family)
+        for rep in range(args.reps):
+            order = configs[rep % len(configs):] + configs[:rep % len(configs)]
+            measured = {}
+            for label, flags, _, ranks in order:
+                trace = os.path.join(args.out, "traces", f"{family}-{label}-rep{rep}")
+                measured[label] = (trace, measure(args.bin_dir, trace, flags, ranks,
+                                                  args.iterations, rep))
+                print(f"{family} rep {rep} {label}: measured "
+                      f"{measured[label][1]['median_iteration_s'] * 1e3:.2f} ms", flush=True)
+            base_label = configs[0][0]
+            base_trace = measured[base_label][0]
+            for label, _, whatif, _ in configs:
+                kind = "reconstruction" if label == base_label else "prediction"
+                m = measured[label][1]["median_iteration_s"]
+                for mode in modes:
+                    pj = os.path.join(args.out, "predictions", f"{family}-{label}-rep{rep}-{mode}.json")
+                    os.makedirs(os.path.dirname(pj), exist_ok=True)
+                    report = predict(args.bin_dir, base_trace, whatif, mode, 1, pj)
+                    p = report["predicted"]
+                    # The interval of the predicted median, where the replay reports one.
+                    lo, hi = report.get("interval", {}).get("median_iteration_s", [None, None])
+                    pred = p["median_iteration_s"]
+                    rows.append({"family": family, "config": label, "kind": kind, "rep": rep,
+                                 "mode": mode, "measured_s": m, "predicted_s": pred,
+                                 "error": pred / m - 1, "interval_lo_s": lo, "interval_hi_s": hi,
+                                 "inside": "" if lo is None else int(lo <= m <= hi)})
+                    if family == "delay" and kind == "prediction":
+                        meas_t = iteration_times(measured[label][1])
+                        pred_t = [it["time_s"] for it in p["iterations"]]
+                        dist_rows.append({"rep": rep, "mode": mode, "ks": ks_distance(meas_t, pred_t),
+                                          **{f"{q}_err": quantile(pred_t, v) / quantile(meas_t, v) - 1
+                                             for q, v in (("p50", .5), ("p90", .9), ("p99", .99))}})
+                print(f"  {family} {label} ({kind}): measured {m * 1e3:.2f} ms; " + ", ".join(
+                    f"{r['mode']} {r['error']:+.1%}" for r in rows[-len(modes):]), flush=True)
+    with open(os.path.join(args.out, "whatif.csv"), "w", newline="") as f:
+        w = csv.DictWriter(f, fieldnames=list(rows[0].keys()))
+        w.writeheader()
+        w.writerows(rows)
+    summary = {}
+    print(f"\n{'family':<10} {'kind':<15} {'mode':<14} {'n':>3} {'median|err|':>11} "
+          f"{'p90|err|':>9} {'max|err|':>9} {'median err':>10} {'in interval':>11}")
+    groups = sorted({(r["family"], r["kind"], r["mode"]) for r in rows})
+    groups += [("all", "prediction", mode) for mode in modes]
+    for family, kind, mode in groups:
+        sel = [r for r in rows if (family == "all" or r["family"] == family)
+               and r["kind"] == kind and r["mode"] == mode]
+        if not sel:
+            continue
+        e = [abs(r["error"]) for r in sel]
+        s = {"n": len(sel), "median_abs_error": statistics.median(e),
+             "p90_abs_error": quantile(e, .9), "max_abs_error": max(e),
+             "median_error": statistics.median([r["error"] for r in sel]),
+             "inside_interval": (sum(r["inside"] for r in sel if r["inside"] != "") /
+                                 max(1, sum(1 for r in sel if r["inside"] != "")))}
+        summary[f"{family}/{kind}/{mode}"] = s
+        print(f"{family:<10} {kind:<15} {mode:<14} {s['n']:>3} {s['median_abs_error']:>11.1%} "
+              f"{s['p90_abs_error']:>9.1%} {s['max_abs_error']:>9.1%} {s['median_error']:>+10.1%} "
+              f"{s['inside_interval']:>11.0%}")
+    for mode in modes:
+        sel = [d for d in dist_rows if d["mode"] == mode]
+        if sel:
+            s = {k: statistics.median([d[k] for d in sel]) for k in ("ks", "p50_err", "p90_err", "p99_err")}
+            summary[f"delay-distribution/{mode}"] = s
+            print(f"delay distribution ({mode}): median KS {s['ks']:.3f}, p50 {s['p50_err']:+.1%}, "
+                  f"p90 {s['p90_err']:+.1%}, p99 {s['p99_err']:+.1%}")
+    with open(os.path.join(args.out, "summary.json"), "w") as f:
+        json.dump({"args": vars(args), "summary": summary, "delay_distribution": dist_rows}, f, indent=1)
+
+
+if __name__ == "__main__":
+    main()
