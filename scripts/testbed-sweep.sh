@@ -16,7 +16,7 @@
 #
 # Writes OUT/runs.csv (one row per measured run) and OUT/summary.csv (one row per cap):
 #   cap_mb, reps, measured_median_s, measured_samples_per_s, predicted_s (replay of the
-#   baseline, network calibrated from it), error_pct, predicted_told_s (the same replay with
+#   baseline, --compute per-iteration, network calibrated from it), error_pct, predicted_told_s (the same replay with
 #   the bandwidth the testbed was told, --bandwidth RATE/8 --latency 0), error_told_pct
 # and prints summary.csv.
 set -euo pipefail
@@ -83,8 +83,8 @@ rate_bytes="$(python3 -c "import re,sys; m=re.fullmatch(r'(\d+)(bit|kbit|mbit|gb
 predictions="$out/predictions.csv"
 echo "cap_mb,predicted_s,predicted_told_s" > "$predictions"
 for cap in "${cap_list[@]}"; do
-  "$bin/ddp-sim" replay "$base" --bucket-cap-mb "$cap" --first-bucket-cap-mb "$cap" --json "$out/pred-$cap.json" > /dev/null
-  "$bin/ddp-sim" replay "$base" --bucket-cap-mb "$cap" --first-bucket-cap-mb "$cap" \
+  "$bin/ddp-sim" replay "$base" --compute per-iteration --bucket-cap-mb "$cap" --first-bucket-cap-mb "$cap" --json "$out/pred-$cap.json" > /dev/null
+  "$bin/ddp-sim" replay "$base" --compute per-iteration --bucket-cap-mb "$cap" --first-bucket-cap-mb "$cap" \
     --bandwidth "$rate_bytes" --latency 0 --json "$out/pred-told-$cap.json" > /dev/null
   python3 -c '
 import json, sys

@@ -61,7 +61,7 @@ check_nothing_left "$p" "$scratch/before.state"
 [ "$(json_field "$scratch/summary2.json" world_size)" = 4 ] || fail "expected a trace of 4 ranks"
 # The platform from what the testbed was told: 2 ranks per node, node uplink = the link rate,
 # ranks within a node on loopback (fast: 1 GB/s stands in for it), no added latency.
-"$bin/ddp-sim" replay "$scratch/two-level" --platform two-level --gpus-per-node 2 \
+"$bin/ddp-sim" replay "$scratch/two-level" --compute per-iteration --platform two-level --gpus-per-node 2 \
   --inter-bandwidth "$told" --inter-latency 0 --intra-bandwidth 1e9 --intra-latency 0 \
   --json "$scratch/replay2.json" > "$scratch/replay2.log" 2>&1 || { cat "$scratch/replay2.log"; fail "two-level replay failed"; }
 measured="$(json_field "$scratch/replay2.json" measured.median_iteration_s)"
