@@ -177,6 +177,7 @@ sw="$prefix-sw"
 if [ "$check_only" = 1 ]; then
   # The smallest testbed that exercises every kernel feature used: namespaces, bridge, veth, shaper.
   hosts=1
+  quiet=1
   [ -n "$rate" ] || { rate=100mbit; burst=64kb; }
 fi
 make_ns "$sw"
