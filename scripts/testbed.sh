@@ -3,7 +3,11 @@
 # host's link shaped to a given rate, one command run in every host, everything torn down on
 # exit, failure or interruption.
 #
-#   scripts/testbed.sh [OPTIONS] -- COMMAND [ARGS...]
+#   scripts/testbed.sh [run] [OPTIONS] -- COMMAND [ARGS...]
+#   scripts/testbed.sh leftovers [PREFIX]
+#
+# `leftovers` prints, one a line, every network namespace named PREFIX-* (default ddpsim) and
+# every interface of the caller's namespace whose name starts with PREFIX; nothing when clean.
 #
 #   --hosts N            hosts (default 2)
 #   --ranks-per-host N   ranks each host should run, passed to COMMAND as {ranks} (default 1);
@@ -66,6 +70,18 @@ usage_error() {
   exit 64
 }
 say() { [ "$quiet" = 1 ] || echo "testbed: $*" >&2; }
+
+leftovers() {  # prefix
+  local prefix="${1:-ddpsim}"
+  { ip netns list 2>/dev/null | awk '{print $1}'; ls /run/netns 2>/dev/null; } | grep -F -- "$prefix-" | sort -u |
+    sed 's/^/netns /'
+  ip -o link show 2>/dev/null | sed -E 's/^[0-9]+: ([^:@]+).*/\1/' | grep -F -- "$prefix" | sed 's/^/link /'
+  return 0
+}
+case "${1:-}" in
+  run) shift ;;
+  leftovers) leftovers "${2:-}"; exit 0 ;;
+esac
 
 while [ $# -gt 0 ]; do
   case "$1" in
