@@ -15,3 +15,16 @@ cat "$scratch/out"
 [ "$(wc -l < "$scratch/out")" = 1 ] || fail "expected one line, got $(wc -l < "$scratch/out")"
 grep -q "needs root" "$scratch/out" || fail "expected the line to name root"
 pass "refused without root: $(cat "$scratch/out")"
+
+# Root in name only (a user namespace): namespaces cannot be made; the refusal names that.
+if unshare -Ur true 2>/dev/null; then
+  unshare -Ur "$TESTBED" --hosts 2 -- true > "$scratch/out2" 2>&1
+  code=$?
+  cat "$scratch/out2"
+  [ "$code" = 2 ] || fail "expected exit 2 without the right to make namespaces, got $code"
+  [ "$(wc -l < "$scratch/out2")" = 1 ] || fail "expected one line, got $(wc -l < "$scratch/out2")"
+  grep -q "cannot create network namespaces" "$scratch/out2" || fail "expected the line to name network namespaces"
+  pass "refused without the right to make namespaces: $(cat "$scratch/out2")"
+else
+  echo "(user namespaces unavailable here: the no-namespaces refusal is not exercised)"
+fi
