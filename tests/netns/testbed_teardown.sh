@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # The testbed leaves nothing behind (no namespace, interface, qdisc or process) whether its
 # commands succeed, one host fails, a process escapes into the background, it times out, or
-# it is interrupted; and while up, every host has its own address and shaper.
+# it is interrupted; and while up, every host has its own address and shaper; two testbeds at
+# once stay apart.
 source "$(dirname "$0")/common.sh" "$1"
 skip_unless_testbed
 set -m  # background jobs get SIGINT like a foreground one would from ^C
@@ -72,3 +73,33 @@ for sig in INT TERM; do
   check_nothing_left "$p" "$scratch/before.state"
   pass "SIG$sig tears down (exit $code); nothing left"
 done
+
+# 6. Two testbeds at once (same default subnet, separate switches): each host pair exchanges a
+#    message over TCP inside its own testbed.
+cat > "$scratch/ping.py" <<'PY'
+import os, socket, sys, time
+host, master = int(os.environ["TESTBED_HOST"]), os.environ["TESTBED_MASTER_ADDR"]
+if host == 0:
+    server = socket.create_server((master, 5555))
+    conn, _ = server.accept()
+    conn.sendall(conn.recv(64) + b" back")
+else:
+    for _ in range(100):
+        try:
+            conn = socket.create_connection((master, 5555)); break
+        except OSError:
+            time.sleep(0.05)
+    conn.sendall(sys.argv[1].encode())
+    print(conn.recv(64).decode(), flush=True)
+PY
+for k in a b; do
+  "$TESTBED" --name "ddpsim-t$$-par$k" --quiet --rate 100mbit --timeout 30 -- python3 "$scratch/ping.py" "hello $k" > "$scratch/par-$k.log" 2>&1 &
+  eval "par_$k=\$!"
+done
+wait "$par_a" || fail "testbed a of two at once exited $?: $(cat "$scratch/par-a.log")"
+wait "$par_b" || fail "testbed b of two at once exited $?: $(cat "$scratch/par-b.log")"
+grep -qx "\[h1\] hello a back" "$scratch/par-a.log" || fail "testbed a: $(cat "$scratch/par-a.log")"
+grep -qx "\[h1\] hello b back" "$scratch/par-b.log" || fail "testbed b: $(cat "$scratch/par-b.log")"
+check_nothing_left "ddpsim-t$$-para" "$scratch/before.state"
+check_nothing_left "ddpsim-t$$-parb" "$scratch/before.state"
+pass "two testbeds at once work side by side on the same addresses and port; nothing left"
