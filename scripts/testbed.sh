@@ -7,7 +7,8 @@
 #   scripts/testbed.sh leftovers [PREFIX]
 #
 # `leftovers` prints, one a line, every network namespace named PREFIX-* (default ddpsim) and
-# every interface of the caller's namespace whose name starts with PREFIX; nothing when clean.
+# every interface of the caller's namespace whose name starts with PREFIX, and every
+# /etc/netns/PREFIX-* (the hosts' /etc/hosts); nothing when clean.
 #
 #   --hosts N            hosts (default 2)
 #   --ranks-per-host N   ranks each host should run, passed to COMMAND as {ranks} (default 1);
@@ -27,7 +28,8 @@
 # Topology: host namespace PREFIX-hI has lo and eth0 (its address); eth0 is one end of a veth
 # pair whose other end, pI, is a port of bridge br0 in the switch namespace PREFIX-sw. Nothing is
 # created in the caller's namespace, so nothing can leak there; the shapers are the root qdiscs
-# of eth0 (uplink) and pI (downlink). A flow between two hosts is limited to RATE in each
+# of eth0 (uplink) and pI (downlink). Each host's /etc/hosts (/etc/netns/PREFIX-hI/hosts while
+# up) names the hosts h0..hN-1. A flow between two hosts is limited to RATE in each
 # direction (full duplex), as on a switched network with one RATE NIC per host.
 #
 # COMMAND runs once in each host (ip netns exec) with these words replaced in its arguments:
@@ -76,6 +78,7 @@ leftovers() {  # prefix
   { ip netns list 2>/dev/null | awk '{print $1}'; ls /run/netns 2>/dev/null; } | grep -F -- "$prefix-" | sort -u |
     sed 's/^/netns /'
   ip -o link show 2>/dev/null | sed -E 's/^[0-9]+: ([^:@]+).*/\1/' | grep -F -- "$prefix" | sed 's/^/link /'
+  ls /etc/netns 2>/dev/null | grep -F -- "$prefix-" | sed 's|^|file /etc/netns/|'
   return 0
 }
 case "${1:-}" in
@@ -134,6 +137,7 @@ command -v ip >/dev/null 2>&1 || refuse "needs 'ip' from iproute2 (apt-get insta
 command -v tc >/dev/null 2>&1 || refuse "needs 'tc' from iproute2 (apt-get install iproute2)"
 
 created=()       # namespaces made by this run, in creation order
+made_etc_netns=0 # whether this run made /etc/netns (for the hosts' /etc/hosts)
 pids=()          # the host commands
 watchdog=""
 torn_down=0
@@ -158,6 +162,8 @@ teardown() {
     for pid in $(ip netns pids "$ns" 2>/dev/null); do kill -KILL "$pid" 2>/dev/null; done
   done
   for ns in "${created[@]}"; do ip netns del "$ns" 2>/dev/null; done
+  for ns in "${created[@]}"; do rm -rf "/etc/netns/$ns"; done
+  [ "$made_etc_netns" = 0 ] || rmdir /etc/netns 2>/dev/null
   [ ${#created[@]} -eq 0 ] || say "torn down ${created[*]}"
 }
 on_signal() {  # $1: exit status
@@ -219,6 +225,19 @@ if [ "$check_only" = 1 ]; then
   exit 0
 fi
 master="${addrs[0]}"
+# Each host's /etc/hosts names every host (h0.., PREFIX-h0..): `ip netns exec` mounts
+# /etc/netns/NS/hosts over /etc/hosts, so names resolve both ways (c10d's reverse lookup of a
+# peer no longer warns) and --master-addr h0 works.
+[ -d /etc/netns ] || { mkdir -p /etc/netns && made_etc_netns=1; }
+for ((i = 0; i < hosts; i++)); do
+  mkdir -p "/etc/netns/$prefix-h$i"
+  {
+    printf '127.0.0.1\tlocalhost\n::1\tlocalhost\n'
+    for ((j = 0; j < hosts; j++)); do printf '%s\th%s %s-h%s\n' "${addrs[$j]}" "$j" "$prefix" "$j"; done
+    # c10d's sockets are dual-stack: a peer's address comes back IPv4-mapped
+    for ((j = 0; j < hosts; j++)); do printf '::ffff:%s\th%s %s-h%s\n' "${addrs[$j]}" "$j" "$prefix" "$j"; done
+  } > "/etc/netns/$prefix-h$i/hosts"
+done
 say "up: $hosts hosts ($prefix-h0..h$((hosts - 1)), $subnet.1..$hosts on bridge br0 in $sw)," \
     "${ranks_per_host} rank(s) per host, link ${rate:-unshaped}${rate:+ ($qdisc, $direction)}"
 

@@ -40,6 +40,7 @@ check_nothing_left() {  # prefix, before-file
   left="$(ip netns list | awk '{print $1}' | grep -F -- "$prefix-" || true)"
   [ -z "$left" ] || fail "namespaces left behind: $left"
   ! ls /run/netns/ 2>/dev/null | grep -qF -- "$prefix-" || fail "namespace files left in /run/netns: $(ls /run/netns | grep -F -- "$prefix-")"
+  ! ls /etc/netns/ 2>/dev/null | grep -qF -- "$prefix-" || fail "hosts files left in /etc/netns: $(ls /etc/netns | grep -F -- "$prefix-")"
   root_state > "$scratch/after.state"
   diff -u "$before" "$scratch/after.state" >&2 || fail "the caller's network namespace changed (links/qdiscs above)"
 }

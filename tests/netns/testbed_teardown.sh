@@ -13,7 +13,7 @@ chmod 755 "$scratch"
 p="ddpsim-t$$-ok"
 "$TESTBED" --name "$p" --hosts 3 --ranks-per-host 2 --rate 100mbit --qdisc htb -- bash -c \
   "{ ip netns identify; echo host={host}/{hosts} ranks={ranks} addr={addr} master={master} if=\$GLOO_SOCKET_IFNAME;
-     ip -o -4 addr show dev eth0; tc qdisc show dev eth0; } > $scratch/seen-{host}" || fail "3-host run exited $?"
+     ip -o -4 addr show dev eth0; tc qdisc show dev eth0; getent ahostsv4 h2 | head -1; } > $scratch/seen-{host}" || fail "3-host run exited $?"
 for h in 0 1 2; do
   f="$scratch/seen-$h"
   [ -s "$f" ] || fail "host $h's command did not run"
@@ -21,9 +21,10 @@ for h in 0 1 2; do
   grep -qx "host=$h/3 ranks=2 addr=10.213.0.$((h + 1)) master=10.213.0.1 if=eth0" "$f" || fail "host $h placeholders: $(sed -n 2p "$f")"
   grep -q "inet 10.213.0.$((h + 1))/24" "$f" || fail "host $h has no address"
   grep -q "qdisc htb" "$f" || fail "host $h's uplink is not shaped"
+  grep -qE "^10\.213\.0\.3 .*h2$" "$f" || fail "host $h cannot resolve h2: $(tail -1 "$f")"
 done
 check_nothing_left "$p" "$scratch/before.state"
-pass "3 hosts up with their own namespace, address and shaper; nothing left after"
+pass "3 hosts up with their own namespace, address, shaper and host names; nothing left after"
 
 # 2. One host fails: the others are stopped, the failing status is returned.
 p="ddpsim-t$$-fail"
