@@ -188,6 +188,14 @@ PreparedReplay prepare_replay(const ReplayFlags& flags) {
   sim::WorkloadModel& model = prepared.model;
   model = sim::extract_workload(measured, *mode);
   if (flags.bucket_cap_mb || flags.first_bucket_cap_mb) {
+    const auto& settings = model.source_meta.settings;
+    const auto parameters = settings.find("parameters");
+    if (parameters != settings.end() && parameters->second == "per-bucket") {
+      throw UsageError(flags.trace_dir +
+                       ": expected per-parameter sizes and gradient times to re-bucket "
+                       "(--bucket-cap-mb), got a profiler import with one pseudo-parameter per "
+                       "all-reduce bucket");
+    }
     // DDP's bucket_cap_mb is in MiB.
     constexpr double kMiB = 1024.0 * 1024.0;
     sim::BucketCaps caps;
@@ -278,6 +286,7 @@ int run_replay(const ReplayFlags& flags) {
   report.measured = trace::summarize(measured);
   report.predicted = trace::summarize(predicted);
   std::cout << sim::report_to_text(report) << sim::distribution_to_text(distribution);
+  for (const std::string& note : report.measured.notes) std::cout << "measured " << note << "\n";
   if (!flags.json_file.empty()) {
     nlohmann::json json = nlohmann::json::parse(sim::report_to_json(report));
     json["distribution"] = nlohmann::json::parse(sim::distribution_to_json(distribution));

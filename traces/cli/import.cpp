@@ -1,5 +1,8 @@
 // ddp-trace import --kineto OUT_DIR RANK_FILE...: a PyTorch profiler trace per rank (rank r is
 // the r-th file) converted into a ddpsim trace, so that real Python DDP jobs can be replayed.
+// Standard torch.profiler traces (.json or .json.gz) need nothing else; a single rank's file
+// of a bigger job is replicated into world_size identical ranks. A file it cannot use is
+// reported in one line, exit status 2, as every command's invalid input.
 #include <iostream>
 #include <memory>
 #include <vector>
@@ -28,6 +31,8 @@ Command add_import_command(CLI::App& app) {
   sub->add_option("RANK_FILE", options->rank_files, "one Kineto JSON trace per rank, rank 0 first")
       ->required();
   return {sub, [options] {
+            // A file the importer cannot use (missing, sampled, no all-reduce) throws a
+            // TraceError naming the file and what is missing: main prints it, status 2.
             const Trace trace = import_kineto(options->rank_files);
             write_trace(options->out_dir, trace);
             std::cout << "ok: wrote " << trace.world_size() << " ranks to " << options->out_dir

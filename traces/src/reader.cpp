@@ -154,6 +154,10 @@ class EventsParser {
       case EventType::Failure:
         need(!event.kind.empty(), event, kKind);
         break;
+      case EventType::Collective:
+        need(event.dur_ns >= 0, event, kDurNs);
+        need(!event.kind.empty(), event, kKind);
+        break;
       default:
         break;
     }

@@ -100,6 +100,56 @@ void summarize_buckets(const Trace& trace, const std::vector<Timelines>& timelin
   }
 }
 
+// Lines about what a profiler import holds (see traces/src/kineto.cpp).
+void add_notes(const Trace& trace, Summary& summary) {
+  const RunMeta& meta = trace.meta();
+  const auto setting = [&](const char* key) {
+    const auto found = meta.settings.find(key);
+    return found == meta.settings.end() ? std::string() : found->second;
+  };
+  if (setting("parameters") == "per-bucket") {
+    std::map<std::string, std::int64_t> elements;
+    for (const Parameter& p : meta.parameters) elements[p.dtype] += p.numel;
+    std::string line = "elements:    ";
+    bool first = true;
+    for (const auto& [dtype, numel] : elements) {
+      line += (first ? "" : " + ") + std::to_string(numel) + " " + dtype;
+      first = false;
+    }
+    summary.notes.push_back(line + " all-reduced per step in " +
+                            std::to_string(meta.parameters.size()) +
+                            " buckets (profiler import: one pseudo-parameter per bucket)");
+  }
+  if (!setting("replicated_from_rank").empty()) {
+    summary.notes.push_back("replicated:  one rank's profile (rank " +
+                            setting("replicated_from_rank") + ") of a " +
+                            std::to_string(meta.world_size) +
+                            "-rank job; the other ranks are identical copies");
+  }
+  // Other collectives, per iteration of rank 0 (their time is part of the measured compute).
+  std::map<std::string, std::pair<std::int64_t, std::int64_t>> collectives;  // count, dur_ns
+  std::set<std::int64_t> iterations;
+  for (const Event& event : trace.ranks.front().events) {
+    if (event.type == EventType::IterationBegin) iterations.insert(event.iteration);
+    if (event.type != EventType::Collective) continue;
+    auto& entry = collectives[event.kind];
+    entry.first += 1;
+    entry.second += std::max<std::int64_t>(event.dur_ns, 0);
+  }
+  if (!collectives.empty() && !iterations.empty()) {
+    const double n = static_cast<double>(iterations.size());
+    std::string line = "collectives: besides all-reduce, per step on rank 0:";
+    for (const auto& [kind, entry] : collectives) {
+      char part[200];
+      std::snprintf(part, sizeof part, " %s x%.3g (%.3f ms)", kind.c_str(),
+                    static_cast<double>(entry.first) / n,
+                    static_cast<double>(entry.second) / n * 1e-6);
+      line += part;
+    }
+    summary.notes.push_back(line + "; replayed as measured compute time");
+  }
+}
+
 }  // namespace
 
 Summary summarize(const Trace& trace) {
@@ -120,6 +170,7 @@ Summary summarize(const Trace& trace) {
       if (event.type == EventType::Failure) summary.failures.push_back(failure_line(event));
     }
   }
+  add_notes(trace, summary);
 
   const std::vector<std::int64_t> complete = iterations_complete_everywhere(timelines);
   for (const std::int64_t iteration : complete) {
@@ -230,6 +281,7 @@ std::string summary_to_json(const Summary& summary) {
   }
   out["buckets"] = buckets;
   out["failures"] = summary.failures;
+  out["notes"] = summary.notes;
   // Failure messages come from trace files and may hold any bytes.
   return out.dump(2, ' ', false, nlohmann::ordered_json::error_handler_t::replace) + "\n";
 }
@@ -282,6 +334,7 @@ std::string summary_to_table(const Summary& s) {
       out += line;
     }
   }
+  for (const std::string& note : s.notes) out += note + "\n";
   if (!s.failures.empty()) {
     out += "\nfailures:\n";
     for (const std::string& failure : s.failures) out += "  " + failure + "\n";

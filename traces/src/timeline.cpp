@@ -54,6 +54,7 @@ std::map<std::int64_t, IterationTimeline> build_timelines(const RankTrace& rank)
         break;
       case EventType::BucketReady:
       case EventType::Failure:
+      case EventType::Collective:
         break;
     }
   }

@@ -85,6 +85,7 @@ enum class EventType {
   OptimizerEnd,
   Delay,
   Failure,
+  Collective,  // a collective other than a bucket's all-reduce (profiler imports)
 };
 
 const char* to_string(EventType type);

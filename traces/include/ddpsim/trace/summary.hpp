@@ -44,6 +44,7 @@ struct Summary {
   double overlap_fraction = 0;  // all-reduce time hidden behind gradient computation
   std::vector<BucketStats> buckets;
   std::vector<std::string> failures;  // "rank R iteration I bucket B: kind: message"
+  std::vector<std::string> notes;  // one line each: replicated ranks, imported buckets, other collectives
 };
 
 Summary summarize(const Trace& trace);

@@ -1,0 +1,228 @@
+// Standard torch.profiler traces (no sidecar) built event by event, so that each rule of the
+// importer is checked against a known answer: Gloo's worker spans time the all-reduces of CPU
+// and CUDA-tensor Gloo jobs, NCCL kernels those of NCCL jobs, and a lone NCCL rank (which
+// launches no kernel) has instantaneous all-reduces. The shapes of the events are those of
+// real traces written by torch 2.13 (CPU, Gloo) and 2.11 (H100, NCCL and Gloo on CUDA) with
+// runtime/peer/python_ddp.py --profile.
+#include <cstdint>
+#include <filesystem>
+#include <fstream>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+#include "ddpsim/trace/io.hpp"
+#include "ddpsim/trace/kineto.hpp"
+#include "ddpsim/trace/model.hpp"
+
+namespace fs = std::filesystem;
+using ddpsim::trace::Event;
+using ddpsim::trace::EventType;
+using ddpsim::trace::Trace;
+using ddpsim::trace::TraceError;
+using nlohmann::json;
+
+namespace {
+
+constexpr int kMainThread = 100;
+constexpr int kGlooWorker = 200;
+
+// A profile of `steps` ProfilerSteps of 1000 us each, starting at 10000 us; each step launches
+// one all-reduce per bucket (c10d::allreduce_ on the main thread, a TensorList, as in real
+// traces) at 500 + 100 b us into the step.
+class ProfileBuilder {
+ public:
+  ProfileBuilder(std::string backend, int rank, int world_size) {
+    doc_["schemaVersion"] = 1;
+    doc_["distributedInfo"] = {{"backend", backend}, {"rank", rank}, {"world_size", world_size}};
+    doc_["traceEvents"] = json::array();
+  }
+
+  void add(const std::string& name, const std::string& cat, int tid, double ts, double dur,
+           json args = json::object()) {
+    doc_["traceEvents"].push_back({{"ph", "X"}, {"name", name}, {"cat", cat}, {"pid", 1},
+                                   {"tid", tid}, {"ts", ts}, {"dur", dur}, {"args", args}});
+  }
+
+  static double step_start(int step) { return 10000.0 + 1000.0 * step; }
+  static double launch(int step, int bucket) { return step_start(step) + 500.0 + 100.0 * bucket; }
+
+  void steps(int count) {
+    for (int s = 0; s < count; ++s) {
+      add("ProfilerStep#" + std::to_string(s + 1), "user_annotation", kMainThread, step_start(s),
+          999.0);
+    }
+  }
+
+  void c10d_allreduce(int step, int bucket) {
+    add("c10d::allreduce_", "cpu_op", kMainThread, launch(step, bucket), 10.0,
+        {{"Input Dims", json::array({json::array({json::array({1000})}), json::array()})},
+         {"Input type", {"TensorList", ""}}});
+  }
+
+  // Gloo's worker: takes the work `wait` us after the launch and runs it for `run` us.
+  void gloo_span(int step, int bucket, std::int64_t numel, double wait, double run) {
+    add("gloo:all_reduce", "user_annotation", kGlooWorker, launch(step, bucket) + wait, run,
+        {{"Input Dims", {{numel}}}, {"Input type", {"float"}}});
+  }
+
+  void write(const fs::path& path) const { std::ofstream(path) << doc_.dump(); }
+
+ private:
+  json doc_;
+};
+
+fs::path scratch(const std::string& name) {
+  const fs::path dir = fs::temp_directory_path() /
+                       ("ddpsim-kineto-std-" + name + "-" +
+                        std::to_string(::testing::UnitTest::GetInstance()->random_seed()));
+  fs::remove_all(dir);
+  fs::create_directories(dir);
+  return dir;
+}
+
+std::vector<const Event*> of_type(const Trace& trace, int rank, EventType type) {
+  std::vector<const Event*> found;
+  for (const Event& e : trace.ranks.at(static_cast<std::size_t>(rank)).events) {
+    if (e.type == type) found.push_back(&e);
+  }
+  return found;
+}
+
+std::string error_of(const std::vector<std::string>& files) {
+  try {
+    ddpsim::trace::import_kineto(files);
+  } catch (const TraceError& error) {
+    return error.what();
+  }
+  return "";
+}
+
+// Two Gloo buckets of 1000 (launch reports no size) and 3000 floats; the worker takes the
+// second bucket's work late (wait 150 us) because it was busy with the first.
+ProfileBuilder gloo_profile(int steps) {
+  ProfileBuilder p("gloo", 0, 2);
+  p.steps(steps);
+  for (int s = 0; s < steps; ++s) {
+    p.c10d_allreduce(s, 0);
+    p.c10d_allreduce(s, 1);
+    p.gloo_span(s, 0, 1000, 5.0, 200.0);
+    p.gloo_span(s, 1, 3000, 150.0, 120.0);
+  }
+  return p;
+}
+
+}  // namespace
+
+TEST(KinetoStandardImport, GlooWorkerSpansTimeAndSizeTheAllreduces) {
+  const fs::path dir = scratch("gloo");
+  gloo_profile(3).write(dir / "rank-0.json");
+  const Trace trace = ddpsim::trace::import_kineto({(dir / "rank-0.json").string()});
+  // One rank of a 2-rank job: replicated, as the summary says.
+  ASSERT_EQ(trace.world_size(), 2);
+  EXPECT_EQ(trace.ranks[0].meta.backend, "gloo");
+  EXPECT_EQ(trace.ranks[0].meta.settings.at("allreduce_timing"), "gloo worker spans");
+  const auto begins = of_type(trace, 1, EventType::AllreduceBegin);
+  const auto ends = of_type(trace, 1, EventType::AllreduceEnd);
+  const auto ready = of_type(trace, 1, EventType::BucketReady);
+  ASSERT_EQ(begins.size(), 6u);
+  ASSERT_EQ(ends.size(), 6u);
+  for (int s = 0; s < 3; ++s) {
+    const auto b0 = static_cast<std::size_t>(2 * s);
+    EXPECT_EQ(ready[b0]->t_ns, static_cast<std::int64_t>(ProfileBuilder::launch(s, 0) * 1000));
+    EXPECT_EQ(begins[b0]->t_ns, static_cast<std::int64_t>((ProfileBuilder::launch(s, 0) + 5) * 1000));
+    EXPECT_EQ(ends[b0]->t_ns, static_cast<std::int64_t>((ProfileBuilder::launch(s, 0) + 205) * 1000));
+    EXPECT_EQ(begins[b0 + 1]->t_ns,
+              static_cast<std::int64_t>((ProfileBuilder::launch(s, 1) + 150) * 1000));
+    EXPECT_EQ(begins[b0]->bytes, 4000);
+    EXPECT_EQ(begins[b0 + 1]->bytes, 12000);
+  }
+}
+
+TEST(KinetoStandardImport, GlooSpanOfAnotherSizeIsNotTakenForALaunch) {
+  // Where a launch says its size (record_param_comms inside it), a worker span of another size
+  // is not its transfer, even if it comes first: here the second launch's work started first.
+  const fs::path dir = scratch("gloo-order");
+  ProfileBuilder p("gloo", 0, 1);
+  p.steps(2);
+  for (int s = 0; s < 2; ++s) {
+    const double t = ProfileBuilder::launch(s, 0);
+    for (const auto& [offset, numel] : {std::pair{0.0, 1000}, std::pair{20.0, 3000}}) {
+      p.add("c10d::allreduce_", "cpu_op", kMainThread, t + offset, 10.0);
+      p.add("record_param_comms", "cpu_op", kMainThread, t + offset + 1, 5.0,
+            {{"Collective name", "allreduce"}, {"In msg nelems", numel}, {"dtype", "Float"}});
+    }
+    p.gloo_span(s, 0, 3000, 25.0, 50.0);  // the second launch's work
+    p.gloo_span(s, 0, 1000, 60.0, 50.0);  // the first launch's, taken later
+  }
+  p.write(dir / "rank-0.json");
+  const Trace trace = ddpsim::trace::import_kineto({(dir / "rank-0.json").string()});
+  const auto begins = of_type(trace, 0, EventType::AllreduceBegin);
+  ASSERT_EQ(begins.size(), 4u);
+  // Sorted by time within the step: the 3000-float transfer began first.
+  EXPECT_EQ(begins[0]->bytes, 12000);
+  EXPECT_EQ(begins[0]->bucket, 1);
+  EXPECT_EQ(begins[1]->bytes, 4000);
+  EXPECT_EQ(begins[1]->bucket, 0);
+  EXPECT_EQ(begins[1]->t_ns, static_cast<std::int64_t>((ProfileBuilder::launch(0, 0) + 60) * 1000));
+}
+
+TEST(KinetoStandardImport, GlooLaunchWithoutWorkerSpanIsNamedInOneLine) {
+  const fs::path dir = scratch("gloo-missing");
+  ProfileBuilder p("gloo", 0, 2);
+  p.steps(3);
+  for (int s = 0; s < 3; ++s) {
+    p.c10d_allreduce(s, 0);
+    if (s != 1) p.gloo_span(s, 0, 1000, 5.0, 100.0);  // a step in the middle lacks it
+  }
+  p.write(dir / "rank-0.json");
+  const std::string error = error_of({(dir / "rank-0.json").string()});
+  EXPECT_NE(error.find((dir / "rank-0.json").string()), std::string::npos) << error;
+  EXPECT_NE(error.find("gloo:all_reduce span"), std::string::npos) << error;
+  EXPECT_NE(error.find("1 of 3 all-reduces without one"), std::string::npos) << error;
+  EXPECT_EQ(error.find('\n'), std::string::npos) << error;
+}
+
+TEST(KinetoStandardImport, GlooLastStepCutByTheProfilerIsDropped) {
+  const fs::path dir = scratch("gloo-cut");
+  ProfileBuilder p = gloo_profile(2);
+  p.add("ProfilerStep#3", "user_annotation", kMainThread, ProfileBuilder::step_start(2), 999.0);
+  p.c10d_allreduce(2, 0);  // its worker span fell after the profiler stopped
+  p.write(dir / "rank-0.json");
+  const Trace trace = ddpsim::trace::import_kineto({(dir / "rank-0.json").string()});
+  EXPECT_EQ(trace.ranks[0].complete_iterations(), (std::vector<std::int64_t>{1, 2}));
+}
+
+TEST(KinetoStandardImport, LoneNcclRankHasInstantAllreducesButTwoRanksNeedKernels) {
+  const fs::path dir = scratch("nccl-1");
+  ProfileBuilder one("nccl", 0, 1);
+  one.steps(2);
+  for (int s = 0; s < 2; ++s) {
+    one.c10d_allreduce(s, 0);
+    one.add("record_param_comms", "cpu_op", kMainThread, ProfileBuilder::launch(s, 0) + 1, 5.0,
+            {{"Collective name", "allreduce"}, {"In msg nelems", 1000}, {"dtype", "Float"}});
+  }
+  one.add("some_gemm_kernel", "kernel", 7, ProfileBuilder::launch(0, 0), 50.0);
+  one.write(dir / "rank-0.json");
+  const Trace trace = ddpsim::trace::import_kineto({(dir / "rank-0.json").string()});
+  ASSERT_EQ(trace.world_size(), 1);
+  EXPECT_EQ(trace.ranks[0].meta.settings.at("allreduce_timing"),
+            "none (one NCCL rank transfers nothing)");
+  const auto begins = of_type(trace, 0, EventType::AllreduceBegin);
+  const auto ends = of_type(trace, 0, EventType::AllreduceEnd);
+  ASSERT_EQ(begins.size(), 2u);
+  EXPECT_EQ(begins[0]->t_ns, ends[0]->t_ns);
+  EXPECT_EQ(begins[0]->bytes, 4000);
+
+  ProfileBuilder two("nccl", 0, 2);
+  two.steps(2);
+  for (int s = 0; s < 2; ++s) two.c10d_allreduce(s, 0);
+  two.add("some_gemm_kernel", "kernel", 7, ProfileBuilder::launch(0, 0), 50.0);
+  two.write(dir / "rank-0-of-2.json");
+  const std::string error = error_of({(dir / "rank-0-of-2.json").string()});
+  EXPECT_NE(error.find("NCCL AllReduce kernel"), std::string::npos) << error;
+  EXPECT_NE(error.find("2 of 2 all-reduces without one"), std::string::npos) << error;
+}
