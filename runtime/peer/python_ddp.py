@@ -45,6 +45,13 @@ def parse_args():
     p.add_argument("--quiet", action="store_true")
     p.add_argument("--no-trace", action="store_true", help="accepted for symmetry; never traces")
     p.add_argument("--step-times", help="write {rank, step_seconds} JSON ({rank} is replaced)")
+    p.add_argument("--backend", default="gloo", choices=["gloo", "nccl"],
+                   help="nccl puts each rank on cuda:LOCAL_RANK, as ddp-train --backend nccl")
+    p.add_argument("--device", choices=["cpu", "cuda"],
+                   help="where the model and batches live (default: cuda for nccl, else cpu)")
+    p.add_argument("--profile", metavar="DIR",
+                   help="run under torch.profiler (Kineto) and write DIR/rank-R.kineto.json, the "
+                        "standard trace `ddp-trace import --kineto` reads; iteration 0 is skipped")
     return p.parse_args()
 
 
@@ -56,6 +63,33 @@ def make_mlp(width, depth):
     return nn.Sequential(*layers)
 
 
+def sync(device):
+    """A step ends when its kernels have: CUDA work is asynchronous."""
+    if device.type == "cuda":
+        torch.cuda.synchronize(device)
+
+
+def start_profiler(args, rank, device):
+    """torch.profiler as a user runs it: a schedule, one step() per iteration, shapes recorded.
+
+    Iteration 0 (DDP's bucket rebuild) is skipped; the trace is written when the profiler stops.
+    """
+    if not args.profile:
+        return None
+    from torch.profiler import ProfilerActivity, profile, schedule
+    os.makedirs(args.profile, exist_ok=True)
+    activities = [ProfilerActivity.CPU]
+    if device.type == "cuda":
+        activities.append(ProfilerActivity.CUDA)
+    path = os.path.join(args.profile, f"rank-{rank}.kineto.json")
+    active = max(1, args.iterations - 2)
+    profiler = profile(activities=activities, record_shapes=True,
+                       schedule=schedule(skip_first=1, wait=0, warmup=1, active=active, repeat=1),
+                       on_trace_ready=lambda prof: prof.export_chrome_trace(path))
+    profiler.start()
+    return profiler
+
+
 def main():
     args = parse_args()
     torch.set_num_threads(args.threads)
@@ -63,8 +97,18 @@ def main():
     world = int(os.environ.get("WORLD_SIZE", "1"))
     os.environ.setdefault("MASTER_ADDR", "127.0.0.1")
     os.environ.setdefault("MASTER_PORT", "29500")
+    device = torch.device("cpu")
+    if (args.device or ("cuda" if args.backend == "nccl" else "cpu")) == "cuda":
+        local_rank = int(os.environ.get("LOCAL_RANK", "0"))
+        gpus = torch.cuda.device_count()
+        if gpus == 0 or (args.backend == "nccl" and local_rank >= gpus):
+            # NCCL refuses two ranks on one GPU; Gloo copes, so Gloo ranks may share GPUs.
+            sys.exit(f"python_ddp.py: --device cuda: LOCAL_RANK {local_rank} needs a GPU of its "
+                     f"own for {args.backend}, got {gpus} visible")
+        device = torch.device("cuda", local_rank % gpus)
+        torch.cuda.set_device(device)  # before the process group, as ddp-train does
     from datetime import timedelta
-    dist.init_process_group("gloo", rank=rank, world_size=world,
+    dist.init_process_group(args.backend, rank=rank, world_size=world,
                             timeout=timedelta(seconds=args.timeout))
     # ddp-train's --bucket-cap-mb X keeps a separate first bucket (--first-bucket-cap-mb, 1 MiB),
     # as DDP does for its default cap. PyTorch 2.x's DDP(bucket_cap_mb=X) given explicitly makes the
@@ -75,7 +119,7 @@ def main():
     dist._DEFAULT_FIRST_BUCKET_BYTES = int(args.first_bucket_cap_mb * 1024 * 1024)
 
     torch.manual_seed(args.seed)
-    model = nn.parallel.DistributedDataParallel(make_mlp(args.width, args.depth))
+    model = nn.parallel.DistributedDataParallel(make_mlp(args.width, args.depth).to(device))
     if args.optimizer == "adam":
         opt = torch.optim.Adam(model.parameters(), lr=args.lr)
     else:
@@ -87,15 +131,20 @@ def main():
     last_done = 0
     steps = []
     loss = None
+    profiler = start_profiler(args, rank, device)
     for it in range(args.iterations):
-        x = torch.randn(args.batch_size, args.width, generator=gen)
-        y = torch.randint(CLASSES, (args.batch_size,), generator=gen)
+        x = torch.randn(args.batch_size, args.width, generator=gen).to(device)
+        y = torch.randint(CLASSES, (args.batch_size,), generator=gen).to(device)
+        sync(device)
         t0 = time.monotonic()
         loss = F.cross_entropy(model(x), y)
         loss.backward()
         opt.step()
         opt.zero_grad()
+        sync(device)
         now = time.monotonic()
+        if profiler is not None:
+            profiler.step()  # one ProfilerStep#N per iteration, as users write it
         if it > 0 or args.iterations == 1:
             steps.append(now - t0)
         if report and now - last >= 1.0:
@@ -104,6 +153,8 @@ def main():
                   f"{its * args.batch_size * world:.0f} samples/s  loss {loss.item():.4f}",
                   flush=True)
             last, last_done = now, it + 1
+    if profiler is not None:
+        profiler.stop()
     if report:
         seconds = time.monotonic() - start
         its = args.iterations / seconds

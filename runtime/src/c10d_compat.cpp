@@ -17,6 +17,7 @@
 #include <chrono>
 #include <cstdlib>
 #include <optional>
+#include <type_traits>
 
 #include "ddpsim/runtime/device_selection.hpp"
 #include "ddpsim/runtime/failure_kind.hpp"
@@ -197,11 +198,27 @@ std::shared_ptr<c10d::Reducer> make_reducer(
   // Empty: the Reducer rebuilds buckets with its own rule (first_bucket_bytes_cap, then
   // bucket_bytes_cap), as Python DDP asks when no per-bucket caps are given.
   std::vector<std::int64_t> bucket_bytes_cap_list;
-  return std::make_shared<c10d::Reducer>(
-      std::move(params), std::move(bucket_indices), std::move(group),
-      std::move(expect_sparse_gradients), bucket_bytes_cap, find_unused_parameters,
-      gradient_as_bucket_view, std::move(param_names), first_bucket_bytes_cap,
-      skip_all_reduce_unused_params, use_python_reducer, std::move(bucket_bytes_cap_list));
+  // 2.13 added bucket_bytes_cap_list; the LibTorch 2.11 on the GPU machines we were lent has
+  // the constructor without it. Choosing by what compiles keeps one code path for both.
+  using Params = std::vector<at::Tensor>;
+  using Buckets = std::vector<std::vector<size_t>>;
+  using Group = c10::intrusive_ptr<c10d::ProcessGroup>;
+  using Names = std::unordered_map<size_t, std::string>;
+  if constexpr (std::is_constructible_v<c10d::Reducer, Params, Buckets, Group, std::vector<bool>,
+                                        std::int64_t, bool, bool, Names, std::int64_t, bool, bool,
+                                        std::vector<std::int64_t>>) {
+    return std::make_shared<c10d::Reducer>(
+        std::move(params), std::move(bucket_indices), std::move(group),
+        std::move(expect_sparse_gradients), bucket_bytes_cap, find_unused_parameters,
+        gradient_as_bucket_view, std::move(param_names), first_bucket_bytes_cap,
+        skip_all_reduce_unused_params, use_python_reducer, std::move(bucket_bytes_cap_list));
+  } else {
+    return std::make_shared<c10d::Reducer>(
+        std::move(params), std::move(bucket_indices), std::move(group),
+        std::move(expect_sparse_gradients), bucket_bytes_cap, find_unused_parameters,
+        gradient_as_bucket_view, std::move(param_names), first_bucket_bytes_cap,
+        skip_all_reduce_unused_params, use_python_reducer);
+  }
 }
 
 std::unique_ptr<c10d::CommHookInterface> make_observed_allreduce_hook(

@@ -7,11 +7,13 @@
 // (ProcessGroup's collectives, Reducer's per-iteration calls, GradBucket, Logger).
 //
 // Built and tested: LibTorch 2.13 (pip wheel, CPU), Gloo. Compiled and linked: LibTorch 2.14.1
-// (CUDA 13 wheel) with NCCL. c10d's C++ API changes between minor releases (2.13's Reducer took
-// new arguments and dropped per-bucket size limits), so other versions are refused at configure
-// time rather than guessed at (see runtime/CMakeLists.txt).
+// (CUDA 13 wheel) with NCCL. Built and run on a GPU: LibTorch 2.11 (CUDA 13, NCCL 2.28) with
+// -DDDPSIM_TORCH_ANY_VERSION=ON. c10d's C++ API changes between minor releases (2.13's Reducer
+// took a per-bucket cap list; autograd nodes went from shared_ptr to intrusive_ptr), so other
+// versions are refused at configure time unless asked for (see runtime/CMakeLists.txt).
 #pragma once
 
+#include <torch/csrc/autograd/variable.h>
 #include <torch/csrc/distributed/c10d/ProcessGroup.hpp>
 #include <torch/csrc/distributed/c10d/comm.hpp>
 #include <torch/csrc/distributed/c10d/reducer.hpp>
@@ -24,9 +26,15 @@
 #include <stdexcept>
 #include <string>
 #include <unordered_map>
+#include <utility>
 #include <vector>
 
 namespace ddpsim::runtime::compat {
+
+// The owning pointer to a parameter's AccumulateGrad node: c10::intrusive_ptr since LibTorch
+// 2.13, std::shared_ptr before. Holding it keeps the node (and the hooks we added) alive.
+using GradAccumulatorPtr =
+    decltype(torch::autograd::impl::grad_accumulator(std::declval<const at::Tensor&>()));
 
 // The requested backend is not part of this build (exit status 2: it is a usage error).
 class UnsupportedBackendError : public std::runtime_error {

@@ -61,7 +61,7 @@ class DdpTracer final : public compat::AllreduceObserver {
   std::unordered_map<const void*, int> param_index_by_impl_;
   // (accumulator, hook key): the accumulators are kept alive so that the Reducer, built later,
   // finds the same nodes, and the keys let the destructor remove hooks that point at us.
-  std::vector<std::pair<c10::intrusive_ptr<torch::autograd::Node>, std::uintptr_t>> hooks_;
+  std::vector<std::pair<compat::GradAccumulatorPtr, std::uintptr_t>> hooks_;
   std::mutex layout_mutex_;
   std::vector<std::vector<int>> layout_seen_;  // bucket -> parameter indices, this iteration
   std::vector<int> in_flight_;                 // launched, not completed (layout_mutex_)

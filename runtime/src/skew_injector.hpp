@@ -28,6 +28,7 @@
 #include <utility>
 #include <vector>
 
+#include "c10d_compat.hpp"
 #include "ddpsim/trace/io.hpp"
 #include "ddpsim/trace/skew.hpp"
 
@@ -62,7 +63,7 @@ class SkewInjector {
   trace::TraceWriter* writer_;
   std::atomic<std::int64_t> iteration_{0};
   std::atomic<std::int64_t> compute_since_ns_{0};
-  std::vector<std::pair<c10::intrusive_ptr<torch::autograd::Node>, std::uintptr_t>> hooks_;
+  std::vector<std::pair<compat::GradAccumulatorPtr, std::uintptr_t>> hooks_;
 };
 
 }  // namespace ddpsim::runtime

@@ -1,0 +1,75 @@
+#!/usr/bin/env bash
+# The runtime on a real GPU, in one command (run it on a machine with a CUDA GPU and a CUDA
+# PyTorch; CI has no GPU and never runs it). Builds ddp-train, ddp-launch and ddp-trace against
+# the torch of $DDPSIM_TORCH_PYTHON (default: python3), then on GPU 0:
+#   1. ddp-train --backend nccl, 1 rank (NCCL refuses two ranks on one GPU), traced, validated;
+#   2. the same MLP in Python DDP over NCCL (runtime/peer/python_ddp.py), interleaved with 1.
+#      for the C++ / Python step-time ratio, then once under torch.profiler (a Kineto GPU trace);
+#   3. Python DDP, 2 ranks over Gloo with CUDA tensors sharing GPU 0, profiled (2-rank GPU trace).
+# Writes OUT_DIR (default gpu-check/): log.txt, env.txt and one .tar.gz per job.
+# Headers it needs beyond LibTorch (CLI11, nlohmann-json, toml++, zlib, gloo) come from the
+# system or from Debian packages unpacked under $DDPSIM_DEPS_PREFIX (docs/pytorch-2.md).
+set -euo pipefail
+cd "$(dirname "${BASH_SOURCE[0]}")/.."
+out=$(realpath -m "${1:-gpu-check}")
+mkdir -p "$out"
+exec > >(tee "$out/log.txt") 2>&1
+py=$(command -v "${DDPSIM_TORCH_PYTHON:-python3}")
+reps=${GPU_CHECK_REPS:-5}
+mlp=(--model mlp --width 2048 --depth 8 --batch-size 256 --iterations 60)
+{
+  nvidia-smi || true
+  "$py" -c 'import torch; print("torch", torch.__version__, "cuda", torch.version.cuda,
+  "nccl", ".".join(map(str, torch.cuda.nccl.version())), torch.cuda.get_device_name(0))'
+} > "$out/env.txt" 2>&1
+cat "$out/env.txt"
+
+deps=${DDPSIM_DEPS_PREFIX:-}
+cmake_extra=()
+if [[ -n $deps ]]; then
+  export CPATH="$deps/usr/include${CPATH:+:$CPATH}"
+  cmake_extra+=(-DCMAKE_PREFIX_PATH="$deps/usr")
+fi
+cmake -S . -B build/gpu -G Ninja -DCMAKE_BUILD_TYPE=Release -DDDPSIM_TORCH_PYTHON="$py" \
+  -DDDPSIM_TORCH_ANY_VERSION=ON -DDDPSIM_BUILD_SIMULATOR=OFF -DDDPSIM_BUILD_TESTS=OFF \
+  "${cmake_extra[@]}"
+time cmake --build build/gpu --target ddp-train ddp-launch ddp-trace -j "$(nproc)"
+bin=build/gpu/bin
+
+echo "== 1. ddp-train --backend nccl, 1 rank, traced"
+rm -rf "$out/cpp-nccl"
+$bin/ddp-launch --nproc-per-node 1 -- $bin/ddp-train --backend nccl "${mlp[@]}" \
+  --trace-dir "$out/cpp-nccl/trace" --step-times "$out/cpp-nccl/steps-traced.json"
+$bin/ddp-trace validate "$out/cpp-nccl/trace"
+$bin/ddp-trace summary "$out/cpp-nccl/trace"
+
+echo "== 2. C++ vs Python DDP over NCCL, 1 rank, $reps interleaved repetitions (untraced)"
+for i in $(seq "$reps"); do
+  $bin/ddp-launch --nproc-per-node 1 -- $bin/ddp-train --backend nccl "${mlp[@]}" --no-trace \
+    --quiet --step-times "$out/cpp-nccl/steps-$i.json"
+  $bin/ddp-launch --nproc-per-node 1 -- "$py" runtime/peer/python_ddp.py --backend nccl \
+    "${mlp[@]:2}" --quiet --step-times "$out/cpp-nccl/py-steps-$i.json"
+done
+"$py" - "$out/cpp-nccl" "$reps" <<'PY'
+import json, statistics, sys
+d, reps = sys.argv[1], int(sys.argv[2])
+med = lambda f: statistics.median(json.load(open(f))["step_seconds"]) * 1e3
+cpp = [med(f"{d}/steps-{i}.json") for i in range(1, reps + 1)]
+py = [med(f"{d}/py-steps-{i}.json") for i in range(1, reps + 1)]
+ratios = [c / p for c, p in zip(cpp, py)]
+print("median step ms  C++", [round(x, 3) for x in cpp], " Python", [round(x, 3) for x in py])
+print(f"C++/Python ratio: median {statistics.median(ratios):.3f} "
+      f"(pairs {min(ratios):.3f}-{max(ratios):.3f})")
+PY
+echo "== 2b. Python DDP over NCCL under torch.profiler"
+$bin/ddp-launch --nproc-per-node 1 -- "$py" runtime/peer/python_ddp.py --backend nccl \
+  "${mlp[@]:2}" --iterations 12 --quiet --profile "$out/py-nccl"
+
+echo "== 3. Python DDP, 2 ranks over Gloo, CUDA tensors on one GPU, profiled"
+$bin/ddp-launch --nproc-per-node 2 -- "$py" runtime/peer/python_ddp.py --backend gloo \
+  --device cuda "${mlp[@]:2}" --iterations 12 --quiet --profile "$out/py-gloo-cuda"
+
+for job in cpp-nccl py-nccl py-gloo-cuda; do
+  tar -C "$out" -czf "$out/$job.tar.gz" "$job"
+done
+ls -la "$out"
