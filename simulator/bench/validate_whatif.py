@@ -14,14 +14,19 @@ Families (--families, default all):
   bucket    baseline cap 25 MiB -> caps 0.25, 1, 5, 100 MiB   (comm-heavy MLP: the cap matters)
   slowdown  rank 1's compute x 1.25, 1.5, 2, 3                 (compute-heavy MLP)
   delay     rank 1 stalls exp(mean 20 ms) per iteration: the whole distribution (p50/p90/p99, KS)
-  world     1 rank -> 2 ranks (2 ranks on 2 cores: no oversubscription)
+  world     1 rank -> 2 ranks (2 ranks on 2 cores: no oversubscription); a 1-rank trace holds
+            no all-reduce, so the network comes from an independent Gloo all-reduce benchmark
+            run in the same repetition (experiments/peer/allreduce_bench.py, like nccl-tests)
 
-Writes OUT/whatif.csv (one row per prediction and compute mode) and OUT/summary.json, and prints
+Writes OUT/whatif.csv (one row per prediction and compute mode, appended as each repetition
+ends, so a failure loses nothing measured) and OUT/summary.json, and prints
 a table: median and p90 |error| per family and mode, and how often the measured value fell inside
 the prediction's Monte Carlo interval. Standard library only; needs ddp-launch, ddp-train,
 ddp-trace and ddp-sim.
 
-    simulator/bench/validate_whatif.py [--reps 5] [--families bucket,slowdown] [--out DIR]
+    simulator/bench/validate_whatif.py [--reps 5] [--families bucket,slowdown] [--out DIR] [--resume]
+
+--resume reuses the measured traces already in OUT (a run cut short is completed, not redone).
 """
 import argparse
 import csv
@@ -33,6 +38,7 @@ import sys
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(os.path.dirname(HERE))
+TORCH_PYTHON = os.environ.get("DDPSIM_TORCH_PYTHON", os.path.join(ROOT, ".venv", "bin", "python"))
 
 # Measured with ddp-train on this 2-core machine: at batch 8 a 2048-wide MLP spends most of an
 # iteration in its 64 MiB of all-reduces, so the bucket cap moves iteration time; at batch 64 a
@@ -69,7 +75,9 @@ def run(cmd, **kw):
     return p.stdout
 
 
-def measure(bin_dir, trace, flags, ranks, iterations, seed):
+def measure(bin_dir, trace, flags, ranks, iterations, seed, resume=False):
+    if resume and os.path.exists(os.path.join(trace, f"rank-{ranks - 1}.meta.json")):
+        return json.loads(run([f"{bin_dir}/ddp-trace", "summary", "--json", trace]))
     run([f"{bin_dir}/ddp-launch", "--nproc-per-node", str(ranks), "--master-port", "0", "--",
          f"{bin_dir}/ddp-train", *flags, "--iterations", str(iterations), "--threads", "1",
          "--seed", str(seed), "--quiet", "--trace-dir", trace])
@@ -78,6 +86,16 @@ def measure(bin_dir, trace, flags, ranks, iterations, seed):
 
 def iteration_times(summary):
     return [it["time_s"] for it in summary["iterations"] if it.get("iteration", 1) > 0]
+
+
+def network_benchmark(out_json, resume=False):
+    """ddp-sim's --latency/--bandwidth from a Gloo all-reduce benchmark, not from any trace."""
+    if not (resume and os.path.exists(out_json)):
+        run([TORCH_PYTHON, os.path.join(ROOT, "experiments", "peer", "allreduce_bench.py"),
+             "--out", out_json, "--world-size", "2"])
+    with open(out_json) as f:
+        bench = json.load(f)
+    return ["--latency", repr(bench["alpha_s"]), "--bandwidth", repr(bench["beta_bytes_per_s"])]
 
 
 def predict(bin_dir, trace, whatif, mode, runs, out_json):
@@ -116,17 +134,34 @@ def ks_distance(a, b):
     return d
 
 
+def append_rows(path, rows):
+    new = not os.path.exists(path)
+    with open(path, "a", newline="") as f:
+        w = csv.DictWriter(f, fieldnames=list(rows[0].keys()))
+        if new:
+            w.writeheader()
+        w.writerows(rows)
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--reps", type=int, default=5)
     ap.add_argument("--iterations", type=int, default=30)
     ap.add_argument("--families", default="bucket,slowdown,delay,world")
     ap.add_argument("--modes", default="per-iteration,median")
+    ap.add_argument("--networks", default="trace,bench",
+                    help="trace: calibrate from the baseline trace; bench: an all-reduce benchmark")
     ap.add_argument("--bin-dir", default=os.path.join(ROOT, "build", "release", "bin"))
     ap.add_argument("--out", default=os.path.join(ROOT, "results", "whatif"))
+    ap.add_argument("--resume", action="store_true",
+                    help="reuse measured traces (and benchmarks) already in --out")
     args = ap.parse_args()
     modes = args.modes.split(",")
+    networks = args.networks.split(",")
     os.makedirs(args.out, exist_ok=True)
+    csv_path = os.path.join(args.out, "whatif.csv")
+    if os.path.exists(csv_path):
+        os.remove(csv_path)  # rewritten from the traces, which are what a resume keeps
     rows = []
     dist_rows = []
     for family in args.families.split(","):
@@ -137,43 +172,58 @@ def main():
             for label, flags, _, ranks in order:
                 trace = os.path.join(args.out, "traces", f"{family}-{label}-rep{rep}")
                 measured[label] = (trace, measure(args.bin_dir, trace, flags, ranks,
-                                                  args.iterations, rep))
+                                                  args.iterations, rep, args.resume))
                 print(f"{family} rep {rep} {label}: measured "
                       f"{measured[label][1]['median_iteration_s'] * 1e3:.2f} ms", flush=True)
             base_label = configs[0][0]
             base_trace = measured[base_label][0]
+            # The network: calibrated from the baseline trace itself ("trace"), or from a Gloo
+            # all-reduce benchmark run in this repetition ("bench", like nccl-tests). A 1-rank
+            # baseline has no all-reduce, so the world family predicts with the benchmark only.
+            bench = (network_benchmark(os.path.join(args.out, "traces", f"network-rep{rep}.json"),
+                                       args.resume) if "bench" in networks else [])
+            first_row = len(rows)
             for label, _, whatif, _ in configs:
                 kind = "reconstruction" if label == base_label else "prediction"
                 m = measured[label][1]["median_iteration_s"]
-                for mode in modes:
-                    pj = os.path.join(args.out, "predictions", f"{family}-{label}-rep{rep}-{mode}.json")
-                    os.makedirs(os.path.dirname(pj), exist_ok=True)
-                    report = predict(args.bin_dir, base_trace, whatif, mode, 1, pj)
-                    p = report["predicted"]
-                    # The interval of the predicted median, where the replay reports one.
-                    lo, hi = report.get("interval", {}).get("median_iteration_s", [None, None])
-                    pred = p["median_iteration_s"]
-                    rows.append({"family": family, "config": label, "kind": kind, "rep": rep,
-                                 "mode": mode, "measured_s": m, "predicted_s": pred,
-                                 "error": pred / m - 1, "interval_lo_s": lo, "interval_hi_s": hi,
-                                 "inside": "" if lo is None else int(lo <= m <= hi)})
-                    if family == "delay" and kind == "prediction":
-                        meas_t = iteration_times(measured[label][1])
-                        pred_t = [it["time_s"] for it in p["iterations"]]
-                        dist_rows.append({"rep": rep, "mode": mode, "ks": ks_distance(meas_t, pred_t),
-                                          **{f"{q}_err": quantile(pred_t, v) / quantile(meas_t, v) - 1
-                                             for q, v in (("p50", .5), ("p90", .9), ("p99", .99))}})
+                for net in networks:
+                    if net == "trace" and family == "world" and kind == "prediction":
+                        continue
+                    for mode in modes:
+                        method = f"{mode}/{net}"
+                        pj = os.path.join(args.out, "predictions",
+                                          f"{family}-{label}-rep{rep}-{mode}-{net}.json")
+                        os.makedirs(os.path.dirname(pj), exist_ok=True)
+                        flags = whatif + (bench if net == "bench" else [])
+                        report = predict(args.bin_dir, base_trace, flags, mode, 1, pj)
+                        p = report["predicted"]
+                        # The interval of the predicted median, where the replay reports one.
+                        lo, hi = report.get("interval", {}).get("median_iteration_s", [None, None])
+                        pred = p["median_iteration_s"]
+                        rows.append({"family": family, "config": label, "kind": kind, "rep": rep,
+                                     "mode": method, "measured_s": m, "predicted_s": pred,
+                                     "error": pred / m - 1, "interval_lo_s": lo,
+                                     "interval_hi_s": hi,
+                                     "inside": "" if lo is None else int(lo <= m <= hi)})
+                        if family == "delay" and kind == "prediction":
+                            meas_t = iteration_times(measured[label][1])
+                            pred_t = [it["time_s"] for it in p["iterations"]]
+                            dist_rows.append({"rep": rep, "mode": method,
+                                              "ks": ks_distance(meas_t, pred_t),
+                                              **{f"{q}_err": quantile(pred_t, v) /
+                                                 quantile(meas_t, v) - 1
+                                                 for q, v in (("p50", .5), ("p90", .9),
+                                                              ("p99", .99))}})
+                mine = [r for r in rows[first_row:] if r["config"] == label]
                 print(f"  {family} {label} ({kind}): measured {m * 1e3:.2f} ms; " + ", ".join(
-                    f"{r['mode']} {r['error']:+.1%}" for r in rows[-len(modes):]), flush=True)
-    with open(os.path.join(args.out, "whatif.csv"), "w", newline="") as f:
-        w = csv.DictWriter(f, fieldnames=list(rows[0].keys()))
-        w.writeheader()
-        w.writerows(rows)
+                    f"{r['mode']} {r['error']:+.1%}" for r in mine), flush=True)
+            append_rows(csv_path, rows[first_row:])
     summary = {}
-    print(f"\n{'family':<10} {'kind':<15} {'mode':<14} {'n':>3} {'median|err|':>11} "
+    print(f"\n{'family':<10} {'kind':<15} {'method':<20} {'n':>3} {'median|err|':>11} "
           f"{'p90|err|':>9} {'max|err|':>9} {'median err':>10} {'in interval':>11}")
     groups = sorted({(r["family"], r["kind"], r["mode"]) for r in rows})
-    groups += [("all", "prediction", mode) for mode in modes]
+    methods = sorted({r["mode"] for r in rows})
+    groups += [("all", "prediction", method) for method in methods]
     for family, kind, mode in groups:
         sel = [r for r in rows if (family == "all" or r["family"] == family)
                and r["kind"] == kind and r["mode"] == mode]
@@ -186,10 +236,10 @@ def main():
              "inside_interval": (sum(r["inside"] for r in sel if r["inside"] != "") /
                                  max(1, sum(1 for r in sel if r["inside"] != "")))}
         summary[f"{family}/{kind}/{mode}"] = s
-        print(f"{family:<10} {kind:<15} {mode:<14} {s['n']:>3} {s['median_abs_error']:>11.1%} "
+        print(f"{family:<10} {kind:<15} {mode:<20} {s['n']:>3} {s['median_abs_error']:>11.1%} "
               f"{s['p90_abs_error']:>9.1%} {s['max_abs_error']:>9.1%} {s['median_error']:>+10.1%} "
               f"{s['inside_interval']:>11.0%}")
-    for mode in modes:
+    for mode in methods:
         sel = [d for d in dist_rows if d["mode"] == mode]
         if sel:
             s = {k: statistics.median([d[k] for d in sel]) for k in ("ks", "p50_err", "p90_err", "p99_err")}

@@ -224,6 +224,27 @@ Calibration calibrate(const trace::Trace& trace, AllreduceAlgorithm algorithm) {
   return calibration;
 }
 
+std::vector<std::string> calibration_warnings(const Calibration& calibration) {
+  std::vector<std::string> warnings;
+  const std::size_t sizes = calibration.points.size();
+  if (sizes < 3) {
+    warnings.push_back("fitted to " + std::to_string(sizes) + " message size" +
+                       (sizes == 1 ? "" : "s") +
+                       ": too few to test the line (2 points always fit); give --latency and "
+                       "--bandwidth from an all-reduce benchmark (experiments/peer/"
+                       "allreduce_bench.py) or record more bucket sizes");
+  }
+  if (calibration.fit.relative_rms > kMaxTrustedRelativeRms) {
+    std::ostringstream text;
+    text << "the line misses the measured all-reduces by " << std::fixed << std::setprecision(0)
+         << calibration.fit.relative_rms * 100
+         << " % RMS: this network model does not describe the trace (concurrent transfers? CPU "
+            "contention?), and predictions inherit the misfit";
+    warnings.push_back(text.str());
+  }
+  return warnings;
+}
+
 std::string calibration_to_json(const Calibration& calibration) {
   nlohmann::json json;
   json["algorithm"] = to_string(calibration.algorithm);
@@ -238,6 +259,7 @@ std::string calibration_to_json(const Calibration& calibration) {
   json["intercept_clamped"] = calibration.fit.intercept_clamped;
   json["samples"] = calibration.samples;
   json["method"] = calibration.method;
+  json["warnings"] = calibration_warnings(calibration);
   json["points"] = nlohmann::json::array();
   for (const auto& point : calibration.points) {
     json["points"].push_back({{"bytes", point.bytes}, {"median_s", point.median_s}, {"samples", point.samples}});
@@ -262,6 +284,9 @@ std::string calibration_to_text(const Calibration& calibration) {
     text << calibration.fit.r_squared << "\n";
   }
   text << "  rel. RMS   " << calibration.fit.relative_rms * 100 << " %\n";
+  for (const std::string& warning : calibration_warnings(calibration)) {
+    text << "  warning    " << warning << "\n";
+  }
   text << "  points     bytes  median_s  samples\n";
   for (const auto& point : calibration.points) {
     text << "    " << std::setw(12) << point.bytes << "  " << std::setw(10) << point.median_s << "  "

@@ -55,7 +55,13 @@ std::string report_to_text(const ReplayReport& report) {
     text << ", fit R^2 " << format("%.4f", report.calibration->fit.r_squared) << ", rel. RMS "
          << format("%.2f%%", 100 * report.calibration->fit.relative_rms);
   }
-  text << "\n\n";
+  text << "\n";
+  if (report.calibration) {
+    for (const std::string& warning : calibration_warnings(*report.calibration)) {
+      text << "  warning: " << warning << "\n";
+    }
+  }
+  text << "\n";
   char header[160];
   std::snprintf(header, sizeof header, "  %-26s %14s %14s %9s\n", "", "measured", "predicted", "error");
   text << header;

@@ -136,5 +136,30 @@ TEST(Calibrate, JsonCarriesTheFit) {
   EXPECT_NE(json.find("\"points\""), std::string::npos);
 }
 
+TEST(Calibrate, WarnsWhenTooFewSizesOrTheLineMissesThePoints) {
+  // The synthetic run's sizes are many and its times exact: nothing to warn about.
+  Calibration good = calibrate(testing::make_synthetic_trace(testing::SyntheticRun{}),
+                               AllreduceAlgorithm::Ring);
+  EXPECT_TRUE(calibration_warnings(good).empty()) << calibration_to_text(good);
+
+  // Two sizes: the line goes through both, whatever the network is.
+  Calibration two = good;
+  two.points.resize(2);
+  const auto warnings = calibration_warnings(two);
+  ASSERT_EQ(warnings.size(), 1u);
+  EXPECT_NE(warnings[0].find("fitted to 2 message sizes"), std::string::npos) << warnings[0];
+  EXPECT_NE(calibration_to_text(two).find("warning    fitted to 2"), std::string::npos);
+  EXPECT_NE(calibration_to_json(two).find("fitted to 2 message sizes"), std::string::npos);
+
+  // A misfit above the threshold is named with its size.
+  Calibration poor = good;
+  poor.fit.relative_rms = 1.8126;
+  const auto misfit = calibration_warnings(poor);
+  ASSERT_EQ(misfit.size(), 1u);
+  EXPECT_NE(misfit[0].find("by 181 % RMS"), std::string::npos) << misfit[0];
+  poor.fit.relative_rms = kMaxTrustedRelativeRms;  // at the threshold: trusted
+  EXPECT_TRUE(calibration_warnings(poor).empty());
+}
+
 }  // namespace
 }  // namespace ddpsim::sim

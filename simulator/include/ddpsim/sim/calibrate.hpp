@@ -75,6 +75,15 @@ std::vector<AllreduceSample> collective_allreduce_samples(const trace::Trace& tr
 // CalibrationError only when the trace has nothing to fit (world size 1, no all-reduce).
 Calibration calibrate(const trace::Trace& trace, AllreduceAlgorithm algorithm);
 
+// A fit's relative RMS above this means the alpha-beta line does not describe the trace's
+// all-reduces (concurrent transfers, CPU contention): the prediction inherits the misfit.
+inline constexpr double kMaxTrustedRelativeRms = 0.25;
+
+// What a reader must know before trusting the fit, one sentence each (empty: nothing):
+// fewer than 3 distinct message sizes (a line through 2 points fits exactly, so R^2 says
+// nothing), or a relative RMS above kMaxTrustedRelativeRms. Printed by calibrate and replay.
+std::vector<std::string> calibration_warnings(const Calibration& calibration);
+
 std::string calibration_to_json(const Calibration& calibration);
 std::string calibration_to_text(const Calibration& calibration);
 
