@@ -49,6 +49,9 @@ def parse_args():
                    help="nccl puts each rank on cuda:LOCAL_RANK, as ddp-train --backend nccl")
     p.add_argument("--device", choices=["cpu", "cuda"],
                    help="where the model and batches live (default: cuda for nccl, else cpu)")
+    p.add_argument("--comm-hook", choices=["none", "allreduce"], default="none",
+                   help="allreduce: register PyTorch's default allreduce_hook (what ddp-train's "
+                        "tracing does in C++); none: the Reducer's built-in all-reduce")
     p.add_argument("--profile", metavar="DIR",
                    help="run under torch.profiler (Kineto) and write DIR/rank-R.kineto.json, the "
                         "standard trace `ddp-trace import --kineto` reads; iteration 0 is skipped")
@@ -120,6 +123,11 @@ def main():
 
     torch.manual_seed(args.seed)
     model = nn.parallel.DistributedDataParallel(make_mlp(args.width, args.depth).to(device))
+    if args.comm_hook == "allreduce":
+        # With any hook the Reducer stops scaling by 1/W while it copies gradients into the
+        # bucket: the hook divides, one more pass over the bucket.
+        from torch.distributed.algorithms.ddp_comm_hooks import default_hooks
+        model.register_comm_hook(None, default_hooks.allreduce_hook)
     if args.optimizer == "adam":
         opt = torch.optim.Adam(model.parameters(), lr=args.lr)
     else:

@@ -17,6 +17,7 @@
 #include "ddpsim/trace/io.hpp"
 #include "ddpsim/trace/kineto.hpp"
 #include "ddpsim/trace/model.hpp"
+#include "ddpsim/trace/summary.hpp"
 
 namespace fs = std::filesystem;
 using ddpsim::trace::Event;
@@ -225,4 +226,17 @@ TEST(KinetoStandardImport, LoneNcclRankHasInstantAllreducesButTwoRanksNeedKernel
   const std::string error = error_of({(dir / "rank-0-of-2.json").string()});
   EXPECT_NE(error.find("NCCL AllReduce kernel"), std::string::npos) << error;
   EXPECT_NE(error.find("2 of 2 all-reduces without one"), std::string::npos) << error;
+}
+
+TEST(KinetoStandardImport, SummarySaysPhasesAreNotRecordedRatherThanPrintingZeros) {
+  const fs::path dir = scratch("gloo-summary");
+  gloo_profile(3).write(dir / "rank-0.json");
+  const Trace trace = ddpsim::trace::import_kineto({(dir / "rank-0.json").string()});
+  const ddpsim::trace::Summary summary = ddpsim::trace::summarize(trace);
+  EXPECT_FALSE(summary.has_phases);
+  const std::string table = ddpsim::trace::summary_to_table(summary);
+  EXPECT_NE(table.find("phases:      not recorded"), std::string::npos) << table;
+  EXPECT_EQ(table.find("hidden behind"), std::string::npos) << table;
+  EXPECT_NE(ddpsim::trace::summary_to_json(summary).find("\"has_phases\": false"),
+            std::string::npos);
 }

@@ -225,6 +225,7 @@ Summary summarize(const Trace& trace) {
   summary.median_forward_s = median(forward_s);
   summary.median_backward_s = median(backward_s);
   summary.median_optimizer_s = median(optimizer_s);
+  summary.has_phases = !forward_s.empty() || !backward_s.empty() || !optimizer_s.empty();
   summary.total_allreduce_s_per_iter = median(allreduce_per_iter_s);
   summary.overlap_fraction =
       allreduce_ns > 0 ? static_cast<double>(hidden_ns) / static_cast<double>(allreduce_ns) : 0;
@@ -258,6 +259,7 @@ std::string summary_to_json(const Summary& summary) {
   out["median_iteration_s"] = summary.median_iteration_s;
   out["mean_iteration_s"] = summary.mean_iteration_s;
   out["samples_per_s"] = summary.samples_per_s;
+  out["has_phases"] = summary.has_phases;
   out["median_forward_s"] = summary.median_forward_s;
   out["median_backward_s"] = summary.median_backward_s;
   out["median_optimizer_s"] = summary.median_optimizer_s;
@@ -320,10 +322,17 @@ std::string summary_to_table(const Summary& s) {
     if (s.samples_per_s > 0) out += ", " + format("%.1f", s.samples_per_s) + " samples/s";
   }
   out += "\n";
-  out += "phases:      forward " + ms(s.median_forward_s) + ", backward " +
-         ms(s.median_backward_s) + ", optimizer " + ms(s.median_optimizer_s) + " (medians)\n";
-  out += "all-reduce:  " + ms(s.total_allreduce_s_per_iter) + " per iteration, " +
-         format("%.1f", s.overlap_fraction * 100) + "% hidden behind gradient computation\n";
+  if (s.has_phases) {
+    out += "phases:      forward " + ms(s.median_forward_s) + ", backward " +
+           ms(s.median_backward_s) + ", optimizer " + ms(s.median_optimizer_s) + " (medians)\n";
+    out += "all-reduce:  " + ms(s.total_allreduce_s_per_iter) + " per iteration, " +
+           format("%.1f", s.overlap_fraction * 100) + "% hidden behind gradient computation\n";
+  } else {
+    // Without phases there is no gradient window to measure overlap against: say so rather
+    // than print zeros that read as measurements.
+    out += "phases:      not recorded (no forward/backward/optimizer events in this trace)\n";
+    out += "all-reduce:  " + ms(s.total_allreduce_s_per_iter) + " per iteration\n";
+  }
   if (!s.buckets.empty()) {
     out += "\nbucket      bytes  params   median ms     mean ms  algbw GB/s  busbw GB/s\n";
     for (const BucketStats& b : s.buckets) {

@@ -40,6 +40,7 @@ struct Summary {
   double median_forward_s = 0;
   double median_backward_s = 0;
   double median_optimizer_s = 0;
+  bool has_phases = false;  // forward/backward/optimizer recorded (profiler imports have none)
   double total_allreduce_s_per_iter = 0;  // median over iterations of the summed bucket times
   double overlap_fraction = 0;  // all-reduce time hidden behind gradient computation
   std::vector<BucketStats> buckets;
