@@ -9,6 +9,7 @@
 #
 # Usage: runtime/bench/trace_overhead.sh [ROUNDS] [OUT] [-- extra ddp-train flags]
 # Default workload: mlp --width 1024 --depth 4 (16.8 MB of gradients), batch 32, 40 iterations.
+# DDPSIM_NPROC ranks (default 2; 1 on a single GPU: `DDPSIM_NPROC=1 ... -- --backend nccl`).
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
 source "$root/runtime/bench/bench_common.sh"
@@ -25,7 +26,7 @@ run() {  # run FILE [ddp-train flags]: one repetition, rank 0's step times to FI
   local file="$1"
   shift
   rm -rf "$scratch/trace"
-  "$build/bin/ddp-launch" --nproc-per-node 2 --master-port 0 -- \
+  "$build/bin/ddp-launch" --nproc-per-node "${DDPSIM_NPROC:-2}" --master-port 0 -- \
     "$build/bin/ddp-train" "${workload[@]}" "$@" --step-times "$file.{rank}" >/dev/null
   mv "$file.0" "$file" && rm -f "$file".[0-9]*
 }
