@@ -240,3 +240,23 @@ TEST(KinetoStandardImport, SummarySaysPhasesAreNotRecordedRatherThanPrintingZero
   EXPECT_NE(ddpsim::trace::summary_to_json(summary).find("\"has_phases\": false"),
             std::string::npos);
 }
+
+TEST(KinetoStandardImport, OddFieldTypesAndImpossibleTimesAreOneLineNotACrash) {
+  // Found by the importer's fuzzer: a non-string "ph" or "backend" threw nlohmann's type_error,
+  // and a time beyond int64 nanoseconds overflowed.
+  const fs::path dir = scratch("odd");
+  json odd = json::parse(R"({"distributedInfo": {"backend": 7, "rank": 0, "world_size": 1},
+    "traceEvents": [{"ph": 1, "name": "x"},
+                    {"ph": "X", "name": "ProfilerStep#1", "cat": "user_annotation", "tid": 1,
+                     "ts": 1e300, "dur": 5}]})");
+  std::ofstream(dir / "huge.json") << odd.dump();
+  const std::string error = error_of({(dir / "huge.json").string()});
+  EXPECT_NE(error.find("below 1e15"), std::string::npos) << error;
+  EXPECT_EQ(error.find('\n'), std::string::npos) << error;
+
+  odd["traceEvents"][1]["ts"] = 10;
+  std::ofstream(dir / "backend.json") << odd.dump();
+  // A backend that is not a string reads as NCCL's default; the trace still lacks all-reduces.
+  const std::string missing = error_of({(dir / "backend.json").string()});
+  EXPECT_NE(missing.find("all-reduces"), std::string::npos) << missing;
+}

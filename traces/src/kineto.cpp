@@ -632,14 +632,25 @@ RankTrace import_standard(const std::string& path, int position, int file_count)
       !document["traceEvents"].is_array()) {
     throw TraceError(path, 0, what, "JSON without a traceEvents array");
   }
+  // A profile's times are microseconds since some epoch: anything beyond ~30 years is not a
+  // time (and would overflow nanoseconds), so such an event is refused with the file named.
+  constexpr double kMaxMicroseconds = 1e15;
   for (const json& event : document["traceEvents"]) {
-    if (!event.is_object() || event.value("ph", "") != "X") continue;
+    if (!event.is_object()) continue;
+    const auto ph = event.find("ph");
+    if (ph == event.end() || !ph->is_string() || ph->get_ref<const std::string&>() != "X") continue;
     const auto name = event.find("name");
     const auto ts = event.find("ts");
     const auto dur = event.find("dur");
     if (name == event.end() || !name->is_string() || ts == event.end() || !ts->is_number() ||
         dur == event.end() || !dur->is_number()) {
       continue;
+    }
+    if (!(std::fabs(ts->get<double>()) < kMaxMicroseconds) ||
+        !(std::fabs(dur->get<double>()) < kMaxMicroseconds)) {
+      throw TraceError(path, 0, "event times (ts, dur) in microseconds below 1e15",
+                       "\"" + name->get<std::string>() + "\" at ts " + ts->dump() + ", dur " +
+                           dur->dump());
     }
     KEvent e;
     e.name = name->get<std::string>();
@@ -793,7 +804,10 @@ RankTrace import_standard(const std::string& path, int position, int file_count)
     throw TraceError(path, 0, "distributedInfo with 0 <= rank < world_size",
                      info.dump());
   }
-  const std::string backend = info.is_object() ? info.value("backend", "nccl") : "nccl";
+  const auto backend_field = info.is_object() ? info.find("backend") : info.end();
+  const std::string backend = backend_field != info.end() && backend_field->is_string()
+                                  ? backend_field->get<std::string>()
+                                  : "nccl";
 
   // Every all-reduce needs its transfer's timing: an NCCL kernel or a Gloo worker span. A single
   // NCCL rank has nothing to transfer and NCCL launches no kernel: its all-reduces take no time.

@@ -1,0 +1,92 @@
+# libFuzzer targets built with clang++ beside the g++ main build.
+#
+# g++ has no libFuzzer, so when a clang++ that can link -fsanitize=fuzzer exists, a fuzzer is
+# compiled with clang++ directly (one custom command per source, so Ninja builds them in
+# parallel) from the same sources as the library it tests, and a ctest runs it from a seed corpus.
+# New inputs go to a corpus in the build tree; the committed seeds are only read.
+
+option(DDPSIM_TRACE_FUZZ "Build and run the libFuzzer targets (needs clang++)" ON)
+
+# Sets DDPSIM_CAN_FUZZ (cached probe): clang++ found and it links -fsanitize=fuzzer.
+function(ddpsim_probe_libfuzzer)
+  find_program(DDPSIM_CLANGXX NAMES clang++ clang++-16 clang++-15 clang++-14)
+  if(DDPSIM_CLANGXX AND NOT DEFINED CACHE{DDPSIM_CLANGXX_HAS_LIBFUZZER})
+    set(_probe_dir ${CMAKE_BINARY_DIR}/fuzz_probe)
+    file(WRITE ${_probe_dir}/probe.cpp
+      "#include <cstddef>\n#include <cstdint>\n"
+      "extern \"C\" int LLVMFuzzerTestOneInput(const std::uint8_t*, std::size_t) { return 0; }\n")
+    execute_process(
+      COMMAND ${DDPSIM_CLANGXX} -fsanitize=fuzzer,address,undefined probe.cpp -o probe
+      WORKING_DIRECTORY ${_probe_dir} RESULT_VARIABLE _probe_rc OUTPUT_QUIET ERROR_QUIET)
+    if(_probe_rc EQUAL 0)
+      set(DDPSIM_CLANGXX_HAS_LIBFUZZER ON CACHE INTERNAL "clang++ links -fsanitize=fuzzer")
+    else()
+      set(DDPSIM_CLANGXX_HAS_LIBFUZZER OFF CACHE INTERNAL "clang++ links -fsanitize=fuzzer")
+    endif()
+  endif()
+  if(DDPSIM_TRACE_FUZZ AND DDPSIM_CLANGXX AND DDPSIM_CLANGXX_HAS_LIBFUZZER)
+    set(DDPSIM_CAN_FUZZ ON PARENT_SCOPE)
+  else()
+    set(DDPSIM_CAN_FUZZ OFF PARENT_SCOPE)
+  endif()
+endfunction()
+
+# ddpsim_add_fuzzer(NAME SOURCES files... [DEFINES d...] [LINK flags...] DICT file CORPUS dir
+#                   LABELS labels [SECONDS s])
+# Builds fuzzer NAME from SOURCES (the library's sources plus the target), adds the ctest NAME
+# that fuzzes for SECONDS (default 40) from CORPUS with DICT.
+function(ddpsim_add_fuzzer name)
+  cmake_parse_arguments(F "" "DICT;CORPUS;SECONDS" "SOURCES;DEFINES;LINK;LABELS" ${ARGN})
+  if(NOT F_SECONDS)
+    set(F_SECONDS 40)
+  endif()
+  set(_fuzz_dir ${CMAKE_CURRENT_BINARY_DIR}/${name}_objects)
+  set(_fuzz_bin ${CMAKE_CURRENT_BINARY_DIR}/fuzz/${name})
+  set(_sanitizers -fsanitize=fuzzer-no-link,address,undefined -fno-sanitize-recover=undefined)
+  # nlohmann-json's include directory, unless it is a default one (an explicit -isystem
+  # /usr/include would break the C++ headers' #include_next).
+  get_target_property(_json_dirs nlohmann_json::nlohmann_json INTERFACE_INCLUDE_DIRECTORIES)
+  set(_json_includes)
+  foreach(_dir IN LISTS _json_dirs)
+    if(NOT _dir IN_LIST CMAKE_CXX_IMPLICIT_INCLUDE_DIRECTORIES AND NOT _dir STREQUAL "/usr/include")
+      list(APPEND _json_includes -isystem ${_dir})
+    endif()
+  endforeach()
+  set(_defines)
+  foreach(_define IN LISTS F_DEFINES)
+    list(APPEND _defines -D${_define})
+  endforeach()
+  set(_objects)
+  foreach(_source IN LISTS F_SOURCES)
+    get_filename_component(_name ${_source} NAME_WE)
+    set(_object ${_fuzz_dir}/${_name}.o)
+    add_custom_command(
+      OUTPUT ${_object}
+      COMMAND ${DDPSIM_CLANGXX} -std=c++17 -O1 -g -fno-omit-frame-pointer ${_sanitizers}
+              -Wall -Wextra -Werror ${_defines}
+              -I${PROJECT_SOURCE_DIR}/traces/include -I${PROJECT_SOURCE_DIR}/traces/src
+              ${_json_includes}
+              -MD -MF ${_object}.d -c ${_source} -o ${_object}
+      DEPENDS ${_source}
+      DEPFILE ${_object}.d
+      COMMENT "clang++ (libFuzzer) ${_name}.cpp"
+      COMMAND_EXPAND_LISTS VERBATIM)
+    list(APPEND _objects ${_object})
+  endforeach()
+  add_custom_command(
+    OUTPUT ${_fuzz_bin}
+    COMMAND ${DDPSIM_CLANGXX} -fsanitize=fuzzer,address,undefined ${_objects} ${F_LINK} -o ${_fuzz_bin}
+    DEPENDS ${_objects}
+    COMMENT "Linking ${name}"
+    COMMAND_EXPAND_LISTS VERBATIM)
+  add_custom_target(${name} ALL DEPENDS ${_fuzz_bin})
+
+  set(_work_corpus ${CMAKE_CURRENT_BINARY_DIR}/${name}_corpus)
+  file(MAKE_DIRECTORY ${_work_corpus})
+  add_test(NAME ${name}
+    COMMAND ${_fuzz_bin} -max_total_time=${F_SECONDS} -timeout=10 -rss_limit_mb=2048
+            -dict=${F_DICT} -artifact_prefix=${CMAKE_CURRENT_BINARY_DIR}/${name}-
+            ${_work_corpus} ${F_CORPUS})
+  math(EXPR _timeout "${F_SECONDS} + 50")
+  set_tests_properties(${name} PROPERTIES TIMEOUT ${_timeout} LABELS "${F_LABELS}")
+endfunction()
