@@ -632,9 +632,10 @@ RankTrace import_standard(const std::string& path, int position, int file_count)
       !document["traceEvents"].is_array()) {
     throw TraceError(path, 0, what, "JSON without a traceEvents array");
   }
-  // A profile's times are microseconds since some epoch: anything beyond ~30 years is not a
-  // time (and would overflow nanoseconds), so such an event is refused with the file named.
-  constexpr double kMaxMicroseconds = 1e15;
+  // A profile's times are microseconds, since the Unix epoch in real traces (~1.8e15 in 2026).
+  // Beyond 4e15 (the year 2096) begin + duration could overflow int64 nanoseconds, so such an
+  // event is refused with the file named.
+  constexpr double kMaxMicroseconds = 4e15;
   for (const json& event : document["traceEvents"]) {
     if (!event.is_object()) continue;
     const auto ph = event.find("ph");
@@ -648,7 +649,7 @@ RankTrace import_standard(const std::string& path, int position, int file_count)
     }
     if (!(std::fabs(ts->get<double>()) < kMaxMicroseconds) ||
         !(std::fabs(dur->get<double>()) < kMaxMicroseconds)) {
-      throw TraceError(path, 0, "event times (ts, dur) in microseconds below 1e15",
+      throw TraceError(path, 0, "event times (ts, dur) in microseconds below 4e15",
                        "\"" + name->get<std::string>() + "\" at ts " + ts->dump() + ", dur " +
                            dur->dump());
     }
