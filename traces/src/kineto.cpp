@@ -518,6 +518,43 @@ std::string read_maybe_gzip(const std::string& path, const std::string& what) {
   return text;
 }
 
+// Parses a standard profile keeping only the events the importer reads: a real profile is
+// mostly operators and kernels of the model, and holding all of them costs ~9x the file in
+// memory. Kept: complete ("X") events that are steps, collectives (c10d::, nccl:, gloo:,
+// record_param_comms), CUDA runtime calls (their correlation ids lead to kernels) and NCCL
+// kernels; `saw_kernel` says whether any GPU kernel was dropped (a GPU trace).
+json parse_standard_profile(const std::string& path, const std::string& what, bool& saw_kernel) {
+  const std::string text = read_maybe_gzip(path, what);
+  bool in_events = false;
+  saw_kernel = false;
+  auto keep = [&in_events, &saw_kernel](int depth, json::parse_event_t event, json& parsed) {
+    if (depth == 1 && event == json::parse_event_t::key) {
+      in_events = parsed.is_string() && parsed.get_ref<const std::string&>() == "traceEvents";
+      return true;
+    }
+    if (depth != 2 || !in_events || event != json::parse_event_t::object_end) return true;
+    const auto text_of = [&parsed](const char* key) -> std::string {
+      const auto field = parsed.find(key);
+      return field != parsed.end() && field->is_string() ? field->get<std::string>() : "";
+    };
+    if (text_of("ph") != "X") return false;
+    const std::string name = text_of("name");
+    const std::string cat = text_of("cat");
+    if (cat == "kernel" && !starts_with(name, "nccl")) {
+      saw_kernel = true;
+      return false;
+    }
+    return cat == "kernel" || cat == "cuda_runtime" || starts_with(name, kProfilerStepPrefix) ||
+           starts_with(name, "c10d::") || starts_with(name, "nccl:") ||
+           starts_with(name, "gloo:") || name == "record_param_comms";
+  };
+  try {
+    return json::parse(text, keep);
+  } catch (const json::exception& error) {
+    throw TraceError(path, 0, what, std::string("invalid JSON (") + error.what() + ")");
+  }
+}
+
 json parse_profiler_json(const std::string& path, const std::string& what) {
   const std::string text = read_maybe_gzip(path, what);
   try {
@@ -619,7 +656,8 @@ namespace {
 RankTrace import_standard(const std::string& path, int position, int file_count) {
   const std::string what = "a PyTorch profiler trace (torch.profiler, .json or .json.gz)";
   StandardFile file;
-  file.document = parse_profiler_json(path, what);
+  bool saw_compute_kernel = false;
+  file.document = parse_standard_profile(path, what, saw_compute_kernel);
   const json& document = file.document;
   if (document.is_array()) {
     throw TraceError(kineto_sidecar_path(path), 0,
@@ -702,7 +740,7 @@ RankTrace import_standard(const std::string& path, int position, int file_count)
 
   // Kernels by correlation id; GPU presence.
   std::map<std::int64_t, const KEvent*> kernels;
-  bool any_kernel = false;
+  bool any_kernel = saw_compute_kernel;
   bool any_allreduce_kernel = false;
   for (const KEvent& e : events) {
     if (e.cat != "kernel") continue;
