@@ -17,6 +17,7 @@
 
 #include "ddpsim/trace/io.hpp"
 #include "ddpsim/trace/kineto.hpp"
+#include "kineto_test_support.hpp"
 #include "ddpsim/trace/model.hpp"
 
 namespace fs = std::filesystem;
@@ -116,13 +117,6 @@ std::int64_t total_parameter_bytes(const json& sidecar) {
   return total;
 }
 
-fs::path fresh_dir(const std::string& name) {
-  const fs::path dir = fs::temp_directory_path() /
-                       ("ddpsim-kineto-" + name + "-" + std::to_string(::testing::UnitTest::GetInstance()->random_seed()));
-  fs::remove_all(dir);
-  fs::create_directories(dir);
-  return dir;
-}
 
 // Copies a run's traces and sidecars into `dir`, dropping trace events named `drop`.
 std::vector<std::string> copy_without(const std::string& run, const fs::path& dir,
@@ -144,14 +138,6 @@ std::vector<std::string> copy_without(const std::string& run, const fs::path& di
   return copies;
 }
 
-std::string error_of(const std::vector<std::string>& files) {
-  try {
-    ddpsim::trace::import_kineto(files);
-  } catch (const TraceError& error) {
-    return error.what();
-  }
-  return "";
-}
 
 }  // namespace
 
@@ -236,7 +222,7 @@ TEST(KinetoImport, EveryIterationHasItsPhasesInOrder) {
 
 TEST(KinetoImport, WrittenTracePassesTheReadersValidation) {
   const Trace imported = ddpsim::trace::import_kineto(rank_files("mlp-cap0.25"));
-  const fs::path dir = fresh_dir("roundtrip");
+  const fs::path dir = kineto_test::scratch_dir("roundtrip");
   ddpsim::trace::write_trace(dir.string(), imported);
   const Trace read = ddpsim::trace::read_trace(dir.string());
   ASSERT_EQ(read.world_size(), 2);
@@ -253,9 +239,9 @@ TEST(KinetoImport, WrittenTracePassesTheReadersValidation) {
 }
 
 TEST(KinetoImport, TraceWithoutAllreducesGivesOneLineNamingFileAndEvent) {
-  const fs::path dir = fresh_dir("no-allreduce");
+  const fs::path dir = kineto_test::scratch_dir("no-allreduce");
   const auto copies = copy_without("mlp-cap0.25", dir, "gloo:all_reduce");
-  const std::string message = error_of(copies);
+  const std::string message = kineto_test::import_error(copies);
   EXPECT_NE(message.find(copies[0]), std::string::npos) << message;
   EXPECT_NE(message.find("expected all-reduce events (gloo:all_reduce), got none"),
             std::string::npos)
@@ -265,25 +251,25 @@ TEST(KinetoImport, TraceWithoutAllreducesGivesOneLineNamingFileAndEvent) {
 }
 
 TEST(KinetoImport, TraceWithoutPhaseLabelsSaysWhichLabel) {
-  const fs::path dir = fresh_dir("no-backward");
+  const fs::path dir = kineto_test::scratch_dir("no-backward");
   const auto copies = copy_without("convnet-cap25", dir, "ddpsim.backward");
-  const std::string message = error_of(copies);
+  const std::string message = kineto_test::import_error(copies);
   EXPECT_NE(message.find(copies[0]), std::string::npos) << message;
   EXPECT_NE(message.find("\"ddpsim.backward\""), std::string::npos) << message;
   fs::remove_all(dir);
 }
 
 TEST(KinetoImport, MissingSidecarAndSwappedRanksAreNamed) {
-  const fs::path dir = fresh_dir("no-sidecar");
+  const fs::path dir = kineto_test::scratch_dir("no-sidecar");
   const fs::path lone = dir / "rank-0.kineto.json";
   fs::copy_file(rank_files("convnet-cap25")[0], lone);
-  const std::string missing = error_of({lone.string(), rank_files("convnet-cap25")[1]});
+  const std::string missing = kineto_test::import_error({lone.string(), rank_files("convnet-cap25")[1]});
   EXPECT_NE(missing.find((dir / "rank-0.kineto.ddpsim.json").string()), std::string::npos)
       << missing;
 
   auto swapped = rank_files("convnet-cap25");
   std::swap(swapped[0], swapped[1]);
-  const std::string wrong_rank = error_of(swapped);
+  const std::string wrong_rank = kineto_test::import_error(swapped);
   EXPECT_NE(wrong_rank.find("expected rank 0"), std::string::npos) << wrong_rank;
   EXPECT_THROW(ddpsim::trace::import_kineto({}), TraceError);
   fs::remove_all(dir);
@@ -296,7 +282,7 @@ TEST(KinetoImport, MissingSidecarAndSwappedRanksAreNamed) {
 // later), so shifting every recorded end by 5 ms must move the last bucket's by < 0.2 ms.
 TEST(KinetoImport, LateRecordedTransferEndsAreBoundedByTheReducersCopy) {
   const Trace original = ddpsim::trace::import_kineto(rank_files("mlp-cap0.25"));
-  const fs::path dir = fresh_dir("late-ends");
+  const fs::path dir = kineto_test::scratch_dir("late-ends");
   std::vector<std::string> shifted;
   for (const std::string& file : rank_files("mlp-cap0.25")) {
     json events = load_json(file);
@@ -371,15 +357,15 @@ TEST(KinetoImport, CutLastIterationIsDroppedButAGapEarlierIsAnError) {
   ASSERT_EQ(iterations.size(), 2u);
   const std::size_t buckets = full.meta().bucket_assignments.at(0).buckets.size();
 
-  const fs::path cut_dir = fresh_dir("cut-last");
+  const fs::path cut_dir = kineto_test::scratch_dir("cut-last");
   const Trace cut = ddpsim::trace::import_kineto(
       copy_without_nth("mlp-cap0.25", cut_dir, "gloo:all_reduce", 2 * buckets - 1));
   EXPECT_EQ(cut.ranks[0].complete_iterations(),
             std::vector<std::int64_t>{iterations.front()});
 
-  const fs::path gap_dir = fresh_dir("gap-first");
+  const fs::path gap_dir = kineto_test::scratch_dir("gap-first");
   const auto gap = copy_without_nth("mlp-cap0.25", gap_dir, "gloo:all_reduce", 0);
-  const std::string message = error_of(gap);
+  const std::string message = kineto_test::import_error(gap);
   EXPECT_NE(message.find(gap[0] + ":0: expected " + std::to_string(buckets) +
                          " gloo:all_reduce events"),
             std::string::npos)

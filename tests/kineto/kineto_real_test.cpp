@@ -14,6 +14,7 @@
 
 #include "ddpsim/trace/io.hpp"
 #include "ddpsim/trace/kineto.hpp"
+#include "kineto_test_support.hpp"
 #include "ddpsim/trace/model.hpp"
 #include "ddpsim/trace/summary.hpp"
 
@@ -38,14 +39,6 @@ std::vector<std::string> files(const std::string& set, int count) {
   return result;
 }
 
-std::string error_of(const std::vector<std::string>& rank_files) {
-  try {
-    ddpsim::trace::import_kineto(rank_files);
-  } catch (const TraceError& error) {
-    return error.what();
-  }
-  return "";
-}
 
 // Per iteration, the bytes of the all-reduces in launch order (from allreduce_begin).
 std::map<std::int64_t, std::vector<std::int64_t>> allreduce_bytes(const std::vector<Event>& events) {
@@ -144,17 +137,17 @@ TEST(KinetoReal, DlrmHasThreeAllreducesPerStepOnEveryRankAndItsAllToAlls) {
 TEST(KinetoReal, SampledTraceWithoutAllreduceKernelsIsRefusedInOneLine) {
   SKIP_WITHOUT("sampled-2of128");
   const auto rank_files = files("sampled-2of128", 2);
-  const std::string message = error_of(rank_files);
+  const std::string message = kineto_test::import_error(rank_files);
   EXPECT_EQ(message.rfind(rank_files[0] + ":0: expected an NCCL AllReduce kernel", 0), 0u)
       << message;
   EXPECT_NE(message.find("no AllReduce kernel at all"), std::string::npos) << message;
   EXPECT_EQ(message.find('\n'), std::string::npos) << message;
-  EXPECT_EQ(error_of({rank_files[1]}).find(rank_files[1]), 0u);
+  EXPECT_EQ(kineto_test::import_error({rank_files[1]}).find(rank_files[1]), 0u);
 }
 
 TEST(KinetoReal, RanksOfAnotherJobSizeAreNamed) {
   SKIP_WITHOUT("dlrm-8rank-v100");
-  const std::string message = error_of(files("dlrm-8rank-v100", 2));
+  const std::string message = kineto_test::import_error(files("dlrm-8rank-v100", 2));
   EXPECT_NE(message.find("expected rank 0 of 2"), std::string::npos) << message;
   EXPECT_NE(message.find("got rank 0 of 8"), std::string::npos) << message;
 }

@@ -16,6 +16,7 @@
 
 #include "ddpsim/trace/io.hpp"
 #include "ddpsim/trace/kineto.hpp"
+#include "kineto_test_support.hpp"
 #include "ddpsim/trace/model.hpp"
 #include "ddpsim/trace/summary.hpp"
 
@@ -76,14 +77,6 @@ class ProfileBuilder {
   json doc_;
 };
 
-fs::path scratch(const std::string& name) {
-  const fs::path dir = fs::temp_directory_path() /
-                       ("ddpsim-kineto-std-" + name + "-" +
-                        std::to_string(::testing::UnitTest::GetInstance()->random_seed()));
-  fs::remove_all(dir);
-  fs::create_directories(dir);
-  return dir;
-}
 
 std::vector<const Event*> of_type(const Trace& trace, int rank, EventType type) {
   std::vector<const Event*> found;
@@ -93,14 +86,6 @@ std::vector<const Event*> of_type(const Trace& trace, int rank, EventType type) 
   return found;
 }
 
-std::string error_of(const std::vector<std::string>& files) {
-  try {
-    ddpsim::trace::import_kineto(files);
-  } catch (const TraceError& error) {
-    return error.what();
-  }
-  return "";
-}
 
 // Two Gloo buckets of 1000 (launch reports no size) and 3000 floats; the worker takes the
 // second bucket's work late (wait 150 us) because it was busy with the first.
@@ -119,7 +104,7 @@ ProfileBuilder gloo_profile(int steps) {
 }  // namespace
 
 TEST(KinetoStandardImport, GlooWorkerSpansTimeAndSizeTheAllreduces) {
-  const fs::path dir = scratch("gloo");
+  const fs::path dir = kineto_test::scratch_dir("std-gloo");
   gloo_profile(3).write(dir / "rank-0.json");
   const Trace trace = ddpsim::trace::import_kineto({(dir / "rank-0.json").string()});
   // One rank of a 2-rank job: replicated, as the summary says.
@@ -146,7 +131,7 @@ TEST(KinetoStandardImport, GlooWorkerSpansTimeAndSizeTheAllreduces) {
 TEST(KinetoStandardImport, GlooSpanOfAnotherSizeIsNotTakenForALaunch) {
   // Where a launch says its size (record_param_comms inside it), a worker span of another size
   // is not its transfer, even if it comes first: here the second launch's work started first.
-  const fs::path dir = scratch("gloo-order");
+  const fs::path dir = kineto_test::scratch_dir("std-gloo-order");
   ProfileBuilder p("gloo", 0, 1);
   p.steps(2);
   for (int s = 0; s < 2; ++s) {
@@ -172,7 +157,7 @@ TEST(KinetoStandardImport, GlooSpanOfAnotherSizeIsNotTakenForALaunch) {
 }
 
 TEST(KinetoStandardImport, GlooLaunchWithoutWorkerSpanIsNamedInOneLine) {
-  const fs::path dir = scratch("gloo-missing");
+  const fs::path dir = kineto_test::scratch_dir("std-gloo-missing");
   ProfileBuilder p("gloo", 0, 2);
   p.steps(3);
   for (int s = 0; s < 3; ++s) {
@@ -180,7 +165,7 @@ TEST(KinetoStandardImport, GlooLaunchWithoutWorkerSpanIsNamedInOneLine) {
     if (s != 1) p.gloo_span(s, 0, 1000, 5.0, 100.0);  // a step in the middle lacks it
   }
   p.write(dir / "rank-0.json");
-  const std::string error = error_of({(dir / "rank-0.json").string()});
+  const std::string error = kineto_test::import_error({(dir / "rank-0.json").string()});
   EXPECT_NE(error.find((dir / "rank-0.json").string()), std::string::npos) << error;
   EXPECT_NE(error.find("gloo:all_reduce span"), std::string::npos) << error;
   EXPECT_NE(error.find("1 of 3 all-reduces without one"), std::string::npos) << error;
@@ -188,7 +173,7 @@ TEST(KinetoStandardImport, GlooLaunchWithoutWorkerSpanIsNamedInOneLine) {
 }
 
 TEST(KinetoStandardImport, GlooLastStepCutByTheProfilerIsDropped) {
-  const fs::path dir = scratch("gloo-cut");
+  const fs::path dir = kineto_test::scratch_dir("std-gloo-cut");
   ProfileBuilder p = gloo_profile(2);
   p.add("ProfilerStep#3", "user_annotation", kMainThread, ProfileBuilder::step_start(2), 999.0);
   p.c10d_allreduce(2, 0);  // its worker span fell after the profiler stopped
@@ -198,7 +183,7 @@ TEST(KinetoStandardImport, GlooLastStepCutByTheProfilerIsDropped) {
 }
 
 TEST(KinetoStandardImport, LoneNcclRankHasInstantAllreducesButTwoRanksNeedKernels) {
-  const fs::path dir = scratch("nccl-1");
+  const fs::path dir = kineto_test::scratch_dir("std-nccl-1");
   ProfileBuilder one("nccl", 0, 1);
   one.steps(2);
   for (int s = 0; s < 2; ++s) {
@@ -223,13 +208,13 @@ TEST(KinetoStandardImport, LoneNcclRankHasInstantAllreducesButTwoRanksNeedKernel
   for (int s = 0; s < 2; ++s) two.c10d_allreduce(s, 0);
   two.add("some_gemm_kernel", "kernel", 7, ProfileBuilder::launch(0, 0), 50.0);
   two.write(dir / "rank-0-of-2.json");
-  const std::string error = error_of({(dir / "rank-0-of-2.json").string()});
+  const std::string error = kineto_test::import_error({(dir / "rank-0-of-2.json").string()});
   EXPECT_NE(error.find("NCCL AllReduce kernel"), std::string::npos) << error;
   EXPECT_NE(error.find("2 of 2 all-reduces without one"), std::string::npos) << error;
 }
 
 TEST(KinetoStandardImport, SummarySaysPhasesAreNotRecordedRatherThanPrintingZeros) {
-  const fs::path dir = scratch("gloo-summary");
+  const fs::path dir = kineto_test::scratch_dir("std-gloo-summary");
   gloo_profile(3).write(dir / "rank-0.json");
   const Trace trace = ddpsim::trace::import_kineto({(dir / "rank-0.json").string()});
   const ddpsim::trace::Summary summary = ddpsim::trace::summarize(trace);
@@ -244,19 +229,19 @@ TEST(KinetoStandardImport, SummarySaysPhasesAreNotRecordedRatherThanPrintingZero
 TEST(KinetoStandardImport, OddFieldTypesAndImpossibleTimesAreOneLineNotACrash) {
   // Found by the importer's fuzzer: a non-string "ph" or "backend" threw nlohmann's type_error,
   // and a time beyond int64 nanoseconds overflowed.
-  const fs::path dir = scratch("odd");
+  const fs::path dir = kineto_test::scratch_dir("std-odd");
   json odd = json::parse(R"({"distributedInfo": {"backend": 7, "rank": 0, "world_size": 1},
     "traceEvents": [{"ph": 1, "name": "x"},
                     {"ph": "X", "name": "ProfilerStep#1", "cat": "user_annotation", "tid": 1,
                      "ts": 1e300, "dur": 5}]})");
   std::ofstream(dir / "huge.json") << odd.dump();
-  const std::string error = error_of({(dir / "huge.json").string()});
+  const std::string error = kineto_test::import_error({(dir / "huge.json").string()});
   EXPECT_NE(error.find("below 4e15"), std::string::npos) << error;
   EXPECT_EQ(error.find('\n'), std::string::npos) << error;
 
   odd["traceEvents"][1]["ts"] = 10;
   std::ofstream(dir / "backend.json") << odd.dump();
   // A backend that is not a string reads as NCCL's default; the trace still lacks all-reduces.
-  const std::string missing = error_of({(dir / "backend.json").string()});
+  const std::string missing = kineto_test::import_error({(dir / "backend.json").string()});
   EXPECT_NE(missing.find("all-reduces"), std::string::npos) << missing;
 }
