@@ -101,7 +101,8 @@ def network_benchmark(out_json, resume=False):
 def predict(bin_dir, trace, whatif, mode, runs, out_json):
     cmd = [f"{bin_dir}/ddp-sim", "replay", trace, "--compute", mode, "--json", out_json, *whatif]
     if runs > 1:
-        cmd += ["--runs", str(runs), "--seed", "7"]
+        # Run 0 is the prediction; the others resample the baseline's iterations (its interval).
+        cmd += ["--runs", str(runs), "--seed", "7", "--bootstrap"]
     run(cmd)
     if not os.path.exists(out_json):
         sys.exit(f"validate_whatif.py: {out_json}: expected ddp-sim's JSON report, got none")
@@ -153,6 +154,9 @@ def main():
                     help="trace: calibrate from the baseline trace; bench: an all-reduce benchmark")
     ap.add_argument("--bin-dir", default=os.path.join(ROOT, "build", "release", "bin"))
     ap.add_argument("--out", default=os.path.join(ROOT, "results", "whatif"))
+    ap.add_argument("--bootstrap-runs", type=int, default=21,
+                    help="replays per prediction: 1 + resampled ones for its 90 %% interval "
+                         "(1: no interval)")
     ap.add_argument("--resume", action="store_true",
                     help="reuse measured traces (and benchmarks) already in --out")
     args = ap.parse_args()
@@ -195,7 +199,8 @@ def main():
                                           f"{family}-{label}-rep{rep}-{mode}-{net}.json")
                         os.makedirs(os.path.dirname(pj), exist_ok=True)
                         flags = whatif + (bench if net == "bench" else [])
-                        report = predict(args.bin_dir, base_trace, flags, mode, 1, pj)
+                        report = predict(args.bin_dir, base_trace, flags, mode,
+                                         args.bootstrap_runs, pj)
                         p = report["predicted"]
                         # The interval of the predicted median, where the replay reports one.
                         lo, hi = report.get("interval", {}).get("median_iteration_s", [None, None])

@@ -83,6 +83,7 @@ struct ReplayFlags {
   std::vector<std::string> delay_dist;
   std::uint64_t seed = 0;
   int runs = 1;
+  bool bootstrap = false;  // runs 1..N-1 resample the measured iterations (an interval)
   std::optional<double> bucket_cap_mb;
   std::optional<double> first_bucket_cap_mb;
 };
@@ -220,6 +221,10 @@ PreparedReplay prepare_replay(const ReplayFlags& flags) {
   options.slowdown = parse_slowdowns(flags.slowdown);
   options.skew = parse_stalls(flags);
   if (flags.runs < 1) throw UsageError("--runs: expected at least 1, got " + std::to_string(flags.runs));
+  if (flags.bootstrap && flags.runs < 11) {
+    throw UsageError("--bootstrap: expected --runs of at least 11 (1 + 10 resampled), got " +
+                     std::to_string(flags.runs));
+  }
 
   sim::PlatformSpec& platform = options.platform;
   platform.alpha_s = options.alpha_s;
@@ -252,6 +257,9 @@ std::vector<sim::RunOutcome> run_monte_carlo(const PreparedReplay& prepared, con
     for (int run = 0; run < flags.runs; ++run, progress.step()) {
       sim::ReplayOptions run_options = prepared.options;
       run_options.skew.seed = flags.seed + static_cast<std::uint64_t>(run);
+      // Run 0 replays the trace's iterations in order (the reported prediction); with
+      // --bootstrap the others resample them (odd, so never 0: "no resampling").
+      if (flags.bootstrap && run > 0) run_options.resample_seed = 2 * run_options.skew.seed + 1;
       sim::ReplayResult run_result = sim::replay_isolated(prepared.model, run_options);
       outcomes.push_back(sim::outcome_of(run_result));
       if (run == 0 && first_result != nullptr) *first_result = std::move(run_result);
@@ -286,10 +294,20 @@ int run_replay(const ReplayFlags& flags) {
   report.measured = trace::summarize(measured);
   report.predicted = trace::summarize(predicted);
   std::cout << sim::report_to_text(report) << sim::distribution_to_text(distribution);
+  std::optional<sim::MedianInterval> interval;
+  if (flags.bootstrap) {
+    interval = sim::median_interval({outcomes.begin() + 1, outcomes.end()});
+    std::cout << sim::interval_to_text(*interval);
+  }
   for (const std::string& note : report.measured.notes) std::cout << "measured " << note << "\n";
   if (!flags.json_file.empty()) {
     nlohmann::json json = nlohmann::json::parse(sim::report_to_json(report));
     json["distribution"] = nlohmann::json::parse(sim::distribution_to_json(distribution));
+    if (interval) {
+      json["interval"] = {{"median_iteration_s", {interval->low_s, interval->high_s}},
+                          {"level", interval->level},
+                          {"replicates", interval->replicates}};
+    }
     write_text_file(flags.json_file, json.dump(2), "--json");
   }
   return 0;
@@ -542,6 +560,9 @@ void add_replay_options(CLI::App* command, ReplayFlags& flags) {
   command->add_option("--seed", flags.seed, "Seed of the random stalls (run i uses seed + i)");
   command->add_option("--runs", flags.runs, "Monte Carlo: replay N times with different stall draws (default 1)")
       ->check(kPositive);
+  command->add_flag("--bootstrap", flags.bootstrap,
+                    "With --runs N: runs 2..N resample the measured iterations; prints the median's "
+                    "90 % interval");
   command->add_option("--bucket-cap-mb", flags.bucket_cap_mb,
                      "What-if: re-bucket with this bucket_cap_mb (MiB), from the measured gradient times")
       ->check(kPositive);

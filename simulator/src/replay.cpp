@@ -76,12 +76,18 @@ Event make_event(int rank, std::int64_t iteration, EventType type, double at_s) 
 // rank drawn from (seed, rank, iteration): its compute follows the measured ranks'
 // distribution without copying one rank's pattern W/W_trace times. Pure, so the compute
 // and comm actors of a rank agree.
+// With resample_seed, the source iteration itself is drawn (a bootstrap), the same for all ranks.
 const RankIterationCosts& costs_of(const Simulation& sim, int rank, std::int64_t iteration) {
   const int measured = static_cast<int>(sim.model.costs.size());
-  if (rank < measured) return sim.model.costs_for(rank, iteration);
+  const std::int64_t source =
+      sim.options.resample_seed == 0
+          ? iteration
+          : static_cast<std::int64_t>(mix(mix(sim.options.resample_seed) ^
+                                          static_cast<std::uint64_t>(iteration)) >> 1);
+  if (rank < measured) return sim.model.costs_for(rank, source);
   const std::uint64_t draw = mix(mix(mix(sim.options.skew.seed) ^ static_cast<std::uint64_t>(rank)) ^
                                  static_cast<std::uint64_t>(iteration));
-  return sim.model.costs_for(static_cast<int>(draw % static_cast<std::uint64_t>(measured)), iteration);
+  return sim.model.costs_for(static_cast<int>(draw % static_cast<std::uint64_t>(measured)), source);
 }
 
 // An injected stall at the start of an iteration, recorded as `ddp-train` records it: a

@@ -76,6 +76,33 @@ TEST(Cli, ReplayWritesPredictionAndReport) {
   EXPECT_EQ(report["world_size"], 4);
 }
 
+TEST(Cli, BootstrapGivesTheMedianAnIntervalOnlyWhenAskedAndWithEnoughRuns) {
+  testing::TempDir dir;
+  const std::string measured = write_measured(dir);
+  // The synthetic run's iterations differ (jitter 0.95-1.05): resampling them moves the median.
+  const Outcome boot = run_cli(dir, "replay " + measured + " --runs 21 --bootstrap --json " +
+                                        dir.path("boot.json"));
+  ASSERT_EQ(boot.status, 0) << boot.err;
+  EXPECT_NE(boot.out.find("90 % bootstrap interval"), std::string::npos) << boot.out;
+  const auto report = nlohmann::json::parse(slurp(dir.path("boot.json")));
+  ASSERT_TRUE(report.contains("interval")) << report.dump();
+  EXPECT_EQ(report["interval"]["replicates"], 20);
+  const double low = report["interval"]["median_iteration_s"][0].get<double>();
+  const double high = report["interval"]["median_iteration_s"][1].get<double>();
+  EXPECT_LT(low, high);
+  // The interval brackets the measured iterations' median within their jitter's range.
+  const double measured_median = testing::median_iteration_s(trace::read_trace(measured));
+  EXPECT_GT(low, 0.9 * measured_median);
+  EXPECT_LT(high, 1.1 * measured_median);
+
+  const Outcome plain = run_cli(dir, "replay " + measured + " --runs 21 --json " + dir.path("plain.json"));
+  ASSERT_EQ(plain.status, 0) << plain.err;
+  EXPECT_FALSE(nlohmann::json::parse(slurp(dir.path("plain.json"))).contains("interval"));
+
+  expect_one_line_error(run_cli(dir, "replay " + measured + " --runs 5 --bootstrap"),
+                        "--bootstrap: expected --runs of at least 11");
+}
+
 TEST(Cli, CalibrateReportsAlphaBetaAndResiduals) {
   testing::TempDir dir;
   const std::string measured = write_measured(dir);

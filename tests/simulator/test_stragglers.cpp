@@ -129,5 +129,23 @@ TEST(ScaleOut, UncontendedStarShortcutEqualsSimulatedFlows) {
   for (std::size_t i = 0; i < fast.size(); ++i) EXPECT_NEAR(fast[i], simulated[i], 1e-9 * simulated[i]) << i;
 }
 
+TEST(MedianInterval, IsTheCentralQuantilesOfTheReplicatesMedians) {
+  // Replicate k's iterations are {k, k, k+100}: its median is k ms, whatever the outlier.
+  std::vector<RunOutcome> replicates;
+  for (int k = 1; k <= 21; ++k) {
+    RunOutcome run;
+    run.iteration_times_s = {k * 1e-3, k * 1e-3, (k + 100) * 1e-3};
+    replicates.push_back(run);
+  }
+  replicates.push_back(RunOutcome{});  // a run that completed nothing does not count
+  const MedianInterval interval = median_interval(replicates, 0.9);
+  EXPECT_EQ(interval.replicates, 21);
+  // Quantiles of 1..21 ms at 5 % and 95 %, interpolated: 2 ms and 20 ms.
+  EXPECT_NEAR(interval.low_s, 2e-3, 1e-12);
+  EXPECT_NEAR(interval.high_s, 20e-3, 1e-12);
+  EXPECT_NE(interval_to_text(interval).find("[2, 20] ms over 21 resampled runs"), std::string::npos)
+      << interval_to_text(interval);
+}
+
 }  // namespace
 }  // namespace ddpsim::sim

@@ -48,6 +48,21 @@ IterationDistribution summarize_runs(const std::vector<RunOutcome>& runs, double
 // world size × the trace's `batch_size` workload setting, 0 when it has none.
 double samples_per_iteration(const WorkloadModel& model, int world_size);
 
+// The spread of a prediction: the central `level` interval of the median iteration time over
+// bootstrap replicates (runs that replay resampled source iterations, see
+// ReplayOptions::resample_seed). It says how much the prediction depends on which measured
+// iterations happened to be in the trace; machine drift between runs is not in it.
+struct MedianInterval {
+  int replicates = 0;
+  double level = 0.9;
+  double low_s = 0;
+  double high_s = 0;
+};
+
+// Each replicate's median over the iterations it completed; quantiles interpolated linearly.
+MedianInterval median_interval(const std::vector<RunOutcome>& replicates, double level = 0.9);
+std::string interval_to_text(const MedianInterval& interval);
+
 std::string distribution_to_text(const IterationDistribution& distribution);
 std::string distribution_to_json(const IterationDistribution& distribution);
 

@@ -47,6 +47,10 @@ struct ReplayOptions {
   // Its slowdowns are ignored here: they belong in `slowdown`. The iteration a stall
   // applies to is the predicted iteration's number (the replayed source iteration's).
   trace::SkewSpec skew;
+  // 0: simulated iteration k replays source iteration k (cycling). Otherwise it replays a
+  // source iteration drawn from (resample_seed, k), the same one on every rank: a bootstrap
+  // of the measured iterations that keeps what ranks had in common in each iteration.
+  std::uint64_t resample_seed = 0;
 };
 
 struct ReplayResult {
