@@ -91,20 +91,6 @@ double samples_per_iteration(const WorkloadModel& model, int world_size) {
   }
 }
 
-namespace {
-
-// Linear interpolation between order statistics (numpy's default), q in [0, 1].
-double quantile_of(std::vector<double> values, double q) {
-  if (values.empty()) return 0;
-  std::sort(values.begin(), values.end());
-  const double position = q * static_cast<double>(values.size() - 1);
-  const auto low = static_cast<std::size_t>(position);
-  const std::size_t high = std::min(low + 1, values.size() - 1);
-  return values[low] + (values[high] - values[low]) * (position - static_cast<double>(low));
-}
-
-}  // namespace
-
 MedianInterval median_interval(const std::vector<RunOutcome>& replicates, double level) {
   MedianInterval interval;
   interval.level = level;
@@ -113,8 +99,8 @@ MedianInterval median_interval(const std::vector<RunOutcome>& replicates, double
     if (!run.iteration_times_s.empty()) medians.push_back(median_of(run.iteration_times_s));
   }
   interval.replicates = static_cast<int>(medians.size());
-  interval.low_s = quantile_of(medians, (1 - level) / 2);
-  interval.high_s = quantile_of(medians, 1 - (1 - level) / 2);
+  interval.low_s = percentile_of(medians, (1 - level) / 2);
+  interval.high_s = percentile_of(medians, 1 - (1 - level) / 2);
   return interval;
 }
 
