@@ -3,16 +3,12 @@
 #include <ATen/ATen.h>
 #include <ATen/CPUGeneratorImpl.h>
 
+#include "ddpsim/trace/splitmix.hpp"
+
 namespace ddpsim::runtime {
 namespace {
 
-// SplitMix64's finaliser: nearby inputs give unrelated outputs.
-std::uint64_t mix(std::uint64_t x) {
-  x += 0x9e3779b97f4a7c15ULL;
-  x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ULL;
-  x = (x ^ (x >> 27)) * 0x94d049bb133111ebULL;
-  return x ^ (x >> 31);
-}
+std::uint64_t mix(std::uint64_t x) { return trace::splitmix64(x); }
 
 constexpr std::uint64_t kPatternStream = 1;
 constexpr std::uint64_t kSampleStream = 2;

@@ -13,6 +13,7 @@
 #include <memory>
 
 #include "collectives.hpp"
+#include "ddpsim/trace/splitmix.hpp"
 #include "platform_builder.hpp"
 
 namespace sg4 = simgrid::s4u;
@@ -54,13 +55,7 @@ struct Simulation {
 
 std::int64_t to_ns(double seconds) { return std::llround(seconds * 1e9); }
 
-// SplitMix64's finaliser: a well-mixed 64-bit value from a counter.
-std::uint64_t mix(std::uint64_t value) {
-  value += 0x9e3779b97f4a7c15ULL;
-  value = (value ^ (value >> 30)) * 0xbf58476d1ce4e5b9ULL;
-  value = (value ^ (value >> 27)) * 0x94d049bb133111ebULL;
-  return value ^ (value >> 31);
-}
+std::uint64_t mix(std::uint64_t value) { return trace::splitmix64(value); }
 
 Event make_event(int rank, std::int64_t iteration, EventType type, double at_s) {
   Event event;

@@ -7,6 +7,8 @@
 #include <optional>
 #include <sstream>
 
+#include "ddpsim/trace/splitmix.hpp"
+
 namespace ddpsim::trace {
 namespace {
 
@@ -81,14 +83,7 @@ std::vector<std::string> split(const std::string& text, char separator) {
   }
 }
 
-// SplitMix64's finaliser: a bijective mix whose outputs pass BigCrush as a counter-based
-// generator. Chaining it over (seed, rank, iteration, stream) gives every tuple its own stream.
-std::uint64_t mix64(std::uint64_t z) {
-  z += 0x9e3779b97f4a7c15ULL;
-  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
-  z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
-  return z ^ (z >> 31);
-}
+std::uint64_t mix64(std::uint64_t z) { return splitmix64(z); }
 
 // A double in (0, 1): never 0, so log() is always finite.
 double open_unit(std::uint64_t bits) {
