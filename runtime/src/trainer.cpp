@@ -30,6 +30,7 @@
 #include "ddpsim/launch/init_method.hpp"
 #include "ddpsim/runtime/failure_kind.hpp"
 #include "ddpsim/runtime/progress_meter.hpp"
+#include "ddpsim/trace/stats.hpp"
 #include "checkpoint.hpp"
 #include "comm_hooks.hpp"
 #include "distributed_data_parallel.hpp"
@@ -168,12 +169,6 @@ std::unique_ptr<torch::optim::Optimizer> make_optimizer(const TrainOptions& o,
                                              torch::optim::SGDOptions(o.lr).momentum(0.9));
 }
 
-double median(std::vector<double> values) {
-  if (values.empty()) return 0.0;
-  const auto middle = values.begin() + static_cast<std::ptrdiff_t>(values.size() / 2);
-  std::nth_element(values.begin(), middle, values.end());
-  return *middle;
-}
 
 // The names of the phases, for the one-line failure report.
 const char* phase_name(EventType phase) {
@@ -290,7 +285,7 @@ class Trainer {
       if (progress.due(now)) progress.report(it + 1, loss.item<double>(), now);
       if (o_.checkpoint_every > 0 && (it + 1) % o_.checkpoint_every == 0) checkpoint(it + 1, epoch);
     }
-    progress.finish(o_.iterations, loss.item<double>(), median(step_seconds),
+    progress.finish(o_.iterations, loss.item<double>(), trace::median_of(step_seconds),
                     ProgressMeter::Clock::now());
     if (!o_.dump_params.empty()) dump_params();
     if (!o_.step_times.empty()) write_step_times(step_seconds);

@@ -10,6 +10,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "ddpsim/trace/stats.hpp"
 #include "timeline.hpp"
 
 namespace ddpsim::trace {
@@ -21,17 +22,8 @@ using Timelines = std::map<std::int64_t, IterationTimeline>;
 
 constexpr double kNsPerS = 1e9;
 
-double median(std::vector<double> values) {
-  if (values.empty()) return 0;
-  std::sort(values.begin(), values.end());
-  const std::size_t mid = values.size() / 2;
-  return values.size() % 2 == 1 ? values[mid] : (values[mid - 1] + values[mid]) / 2;
-}
-
-double mean(const std::vector<double>& values) {
-  if (values.empty()) return 0;
-  return std::accumulate(values.begin(), values.end(), 0.0) / static_cast<double>(values.size());
-}
+double median(const std::vector<double>& values) { return median_of(values); }
+double mean(const std::vector<double>& values) { return mean_of(values); }
 
 double seconds(std::int64_t ns) { return static_cast<double>(ns) / kNsPerS; }
 
