@@ -13,6 +13,8 @@
 //   ddp-sim sweep TRACE_DIR --out FILE.csv [--bucket-caps A,B,...] [--slowdowns F1,F2,...]
 //       [--world-sizes W1,W2,...] [--jobs N] [the replay's options]
 //   ddp-sim calibrate TRACE_DIR [--allreduce ring|ring-agg|analytic|tree] [--json FILE]
+//   ddp-sim advise TRACE_DIR [--json FILE] [--bucket-caps A,B,...] [--runs N] [--seed S]
+//       [--epsilon E] [--iterations-per-day N]   (advise_command.hpp)
 //
 // Exit status: 0 success, 2 bad usage or input (one line on stderr), 1 anything else.
 #include <CLI/CLI.hpp>
@@ -44,6 +46,7 @@
 #include "ddpsim/sim/workload_model.hpp"
 #include "ddpsim/trace/io.hpp"
 #include "ddpsim/trace/skew.hpp"
+#include "advise_command.hpp"
 #include "progress.hpp"
 #include "ddpsim/trace/summary.hpp"
 
@@ -617,6 +620,9 @@ int main(int argc, char** argv) {
   calibrate->add_option("--allreduce", calibrate_algorithm, "Formula to invert: ring (default) or tree");
   calibrate->add_option("--json", calibrate_json, "Write the fit as JSON");
 
+  ddpsim::cli::AdviseFlags advise_flags;
+  CLI::App* advise = ddpsim::cli::add_advise_command(app, advise_flags);
+
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp& help) {
@@ -632,6 +638,7 @@ int main(int argc, char** argv) {
     if (replay->parsed()) return run_replay(flags);
     if (timeout_curve->parsed()) return run_timeout_curve(curve_flags, curve);
     if (sweep_command->parsed()) return run_sweep(sweep_flags, sweep);
+    if (advise->parsed()) return ddpsim::cli::run_advise(advise_flags);
     return run_calibrate(calibrate_dir, calibrate_algorithm, calibrate_json);
   } catch (const trace::TraceError& error) {
     std::cerr << "ddp-sim: " << error.what() << "\n";

@@ -300,5 +300,35 @@ TEST(CliWhatIfs, SweepWritesOneRowPerPointAndResumes) {
   EXPECT_EQ(count_lines(slurp(csv)), 1 + 6);
 }
 
+TEST(CliAdvise, PrintsThreeAnswersAndWritesJson) {
+  testing::TempDir dir;
+  const std::string measured = write_measured(dir);
+  const Outcome outcome = run_cli(dir, "advise " + measured + " --runs 11 --bucket-caps 1 --json " + dir.path("advice.json"));
+  ASSERT_EQ(outcome.status, 0) << outcome.err;
+  EXPECT_NE(outcome.out.find("timeout=timedelta(seconds="), std::string::npos) << outcome.out;
+  EXPECT_NE(outcome.out.find("assumed"), std::string::npos) << outcome.out;
+  EXPECT_NE(outcome.out.find("per-bucket list of caps is not searched"), std::string::npos) << outcome.out;
+  const auto json = nlohmann::json::parse(slurp(dir.path("advice.json")));
+  EXPECT_EQ(json["bucket"]["candidates"].size(), 1u);
+  EXPECT_TRUE(json["timeout"]["replay_survives"].get<bool>());
+  EXPECT_EQ(json["stragglers"]["ranks"].size(), 4u);
+  for (const char* answer : {"bucket", "timeout", "stragglers"}) {
+    EXPECT_NE(json[answer]["model"].get<std::string>().find("calibrated from the trace"), std::string::npos) << answer;
+  }
+}
+
+TEST(CliAdvise, BadFlagsAreOneLineExit2) {
+  testing::TempDir dir;
+  const std::string measured = write_measured(dir);
+  expect_one_line_error(run_cli(dir, "advise " + measured + " --runs 5"), "--runs: expected at least 11");
+  expect_one_line_error(run_cli(dir, "advise " + measured + " --epsilon 0"), "--epsilon: expected a probability");
+  expect_one_line_error(run_cli(dir, "advise " + measured + " --epsilon 1.5"), "--epsilon: expected a probability");
+  expect_one_line_error(run_cli(dir, "advise " + measured + " --iterations-per-day -3"), "--iterations-per-day: expected");
+  expect_one_line_error(run_cli(dir, "advise " + measured + " --bucket-caps 1,0"), "--bucket-caps: expected positive MiB");
+  expect_one_line_error(run_cli(dir, "advise " + measured + " --json " + dir.path("no/such/dir.json")), "--json");
+  expect_one_line_error(run_cli(dir, "advise " + dir.path("nowhere")), "nowhere");
+}
+
+
 }  // namespace
 }  // namespace ddpsim::sim

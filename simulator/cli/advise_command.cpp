@@ -1,0 +1,93 @@
+// `ddp-sim advise` (advise_command.hpp): flags in, advise.hpp's three answers out.
+#include "advise_command.hpp"
+
+#include <cmath>
+#include <fstream>
+#include <iostream>
+#include <sstream>
+#include <stdexcept>
+
+#include "ddpsim/sim/advise.hpp"
+#include "ddpsim/trace/io.hpp"
+
+namespace ddpsim::cli {
+
+namespace sim = ddpsim::sim;
+
+namespace {
+
+struct AdviseError : std::runtime_error {
+  using std::runtime_error::runtime_error;
+};
+
+std::string text_of(double value) {
+  std::ostringstream text;
+  text << value;
+  return text.str();
+}
+
+void check_flags(const AdviseFlags& flags) {
+  if (flags.runs < 11) {
+    throw AdviseError("--runs: expected at least 11 (1 + 10 bootstrap replicates), got " + std::to_string(flags.runs));
+  }
+  if (!(flags.epsilon > 0 && flags.epsilon < 1)) {
+    throw AdviseError("--epsilon: expected a probability in (0, 1), got " + text_of(flags.epsilon));
+  }
+  if (!std::isfinite(flags.iterations_per_day) || flags.iterations_per_day < 0) {
+    throw AdviseError("--iterations-per-day: expected a finite number > 0, got " + text_of(flags.iterations_per_day));
+  }
+  for (double cap : flags.bucket_caps_mb) {
+    if (!std::isfinite(cap) || cap <= 0) throw AdviseError("--bucket-caps: expected positive MiB, got " + text_of(cap));
+  }
+  if (!flags.json_file.empty() && !std::ofstream(flags.json_file, std::ios::app)) {
+    throw AdviseError("--json " + flags.json_file + ": expected a writable file");  // before minutes of replays
+  }
+}
+
+}  // namespace
+
+CLI::App* add_advise_command(CLI::App& app, AdviseFlags& flags) {
+  CLI::App* command = app.add_subcommand(
+      "advise", "Best bucket cap, shortest safe timeout and each rank's straggler cost, from one trace");
+  command->add_option("TRACE_DIR", flags.trace_dir, "Recorded trace directory")->required();
+  command->add_option("--json", flags.json_file, "Write the advice as JSON");
+  command->add_option("--bucket-caps", flags.bucket_caps_mb, "bucket_cap_mb values to search, MiB (default 0.25..100)")
+      ->delimiter(',');
+  command->add_option("--runs", flags.runs, "Replays per answer: 1 in order + N-1 bootstrap replicates (default 21)");
+  command->add_option("--seed", flags.seed, "Seed of the bootstrap resampling");
+  command->add_option("--epsilon", flags.epsilon, "Allowed P(false timeout) per day of training (default 0.01)");
+  command->add_option("--iterations-per-day", flags.iterations_per_day,
+                      "Iterations in a day of training (default: 86400 s / the measured median iteration)");
+  return command;
+}
+
+int run_advise(const AdviseFlags& flags) {
+  try {
+    check_flags(flags);
+    const trace::Trace measured = trace::read_trace(flags.trace_dir);
+    const sim::AdviceSetup setup = sim::prepare_advice(measured);
+    sim::Advice advice;
+    advice.trace_dir = flags.trace_dir;
+    advice.bucket = sim::advise_bucket_cap(setup, flags.bucket_caps_mb, flags.runs, flags.seed);
+    advice.timeout = sim::advise_timeout(setup, measured, flags.epsilon, flags.iterations_per_day);
+    advice.stragglers = sim::attribute_stragglers(setup, flags.runs, flags.seed);
+    std::cout << sim::advice_to_text(advice);
+    if (!flags.json_file.empty()) {
+      std::ofstream out(flags.json_file);
+      out << sim::advice_to_json(advice) << "\n";
+      if (!out) throw AdviseError("--json " + flags.json_file + ": expected a writable file");
+    }
+  } catch (const AdviseError& error) {
+    std::cerr << "ddp-sim: " << error.what() << "\n";
+    return 2;
+  } catch (const sim::CalibrationError& error) {
+    std::cerr << "ddp-sim: " << error.what() << "\n";
+    return 2;
+  } catch (const sim::SimulationError& error) {
+    std::cerr << "ddp-sim: " << error.what() << "\n";
+    return 2;
+  }
+  return 0;
+}
+
+}  // namespace ddpsim::cli

@@ -1,0 +1,163 @@
+// `ddp-sim advise`: three decisions from one trace, each from replays of it.
+//
+//   bucket size  re-bucket at each candidate cap (rebucket.hpp) and replay with bootstrap
+//                replicates; recommend the cap of the lowest predicted median, or "keep what
+//                you have" when its interval overlaps the trace's own cap's;
+//   timeout      the trace's own arrival spread at each all-reduce, with an exponential tail
+//                fitted to its per-iteration maximum, gives the smallest timeout with
+//                P(false timeout) <= epsilon per day; a replay with a hung rank and that
+//                timeout (the replay's own timeout) gives the time to detect a real hang;
+//   stragglers   replay with one rank's compute replaced by the typical rank's (per
+//                iteration, the rank of lower-median compute), then with every rank's; a
+//                rank's cost is the drop in iteration time, and it is a straggler only when
+//                the cost's bootstrap interval excludes 0 and lies above the typical rank's.
+//
+// Every answer carries `model`: the all-reduce model, platform and where α and β came from.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "ddpsim/sim/calibrate.hpp"
+#include "ddpsim/sim/monte_carlo.hpp"
+#include "ddpsim/sim/replay.hpp"
+#include "ddpsim/sim/workload_model.hpp"
+#include "ddpsim/trace/model.hpp"
+
+namespace ddpsim::sim {
+
+// The replay every answer starts from: per-iteration compute, ring-agg on a star with α and β
+// fitted to the trace (or, for a one-rank trace, no network).
+struct AdviceSetup {
+  WorkloadModel model;
+  ReplayOptions options;
+  std::optional<Calibration> calibration;
+  double median_iteration_s = 0;  // measured (ddp-trace summary's)
+  std::string model_description;  // one line: compute, all-reduce, platform, α/β and their source
+};
+
+// Throws CalibrationError / WorkloadError when the trace cannot be replayed.
+AdviceSetup prepare_advice(const trace::Trace& trace);
+
+// Paired bootstrap: run 0 replays the trace's iterations in order; runs 1..runs-1 resample
+// them with the seeds `ddp-sim replay --bootstrap` uses, so two calls with the same `runs`
+// and `seed` see the same resampled iterations (their differences are paired).
+std::vector<RunOutcome> bootstrap_replays(const WorkloadModel& model, const ReplayOptions& options, int runs,
+                                          std::uint64_t seed);
+
+// The 90 % interval of a per-replicate statistic, from runs 1..N-1 (run 0 is the estimate).
+struct Interval {
+  double low = 0;
+  double high = 0;
+  bool excludes_zero() const { return low > 0 || high < 0; }
+};
+Interval interval_of(const std::vector<double>& replicates, double level = 0.9);
+
+// ---- bucket size --------------------------------------------------------------------------
+
+struct BucketCandidate {
+  double cap_mb = 0;
+  int buckets = 0;
+  double median_s = 0;  // run 0
+  Interval median_interval_s;
+};
+
+struct BucketAdvice {
+  bool available = false;
+  std::string unavailable_reason;  // e.g. a profiler import without per-parameter gradients
+  double own_cap_mb = 0;           // the trace's bucket_cap_mb
+  BucketCandidate own;             // the trace's cap, re-bucketed like the candidates
+  std::vector<BucketCandidate> candidates;  // sorted by cap
+  BucketCandidate best;
+  double gain = 0;          // 1 - best / own median
+  bool keep = false;        // the best's interval overlaps the own cap's: within the noise
+  double recommended_cap_mb = 0;  // best.cap_mb, or own_cap_mb when keep
+  std::string model;
+};
+
+// Caps in MiB (empty: kDefaultBucketCapsMb); `runs` >= 11.
+inline const std::vector<double> kDefaultBucketCapsMb = {0.25, 0.5, 1, 2, 5, 10, 25, 50, 100};
+BucketAdvice advise_bucket_cap(const AdviceSetup& setup, std::vector<double> caps_mb, int runs, std::uint64_t seed);
+
+// ---- timeout ------------------------------------------------------------------------------
+
+// Per iteration of `iterations`, the longest any rank spent in one all-reduce: the arrival
+// spread (latest allreduce_begin − the rank's) plus the transfer, i.e. max over buckets and
+// ranks of allreduce_end − allreduce_begin. A timeout bounds exactly this, in Gloo and in the
+// replay (deadline = allreduce_begin + timeout).
+std::vector<double> allreduce_waits_s(const trace::Trace& trace, const std::vector<std::int64_t>& iterations);
+
+struct TimeoutAdvice {
+  bool available = false;
+  std::string unavailable_reason;  // e.g. a one-rank trace
+  double epsilon = 0;             // P(false timeout) per day allowed
+  double iterations_per_day = 0;  // given, or 86400 / measured median iteration
+  bool iterations_per_day_assumed = false;
+  int wait_samples = 0;          // iterations with a measured wait
+  double wait_p50_s = 0;
+  double wait_max_s = 0;
+  double tail_threshold_s = 0;   // u: the tail is fitted above the median wait
+  double tail_scale_s = 0;       // σ: mean excess above u (exponential tail)
+  double per_iteration_probability = 0;  // 1 − (1 − ε)^(1 / iterations per day)
+  double timeout_s = 0;          // timeout_for_probability
+  int hang_rank = 0;
+  double time_to_detect_s = 0;   // replay: hang start → the first rank's timeout
+  bool replay_survives = false;  // the trace replayed with this timeout completes
+  std::string model;
+};
+
+// The smallest timeout (seconds) whose P(false timeout per iteration) is at most
+// `per_iteration_probability` under the exponential tail fitted to `waits_s` above their
+// median u (σ the mean excess): u + σ ln(P(wait > u) / p), never below the longest wait
+// measured nor 1 ms. Closed form; monotone in p.
+double timeout_for_probability(const std::vector<double>& waits_s, double per_iteration_probability,
+                               double* threshold_s = nullptr, double* scale_s = nullptr);
+
+// iterations_per_day <= 0: 86400 / the measured median iteration.
+TimeoutAdvice advise_timeout(const AdviceSetup& setup, const trace::Trace& trace, double epsilon,
+                             double iterations_per_day);
+
+// `timeout=timedelta(seconds=...)`, rounded up to the millisecond.
+std::string timeout_line(double timeout_s);
+
+// ---- stragglers ---------------------------------------------------------------------------
+
+struct RankCost {
+  int rank = -1;                // -1: every rank at once
+  double per_iteration_s = 0;   // run 0: mean iteration time minus the replaced run's
+  double total_s = 0;           // per_iteration_s × the trace's iterations
+  double fraction = 0;          // per_iteration_s / the replayed mean iteration
+  Interval per_iteration_interval_s;
+  bool straggler = false;
+};
+
+struct StragglerAdvice {
+  int iterations = 0;
+  double replayed_mean_s = 0;
+  std::vector<RankCost> ranks;  // one per rank
+  RankCost all;                 // every rank replaced at once
+  std::string model;
+};
+
+// The model with `rank`'s compute (-1: every rank's) replaced, per iteration, by the
+// typical rank's: the rank whose compute total is the lower median across ranks (for two
+// ranks the faster one; the median of two would be their mean and half-count a straggler).
+WorkloadModel with_typical_compute(const WorkloadModel& model, int rank);
+
+StragglerAdvice attribute_stragglers(const AdviceSetup& setup, int runs, std::uint64_t seed);
+
+// ---- the three together -------------------------------------------------------------------
+
+struct Advice {
+  std::string trace_dir;
+  BucketAdvice bucket;
+  TimeoutAdvice timeout;
+  StragglerAdvice stragglers;
+};
+
+std::string advice_to_text(const Advice& advice);
+std::string advice_to_json(const Advice& advice);
+
+}  // namespace ddpsim::sim

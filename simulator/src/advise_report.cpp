@@ -1,0 +1,181 @@
+// What `ddp-sim advise` prints and writes with --json (advise.hpp).
+#include <nlohmann/json.hpp>
+
+#include <cmath>
+#include <cstdio>
+#include <sstream>
+
+#include "ddpsim/sim/advise.hpp"
+
+namespace ddpsim::sim {
+
+namespace {
+
+std::string format(const char* pattern, double value) {
+  if (std::isnan(value)) return "n/a";
+  char text[96];
+  std::snprintf(text, sizeof text, pattern, value);
+  return text;
+}
+
+std::string interval_ms(const Interval& interval) {
+  return "[" + format("%.3f", interval.low * 1e3) + ", " + format("%.3f", interval.high * 1e3) + "]";
+}
+
+nlohmann::json number(double value) { return std::isfinite(value) ? nlohmann::json(value) : nlohmann::json(nullptr); }
+
+nlohmann::json interval_json(const Interval& interval) { return {number(interval.low), number(interval.high)}; }
+
+nlohmann::json candidate_json(const BucketCandidate& candidate) {
+  return {{"bucket_cap_mb", candidate.cap_mb},
+          {"buckets", candidate.buckets},
+          {"median_iteration_s", number(candidate.median_s)},
+          {"interval_s", interval_json(candidate.median_interval_s)}};
+}
+
+nlohmann::json cost_json(const RankCost& cost) {
+  nlohmann::json json = {{"per_iteration_s", number(cost.per_iteration_s)},
+                         {"interval_s", interval_json(cost.per_iteration_interval_s)},
+                         {"total_s", number(cost.total_s)},
+                         {"fraction", number(cost.fraction)}};
+  if (cost.rank >= 0) {
+    json["rank"] = cost.rank;
+    json["straggler"] = cost.straggler;
+  }
+  return json;
+}
+
+void bucket_text(const BucketAdvice& advice, std::ostringstream& text) {
+  text << "bucket size\n  model: " << advice.model << "\n";
+  if (!advice.available) {
+    text << "  not available: " << advice.unavailable_reason << "\n";
+    return;
+  }
+  text << "  cap (MiB)  buckets  median (ms)  90 % interval (ms)\n";
+  for (const BucketCandidate& candidate : advice.candidates) {
+    char row[160];
+    std::snprintf(row, sizeof row, "  %9g  %7d  %11.3f  %s%s\n", candidate.cap_mb, candidate.buckets,
+                  candidate.median_s * 1e3, interval_ms(candidate.median_interval_s).c_str(),
+                  std::abs(candidate.cap_mb - advice.own_cap_mb) < 1e-9 ? "  (the trace's)" : "");
+    text << row;
+  }
+  text << "  the trace's cap " << format("%g", advice.own_cap_mb) << " MiB: " << format("%.3f", advice.own.median_s * 1e3)
+       << " ms " << interval_ms(advice.own.median_interval_s) << "; best " << format("%g", advice.best.cap_mb)
+       << " MiB: " << format("%.3f", advice.best.median_s * 1e3) << " ms " << interval_ms(advice.best.median_interval_s)
+       << ", gain " << format("%.1f", 100 * advice.gain) << " %\n";
+  if (advice.keep) {
+    text << "  keep what you have: bucket_cap_mb=" << format("%g", advice.recommended_cap_mb)
+         << " (the gain is within the noise: the intervals overlap)\n";
+  } else {
+    text << "  recommended: bucket_cap_mb=" << format("%g", advice.recommended_cap_mb) << " (expected "
+         << format("%.1f", 100 * advice.gain) << " % shorter median iteration)\n";
+  }
+  text << "  (one cap for every bucket; a per-bucket list of caps is not searched)\n";
+}
+
+void timeout_text(const TimeoutAdvice& advice, std::ostringstream& text) {
+  text << "\ntimeout\n  model: " << advice.model << "\n";
+  if (!advice.available) {
+    text << "  not available: " << advice.unavailable_reason << "\n";
+    return;
+  }
+  text << "  P(false timeout) <= " << advice.epsilon << " per day of " << format("%.0f", advice.iterations_per_day)
+       << " iterations" << (advice.iterations_per_day_assumed ? " (assumed: 86400 s / the measured median iteration; "
+                                                               "set --iterations-per-day)"
+                                                             : "")
+       << ", so <= " << format("%.3g", advice.per_iteration_probability) << " per iteration\n";
+  text << "  longest all-reduce wait per iteration over " << advice.wait_samples << " iterations: median "
+       << format("%.3f", advice.wait_p50_s * 1e3) << " ms, max " << format("%.3f", advice.wait_max_s * 1e3)
+       << " ms; tail above " << format("%.3f", advice.tail_threshold_s * 1e3) << " ms with scale "
+       << format("%.3f", advice.tail_scale_s * 1e3) << " ms\n";
+  text << "  " << timeout_line(advice.timeout_s) << "\n";
+  text << "  a hung rank " << advice.hang_rank << " is detected " << format("%.3f", advice.time_to_detect_s)
+       << " s after it stops (replayed); the trace replayed with this timeout "
+       << (advice.replay_survives ? "completes" : "FAILS") << "\n";
+}
+
+void stragglers_text(const StragglerAdvice& advice, std::ostringstream& text) {
+  text << "\nstragglers\n  model: " << advice.model << "\n";
+  text << "  cost = iteration time saved when the rank computes like the typical rank (replayed mean "
+       << format("%.3f", advice.replayed_mean_s * 1e3) << " ms)\n";
+  text << "  rank  per iteration (ms)  90 % interval (ms)    total over " << advice.iterations
+       << " iterations (s)  share\n";
+  std::string named;
+  for (const RankCost& cost : advice.ranks) {
+    char row[200];
+    std::snprintf(row, sizeof row, "  %4d  %18.3f  %-20s  %27.4f  %5.1f %%%s\n", cost.rank, cost.per_iteration_s * 1e3,
+                  interval_ms(cost.per_iteration_interval_s).c_str(), cost.total_s, 100 * cost.fraction,
+                  cost.straggler ? "  straggler" : "");
+    text << row;
+    if (cost.straggler) named += (named.empty() ? "" : ", ") + std::to_string(cost.rank);
+  }
+  char row[200];
+  std::snprintf(row, sizeof row, "   all  %18.3f  %-20s  %27.4f  %5.1f %%\n", advice.all.per_iteration_s * 1e3,
+                interval_ms(advice.all.per_iteration_interval_s).c_str(), advice.all.total_s, 100 * advice.all.fraction);
+  text << row;
+  text << "  stragglers: " << (named.empty() ? "none beyond the noise" : "rank " + named) << "\n";
+}
+
+}  // namespace
+
+std::string advice_to_text(const Advice& advice) {
+  std::ostringstream text;
+  text << "ddp-sim advise " << advice.trace_dir << "\n\n";
+  bucket_text(advice.bucket, text);
+  timeout_text(advice.timeout, text);
+  stragglers_text(advice.stragglers, text);
+  return text.str();
+}
+
+std::string advice_to_json(const Advice& advice) {
+  nlohmann::json json;
+  json["trace"] = advice.trace_dir;
+  const BucketAdvice& bucket = advice.bucket;
+  json["bucket"] = {{"available", bucket.available}, {"model", bucket.model}};
+  if (bucket.available) {
+    json["bucket"]["own"] = candidate_json(bucket.own);
+    json["bucket"]["best"] = candidate_json(bucket.best);
+    json["bucket"]["gain"] = number(bucket.gain);
+    json["bucket"]["keep"] = bucket.keep;
+    json["bucket"]["recommended_bucket_cap_mb"] = bucket.recommended_cap_mb;
+    json["bucket"]["candidates"] = nlohmann::json::array();
+    for (const BucketCandidate& candidate : bucket.candidates) json["bucket"]["candidates"].push_back(candidate_json(candidate));
+  } else {
+    json["bucket"]["reason"] = bucket.unavailable_reason;
+  }
+  const TimeoutAdvice& timeout = advice.timeout;
+  json["timeout"] = {{"available", timeout.available},
+                     {"model", timeout.model},
+                     {"epsilon", timeout.epsilon},
+                     {"iterations_per_day", number(timeout.iterations_per_day)},
+                     {"iterations_per_day_assumed", timeout.iterations_per_day_assumed}};
+  if (timeout.available) {
+    json["timeout"].update({{"per_iteration_probability", number(timeout.per_iteration_probability)},
+                            {"wait_samples", timeout.wait_samples},
+                            {"wait_p50_s", number(timeout.wait_p50_s)},
+                            {"wait_max_s", number(timeout.wait_max_s)},
+                            {"tail_threshold_s", number(timeout.tail_threshold_s)},
+                            {"tail_scale_s", number(timeout.tail_scale_s)},
+                            {"timeout_s", number(timeout.timeout_s)},
+                            {"line", timeout_line(timeout.timeout_s)},
+                            {"hang_rank", timeout.hang_rank},
+                            {"time_to_detect_s", number(timeout.time_to_detect_s)},
+                            {"replay_survives", timeout.replay_survives}});
+  } else {
+    json["timeout"]["reason"] = timeout.unavailable_reason;
+  }
+  const StragglerAdvice& stragglers = advice.stragglers;
+  json["stragglers"] = {{"model", stragglers.model},
+                        {"iterations", stragglers.iterations},
+                        {"replayed_mean_iteration_s", number(stragglers.replayed_mean_s)},
+                        {"all", cost_json(stragglers.all)},
+                        {"ranks", nlohmann::json::array()},
+                        {"named", nlohmann::json::array()}};
+  for (const RankCost& cost : stragglers.ranks) {
+    json["stragglers"]["ranks"].push_back(cost_json(cost));
+    if (cost.straggler) json["stragglers"]["named"].push_back(cost.rank);
+  }
+  return json.dump(2);
+}
+
+}  // namespace ddpsim::sim

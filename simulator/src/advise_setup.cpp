@@ -1,0 +1,60 @@
+// What every answer of `ddp-sim advise` shares (advise.hpp): the calibrated replay and the
+// paired bootstrap.
+#include <cstdio>
+
+#include "ddpsim/sim/advise.hpp"
+#include "ddpsim/trace/summary.hpp"
+
+namespace ddpsim::sim {
+
+AdviceSetup prepare_advice(const trace::Trace& trace) {
+  AdviceSetup setup;
+  setup.model = extract_workload(trace, ComputeMode::PerIteration);
+  setup.median_iteration_s = trace::summarize(trace).median_iteration_s;
+  ReplayOptions& options = setup.options;
+  options.algorithm = AllreduceAlgorithm::RingAggregated;
+  options.iterations = static_cast<std::int64_t>(setup.model.source_iterations.size());
+  if (trace.world_size() < 2) {
+    options.alpha_s = 0;  // nothing is all-reduced; any finite network will do
+    options.beta_bytes_per_s = 1e9;
+  } else {
+    setup.calibration = calibrate(trace, AllreduceAlgorithm::Ring);
+    options.alpha_s = setup.calibration->alpha_s;
+    options.beta_bytes_per_s = setup.calibration->beta_bytes_per_s;
+  }
+  options.platform.kind = PlatformKind::Star;
+  options.platform.alpha_s = options.alpha_s;
+  options.platform.beta_bytes_per_s = options.beta_bytes_per_s;
+
+  char line[320];
+  std::snprintf(line, sizeof line, "compute per-iteration over %zu iterations; %s on a star; alpha %.3f us, beta %.4f GB/s (%s",
+                setup.model.source_iterations.size(), to_string(options.algorithm),
+                options.alpha_s * 1e6, options.beta_bytes_per_s / 1e9,
+                setup.calibration ? "calibrated from the trace" : "no all-reduce to calibrate from");
+  setup.model_description = line;
+  if (setup.calibration) {
+    std::snprintf(line, sizeof line, ", fit rel. RMS %.1f%%", 100 * setup.calibration->fit.relative_rms);
+    setup.model_description += line;
+  }
+  setup.model_description += ")";
+  return setup;
+}
+
+std::vector<RunOutcome> bootstrap_replays(const WorkloadModel& model, const ReplayOptions& options, int runs,
+                                          std::uint64_t seed) {
+  std::vector<RunOutcome> outcomes;
+  for (int run = 0; run < runs; ++run) {
+    ReplayOptions run_options = options;
+    run_options.skew.seed = seed + static_cast<std::uint64_t>(run);
+    // As `ddp-sim replay --bootstrap`: odd, so never 0 ("no resampling").
+    if (run > 0) run_options.resample_seed = 2 * run_options.skew.seed + 1;
+    outcomes.push_back(outcome_of(replay_isolated(model, run_options)));
+  }
+  return outcomes;
+}
+
+Interval interval_of(const std::vector<double>& replicates, double level) {
+  return {percentile_of(replicates, (1 - level) / 2), percentile_of(replicates, 1 - (1 - level) / 2)};
+}
+
+}  // namespace ddpsim::sim

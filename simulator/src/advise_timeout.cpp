@@ -1,0 +1,116 @@
+// Advice 2: the shortest safe collective timeout and what a real hang then costs (advise.hpp).
+#include <algorithm>
+#include <cmath>
+#include <map>
+#include <set>
+#include <sstream>
+#include <tuple>
+
+#include "ddpsim/sim/advise.hpp"
+#include "stats.hpp"
+
+namespace ddpsim::sim {
+
+std::vector<double> allreduce_waits_s(const trace::Trace& trace, const std::vector<std::int64_t>& iterations) {
+  const std::set<std::int64_t> wanted(iterations.begin(), iterations.end());
+  std::map<std::int64_t, double> longest;  // iteration → longest wait
+  for (const trace::RankTrace& rank : trace.ranks) {
+    std::map<std::pair<std::int64_t, int>, std::int64_t> begin_ns;
+    for (const trace::Event& event : rank.events) {
+      if (!wanted.count(event.iteration)) continue;
+      const auto key = std::make_pair(event.iteration, event.bucket);
+      if (event.type == trace::EventType::AllreduceBegin) begin_ns.emplace(key, event.t_ns);
+      if (event.type != trace::EventType::AllreduceEnd) continue;
+      const auto begin = begin_ns.find(key);
+      if (begin == begin_ns.end()) continue;
+      double& wait = longest[event.iteration];
+      wait = std::max(wait, static_cast<double>(event.t_ns - begin->second) * 1e-9);
+    }
+  }
+  std::vector<double> waits;
+  for (const auto& [iteration, wait] : longest) waits.push_back(wait);
+  return waits;
+}
+
+double timeout_for_probability(const std::vector<double>& waits_s, double per_iteration_probability,
+                               double* threshold_s, double* scale_s) {
+  constexpr double kFloor_s = 1e-3;
+  if (waits_s.empty()) return kFloor_s;
+  const double u = percentile_of(waits_s, 0.5);
+  std::vector<double> excess;
+  for (double wait : waits_s) {
+    if (wait > u) excess.push_back(wait - u);
+  }
+  const double above = static_cast<double>(excess.size()) / static_cast<double>(waits_s.size());
+  const double sigma = mean_of(excess);  // the exponential's maximum-likelihood scale
+  if (threshold_s != nullptr) *threshold_s = u;
+  if (scale_s != nullptr) *scale_s = sigma;
+  double timeout = u;
+  if (sigma > 0 && per_iteration_probability > 0 && per_iteration_probability < above) {
+    timeout = u + sigma * std::log(above / per_iteration_probability);
+  }
+  const double longest = *std::max_element(waits_s.begin(), waits_s.end());
+  return std::max({timeout, longest, kFloor_s});
+}
+
+std::string timeout_line(double timeout_s) {
+  std::ostringstream line;
+  line << "timeout=timedelta(seconds=" << std::ceil(timeout_s * 1e3) / 1e3 << ")";
+  return line.str();
+}
+
+namespace {
+
+// Replays a few iterations with `hang_rank` stalled for good at the second one; the time from
+// its stall to the first rank's timeout. NaN when no rank timed out.
+double time_to_detect_hang(const AdviceSetup& setup, int hang_rank, double timeout_s) {
+  ReplayOptions options = setup.options;
+  options.iterations = std::min<std::int64_t>(3, options.iterations);
+  options.timeout_s = timeout_s;
+  trace::FixedDelay hang;
+  hang.rank = hang_rank;
+  hang.ms = (100 * timeout_s + 3600) * 1e3;
+  hang.iteration = setup.model.first_source_iteration() + std::min<std::int64_t>(1, options.iterations - 1);
+  options.skew.delays.push_back(hang);
+  const ReplayResult result = replay_isolated(setup.model, options);
+  if (result.failure.empty()) return std::nan("");
+  for (const trace::Event& event : result.events.at(static_cast<std::size_t>(hang_rank))) {
+    if (event.type == trace::EventType::Delay) return result.simulated_end_s - static_cast<double>(event.t_ns) * 1e-9;
+  }
+  return std::nan("");
+}
+
+}  // namespace
+
+TimeoutAdvice advise_timeout(const AdviceSetup& setup, const trace::Trace& trace, double epsilon,
+                             double iterations_per_day) {
+  TimeoutAdvice advice;
+  advice.epsilon = epsilon;
+  advice.iterations_per_day_assumed = iterations_per_day <= 0;
+  advice.iterations_per_day =
+      iterations_per_day > 0 ? iterations_per_day
+                             : (setup.median_iteration_s > 0 ? 86400.0 / setup.median_iteration_s : 0);
+  advice.model = setup.model_description +
+                 "; false timeouts: exponential tail of the per-iteration longest all-reduce wait above its median";
+  const std::vector<double> waits = allreduce_waits_s(trace, setup.model.source_iterations);
+  advice.wait_samples = static_cast<int>(waits.size());
+  if (waits.empty() || advice.iterations_per_day <= 0) {
+    advice.unavailable_reason = "the trace has no complete all-reduce to measure the ranks' waits";
+    return advice;
+  }
+  advice.available = true;
+  advice.wait_p50_s = percentile_of(waits, 0.5);
+  advice.wait_max_s = *std::max_element(waits.begin(), waits.end());
+  // P(no false timeout in a day) = (1 − p)^N ≥ 1 − ε.
+  advice.per_iteration_probability = -std::expm1(std::log1p(-epsilon) / advice.iterations_per_day);
+  advice.timeout_s = timeout_for_probability(waits, advice.per_iteration_probability, &advice.tail_threshold_s,
+                                             &advice.tail_scale_s);
+  advice.hang_rank = setup.model.world_size - 1;
+  advice.time_to_detect_s = time_to_detect_hang(setup, advice.hang_rank, advice.timeout_s);
+  ReplayOptions options = setup.options;
+  options.timeout_s = advice.timeout_s;
+  advice.replay_survives = replay_isolated(setup.model, options).failure.empty();
+  return advice;
+}
+
+}  // namespace ddpsim::sim
