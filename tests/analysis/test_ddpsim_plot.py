@@ -1,6 +1,7 @@
 """analysis/ddpsim-plot end to end: every figure from known inputs, its CSV checked against
 numbers recomputed here (independently of analysis/), and bad input rejected in one line."""
 import csv
+import json
 import math
 import os
 import random
@@ -314,6 +315,37 @@ class MalformedInput(PlotTest):
         fixtures.write_trace(trace, iterations=2)
         self.assert_one_line_error(("timeline", trace, "--iteration", "7"),
                                    "expected iteration 7 complete on every rank")
+
+
+class Advise(PlotTest):
+    ADVICE = {
+        "bucket": {"own": {"bucket_cap_mb": 25}, "recommended_bucket_cap_mb": 1,
+                   "candidates": [{"bucket_cap_mb": 1, "median_iteration_s": 0.10, "interval_s": [0.09, 0.11]},
+                                  {"bucket_cap_mb": 25, "median_iteration_s": 0.15, "interval_s": [0.14, 0.16]}]},
+        "stragglers": {"ranks": [{"rank": 0, "per_iteration_s": 0.0, "interval_s": [0.0, 0.0], "straggler": False},
+                                 {"rank": 1, "per_iteration_s": 0.05, "interval_s": [0.04, 0.06], "straggler": True}],
+                       "all": {"per_iteration_s": 0.05, "interval_s": [0.04, 0.06]}},
+    }
+
+    def test_caps_and_rank_costs_with_intervals(self):
+        path = os.path.join(self.dir, "advice.json")
+        with open(path, "w") as handle:
+            json.dump(self.ADVICE, handle)
+        self.plot("advise", path)
+        rows = self.assert_figure("advise")
+        caps = [row for row in rows if row["panel"] == "bucket_cap"]
+        self.assertEqual([(float(r["x"]), r["own"], r["marked"]) for r in caps], [(1.0, "False", "True"), (25.0, "True", "False")])
+        self.assert_close(caps[0]["low_ms"], 90.0, "interval low")
+        ranks = [row for row in rows if row["panel"] == "rank_cost"]
+        self.assertEqual([(r["x"], r["marked"]) for r in ranks], [("0", "False"), ("1", "True"), ("all", "False")])
+        self.assert_close(ranks[1]["value_ms"], 50.0, "rank 1's cost")
+
+    def test_not_advice(self):
+        path = os.path.join(self.dir, "other.json")
+        with open(path, "w") as handle:
+            handle.write("[1, 2]")
+        result = self.plot("advise", path, expect=2)
+        self.assertIn("expected keys 'bucket' and 'stragglers'", result.stderr)
 
 
 if __name__ == "__main__":
