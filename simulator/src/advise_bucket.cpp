@@ -1,6 +1,7 @@
 // Advice 1: the bucket cap of the lowest predicted median iteration (advise.hpp).
 #include <algorithm>
 #include <cmath>
+#include <string>
 
 #include "ddpsim/sim/advise.hpp"
 #include "ddpsim/sim/rebucket.hpp"
@@ -15,7 +16,11 @@ constexpr double kMiB = 1024.0 * 1024.0;
 BucketCandidate replay_cap(const AdviceSetup& setup, double cap_mb, int runs, std::uint64_t seed) {
   BucketCaps caps;
   caps.bucket_cap_bytes = static_cast<std::int64_t>(cap_mb * kMiB);
-  caps.first_bucket_cap_bytes = setup.model.source_meta.first_bucket_cap_bytes;
+  // A trace whose first bucket had the same cap as the others (--first-bucket-cap-mb = cap)
+  // keeps them equal; otherwise the first bucket keeps the trace's cap (DDP's 1 MiB default).
+  const auto& meta = setup.model.source_meta;
+  caps.first_bucket_cap_bytes =
+      meta.first_bucket_cap_bytes == meta.bucket_cap_bytes ? caps.bucket_cap_bytes : meta.first_bucket_cap_bytes;
   const WorkloadModel model = rebucket(setup.model, caps);
   const std::vector<RunOutcome> outcomes = bootstrap_replays(model, setup.options, runs, seed);
   BucketCandidate candidate;
@@ -31,7 +36,10 @@ BucketCandidate replay_cap(const AdviceSetup& setup, double cap_mb, int runs, st
 
 BucketAdvice advise_bucket_cap(const AdviceSetup& setup, std::vector<double> caps_mb, int runs, std::uint64_t seed) {
   BucketAdvice advice;
-  advice.model = setup.model_description + "; re-bucketed with c10d's rule from the measured gradient times";
+  advice.model = setup.model_description + "; re-bucketed with c10d's rule from the measured gradient times, first bucket " +
+                 (setup.model.source_meta.first_bucket_cap_bytes == setup.model.source_meta.bucket_cap_bytes
+                      ? std::string("capped like the others (as in the trace)")
+                      : "at the trace's " + std::to_string(static_cast<double>(setup.model.source_meta.first_bucket_cap_bytes) / kMiB).substr(0, 4) + " MiB");
   const auto& settings = setup.model.source_meta.settings;
   const auto parameters = settings.find("parameters");
   if (parameters != settings.end() && parameters->second == "per-bucket") {
