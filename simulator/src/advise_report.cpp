@@ -113,7 +113,9 @@ void stragglers_text(const StragglerAdvice& advice, std::ostringstream& text) {
   std::snprintf(row, sizeof row, "   all  %18.3f  %-20s  %27.4f  %5.1f %%\n", advice.all.per_iteration_s * 1e3,
                 interval_ms(advice.all.per_iteration_interval_s).c_str(), advice.all.total_s, 100 * advice.all.fraction);
   text << row;
-  text << "  stragglers: " << (named.empty() ? "none beyond the noise" : "rank " + named) << "\n";
+  text << "  stragglers: " << (named.empty() ? "none" : "rank " + named)
+       << " (a straggler's cost interval excludes 0 and the typical rank's cost, and it is >= "
+       << format("%.0f", 100 * kMinStragglerShare) << " % of the iteration)\n";
 }
 
 }  // namespace

@@ -71,7 +71,8 @@ StragglerAdvice attribute_stragglers(const AdviceSetup& setup, int runs, std::ui
                                                                      setup.options, runs, seed))),
                        advice.iterations, advice.replayed_mean_s);
   // A straggler costs more than nothing and more than the typical rank costs, both beyond
-  // the bootstrap's noise (the excess is paired: the same replicate's typical cost).
+  // the bootstrap's noise (the excess is paired: the same replicate's typical cost), and a
+  // share of the iteration that run-to-run drift does not explain (kMinStragglerShare).
   for (int rank = 0; rank < world; ++rank) {
     std::vector<double> excess;
     for (std::size_t run = 1; run < base.size(); ++run) {
@@ -80,7 +81,8 @@ StragglerAdvice attribute_stragglers(const AdviceSetup& setup, int runs, std::ui
       excess.push_back(saved[static_cast<std::size_t>(rank)][run] - median_of(costs));
     }
     RankCost& cost = advice.ranks[static_cast<std::size_t>(rank)];
-    cost.straggler = world > 1 && cost.per_iteration_interval_s.low > 0 && interval_of(excess).low > 0;
+    cost.straggler = world > 1 && cost.per_iteration_interval_s.low > 0 && interval_of(excess).low > 0 &&
+                     cost.fraction >= kMinStragglerShare;
   }
   return advice;
 }

@@ -10,7 +10,8 @@
 //   stragglers   replay with one rank's compute replaced by the typical rank's (per
 //                iteration, the rank of lower-median compute), then with every rank's; a
 //                rank's cost is the drop in iteration time, and it is a straggler only when
-//                the cost's bootstrap interval excludes 0 and lies above the typical rank's.
+//                the cost's bootstrap interval excludes 0 and lies above the typical rank's,
+//                and the cost is at least kMinStragglerShare of the iteration.
 //
 // Every answer carries `model`: the all-reduce model, platform and where α and β came from.
 #pragma once
@@ -140,6 +141,11 @@ struct StragglerAdvice {
   RankCost all;                 // every rank replaced at once
   std::string model;
 };
+
+// A straggler must also cost at least this share of the iteration: the bootstrap sees which
+// iterations were recorded, not the drift between runs, and unskewed 2-rank runs on 2 cores
+// showed a 2 % cost for one rank beyond the bootstrap's noise (testbed, 5 iterations).
+inline constexpr double kMinStragglerShare = 0.05;
 
 // The model with `rank`'s compute (-1: every rank's) replaced, per iteration, by the
 // typical rank's: the rank whose compute total is the lower median across ranks (for two
