@@ -4,6 +4,7 @@ bootstrap intervals; the recommended cap and the named stragglers are highlighte
 import json
 
 import pandas as pd
+from matplotlib.patches import Patch
 
 import output
 import style
@@ -70,6 +71,6 @@ def plot(path, out_dir, name="advise"):
     right.axhline(0, color="black", linewidth=0.5)
     right.set_xlabel("Rank made typical (all: every rank)")
     right.set_ylabel("Cost per iteration (ms)")
-    right.bar([], [], color=style.OKABE_ITO["vermillion"], label="straggler (beyond the noise)")
-    right.legend(fontsize=6.5)
+    right.legend(handles=[Patch(color=style.OKABE_ITO["vermillion"], label="straggler"),
+                          Patch(color="#999999", label="not a straggler")], fontsize=6.5)
     return output.save(fig, plotted, out_dir, name)
