@@ -230,6 +230,25 @@ TEST(ValidateEvents, FieldTheEventNeeds) {
             "e.csv:2: expected field \"kind\" for delay, got an empty field");
 }
 
+// AMP and evaluation (FORMAT.md): optimizer_end's kind/message and an evaluation between two
+// iterations read back as written; an eval_end without its counts is refused.
+TEST(ValidateEvents, AmpStepAndEvaluationBetweenIterations) {
+  const std::string body =
+      "0,0,iteration_begin,100,,,,,,\n0,0,optimizer_begin,150,,,,,,\n"
+      "0,0,optimizer_end,160,,,,,skipped,65536\n0,0,iteration_end,200,,,,,,\n"
+      "0,0,eval_begin,210,,,,,,\n0,0,eval_end,900,,,,,,812/1000\n"
+      "0,1,iteration_begin,1000,,,,,,\n0,1,iteration_end,1100,,,,,,\n";
+  const RankTrace t = parse_rank(good_meta().dump(), kHeader + body, "m.json", "e.csv");
+  ASSERT_EQ(t.events.size(), 8u);
+  EXPECT_EQ(t.events[2].kind, "skipped");
+  EXPECT_EQ(t.events[2].message, "65536");
+  EXPECT_EQ(t.events[5].type, EventType::EvalEnd);
+  EXPECT_EQ(t.events[5].message, "812/1000");
+  EXPECT_EQ(t.complete_iterations(), (std::vector<std::int64_t>{0, 1}));
+  EXPECT_EQ(events_error("0,0,eval_begin,100,,,,,,\n0,0,eval_end,200,,,,,,\n"),
+            "e.csv:3: expected field \"message\" for eval_end, got an empty field");
+}
+
 TEST(ValidateEvents, WrongNumberOfFields) {
   EXPECT_EQ(events_error("0,0,iteration_begin,100\n"),
             "e.csv:2: expected 10 fields "

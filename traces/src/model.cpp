@@ -42,7 +42,7 @@ std::int64_t RunMeta::bucket_bytes(const BucketAssignment& layout, int bucket) c
 namespace {
 
 // The single table that ties every EventType to its name in the CSV file.
-constexpr std::array<std::pair<EventType, const char*>, 15> kEventNames{{
+constexpr std::array<std::pair<EventType, const char*>, 17> kEventNames{{
     {EventType::IterationBegin, "iteration_begin"},
     {EventType::IterationEnd, "iteration_end"},
     {EventType::ForwardBegin, "forward_begin"},
@@ -58,6 +58,8 @@ constexpr std::array<std::pair<EventType, const char*>, 15> kEventNames{{
     {EventType::Delay, "delay"},
     {EventType::Failure, "failure"},
     {EventType::Collective, "collective"},
+    {EventType::EvalBegin, "eval_begin"},
+    {EventType::EvalEnd, "eval_end"},
 }};
 
 }  // namespace

@@ -158,6 +158,9 @@ class EventsParser {
         need(event.dur_ns >= 0, event, kDurNs);
         need(!event.kind.empty(), event, kKind);
         break;
+      case EventType::EvalEnd:
+        need(!event.message.empty(), event, kMessage);
+        break;
       default:
         break;
     }

@@ -55,6 +55,8 @@ std::map<std::int64_t, IterationTimeline> build_timelines(const RankTrace& rank)
       case EventType::BucketReady:
       case EventType::Failure:
       case EventType::Collective:
+      case EventType::EvalBegin:  // between iterations: not part of any
+      case EventType::EvalEnd:
         break;
     }
   }

@@ -86,6 +86,8 @@ enum class EventType {
   Delay,
   Failure,
   Collective,  // a collective other than a bucket's all-reduce (profiler imports)
+  EvalBegin,   // evaluation over the test split, between two iterations
+  EvalEnd,
 };
 
 const char* to_string(EventType type);
