@@ -6,6 +6,7 @@
 #include <iterator>
 #include <map>
 #include <set>
+#include <utility>
 
 #include "stats.hpp"
 
@@ -68,6 +69,21 @@ double span_s(std::int64_t from_ns, std::int64_t to_ns) {
   return to_ns > from_ns ? static_cast<double>(to_ns - from_ns) * kNsToS : 0.0;
 }
 
+// Evaluation phases (eval_begin .. eval_end) among an iteration's events. ddp-train records them
+// between iterations; one inside an iteration's bounds is still not training compute.
+std::vector<std::pair<std::int64_t, std::int64_t>> eval_phases(const IterationEvents& iteration) {
+  std::vector<std::pair<std::int64_t, std::int64_t>> phases;
+  std::int64_t open = -1;
+  for (const Event* event : iteration.events()) {
+    if (event->type == EventType::EvalBegin) open = event->t_ns;
+    if (event->type == EventType::EvalEnd && open >= 0) {
+      phases.emplace_back(open, event->t_ns);
+      open = -1;
+    }
+  }
+  return phases;
+}
+
 RankIterationCosts costs_of(const IterationEvents& iteration, const std::vector<std::vector<int>>& buckets,
                             std::size_t num_params) {
   // Missing optional events collapse their phase onto the previous boundary.
@@ -86,13 +102,23 @@ RankIterationCosts costs_of(const IterationEvents& iteration, const std::vector<
   const std::int64_t optimizer_end =
       iteration.first(EventType::OptimizerEnd).value_or(optimizer_begin);
 
+  // A span's compute: its length less any evaluation inside it.
+  const auto phases = eval_phases(iteration);
+  const auto compute_s = [&phases](std::int64_t from_ns, std::int64_t to_ns) {
+    double seconds = span_s(from_ns, to_ns);
+    for (const auto& [eval_begin, eval_end] : phases) {
+      seconds -= span_s(std::max(from_ns, eval_begin), std::min(to_ns, eval_end));
+    }
+    return std::max(0.0, seconds);
+  };
+
   RankIterationCosts costs;
-  costs.before_forward_s = span_s(begin, forward_begin);
-  costs.forward_s = span_s(forward_begin, forward_end);
-  costs.before_backward_s = span_s(forward_end, backward_begin);
-  costs.before_optimizer_s = span_s(backward_end, optimizer_begin);
-  costs.optimizer_s = span_s(optimizer_begin, optimizer_end);
-  costs.after_optimizer_s = span_s(optimizer_end, end);
+  costs.before_forward_s = compute_s(begin, forward_begin);
+  costs.forward_s = compute_s(forward_begin, forward_end);
+  costs.before_backward_s = compute_s(forward_end, backward_begin);
+  costs.before_optimizer_s = compute_s(backward_end, optimizer_begin);
+  costs.optimizer_s = compute_s(optimizer_begin, optimizer_end);
+  costs.after_optimizer_s = compute_s(optimizer_end, end);
 
   costs.grad_ready_s.assign(num_params, -1.0);
   std::vector<double> bucket_ready(buckets.size(), -1.0);
@@ -138,7 +164,7 @@ RankIterationCosts costs_of(const IterationEvents& iteration, const std::vector<
   // backward_end waits for both autograd and the last all-reduce; what follows is the
   // reducer's finalisation (copying averaged gradients back), replayed as a fixed tail.
   const auto compute_done_ns = backward_begin + static_cast<std::int64_t>(compute_done / kNsToS);
-  costs.backward_tail_s = span_s(std::max(compute_done_ns, last_allreduce_end), backward_end);
+  costs.backward_tail_s = compute_s(std::max(compute_done_ns, last_allreduce_end), backward_end);
   return costs;
 }
 

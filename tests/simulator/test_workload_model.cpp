@@ -1,6 +1,8 @@
 // Extracting per-rank compute phases and bucket-ready offsets from a trace.
 #include <gtest/gtest.h>
 
+#include <algorithm>
+
 #include "ddpsim/sim/workload_model.hpp"
 #include "synthetic_trace.hpp"
 
@@ -76,6 +78,72 @@ TEST(WorkloadModel, NoCompleteIterationIsAnError) {
 TEST(WorkloadModel, ComputeModeNames) {
   EXPECT_EQ(compute_mode_from_string("per-iteration"), ComputeMode::PerIteration);
   EXPECT_FALSE(compute_mode_from_string("max").has_value());
+}
+
+// An evaluation of `seconds` on every rank during or after `iteration`: starting at its
+// optimizer_end (inside the iteration's bounds) or at its iteration_end (between iterations, as
+// ddp-train records it). Every later event moves by `seconds`, as in a real run.
+trace::Trace with_evaluation(trace::Trace trace, std::int64_t iteration, double seconds, bool inside) {
+  const auto length = static_cast<std::int64_t>(seconds * 1e9);
+  const trace::EventType after = inside ? trace::EventType::OptimizerEnd : trace::EventType::IterationEnd;
+  for (auto& rank : trace.ranks) {
+    auto& events = rank.events;
+    const auto at = std::find_if(events.begin(), events.end(), [&](const trace::Event& e) {
+      return e.iteration == iteration && e.type == after;
+    });
+    const std::int64_t start = at->t_ns;
+    const auto position = at - events.begin() + 1;
+    for (auto e = events.begin() + position; e != events.end(); ++e) e->t_ns += length;
+    trace::Event begin = *at;
+    begin.type = trace::EventType::EvalBegin;
+    trace::Event end = begin;
+    end.type = trace::EventType::EvalEnd;
+    end.t_ns = start + length;
+    end.message = "812/1000";
+    events.insert(events.begin() + position, {begin, end});
+  }
+  return trace;
+}
+
+// #20: evaluation time is not training compute, wherever the evaluation sits.
+TEST(WorkloadModel, EvaluationIsNotCompute) {
+  testing::SyntheticRun run;
+  const trace::Trace plain = testing::make_synthetic_trace(run);
+  const WorkloadModel reference = extract_workload(plain, ComputeMode::PerIteration);
+  for (const bool inside : {false, true}) {
+    const WorkloadModel model =
+        extract_workload(with_evaluation(plain, 4, 2.5, inside), ComputeMode::PerIteration);
+    ASSERT_EQ(model.source_iterations, reference.source_iterations);
+    for (int r = 0; r < run.world_size; ++r) {
+      for (std::size_t i = 0; i < model.source_iterations.size(); ++i) {
+        EXPECT_NEAR(model.costs_for(r, static_cast<std::int64_t>(i)).compute_total_s(),
+                    reference.costs_for(r, static_cast<std::int64_t>(i)).compute_total_s(), 2e-9)
+            << "rank " << r << " iteration " << model.source_iterations[i]
+            << (inside ? " (evaluation inside)" : " (evaluation after)");
+      }
+    }
+  }
+}
+
+// #20: an AMP step skipped for a non-finite gradient all-reduced like any other, so it is
+// replayed with its buckets (only no_sync steps are left out).
+TEST(WorkloadModel, SkippedAmpStepStillAllReduces) {
+  testing::SyntheticRun run;
+  trace::Trace trace = testing::make_synthetic_trace(run);
+  for (auto& rank : trace.ranks) {
+    for (auto& e : rank.events) {
+      if (e.type == trace::EventType::OptimizerEnd) {
+        e.kind = e.iteration == 3 ? "skipped" : "stepped";
+        e.message = e.iteration <= 3 ? "65536" : "32768";
+      }
+    }
+  }
+  const WorkloadModel model = extract_workload(trace, ComputeMode::PerIteration);
+  EXPECT_EQ(model.source_iterations, (std::vector<std::int64_t>{1, 2, 3, 4, 5, 6, 7, 8, 9}));
+  const RankIterationCosts& skipped = model.costs_for(0, 2);  // source iteration 3
+  ASSERT_EQ(skipped.bucket_ready_s.size(), run.buckets.size());
+  for (double ready : skipped.bucket_ready_s) EXPECT_GE(ready, 0.0);
+  EXPECT_EQ(model.bucket_bytes[0], 4 * (128 + 2097152));
 }
 
 }  // namespace
