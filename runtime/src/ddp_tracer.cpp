@@ -60,9 +60,18 @@ void DdpTracer::begin_iteration(std::int64_t iteration, bool sync) {
   writer_.record(event);
 }
 
-void DdpTracer::mark(EventType type) {
-  writer_.record(type, iteration_.load(std::memory_order_relaxed), trace::now_ns());
+void DdpTracer::mark(EventType type, const std::string& kind, const std::string& message) {
+  Event event;
+  event.rank = rank_;
+  event.iteration = iteration_.load(std::memory_order_relaxed);
+  event.type = type;
+  event.t_ns = trace::now_ns();
+  event.kind = kind;
+  event.message = message;
+  writer_.record(event);
 }
+
+void DdpTracer::flush() { writer_.flush(); }
 
 void DdpTracer::end_iteration() {
   const std::int64_t iteration = iteration_.load(std::memory_order_relaxed);

@@ -37,8 +37,11 @@ class DdpTracer final : public compat::AllreduceObserver {
 
   // `sync` false: a gradient-accumulation step under no_sync() (iteration_begin kind no_sync).
   void begin_iteration(std::int64_t iteration, bool sync = true);
-  // Records a loop-level event (forward_begin, optimizer_end, ...) now.
-  void mark(trace::EventType type);
+  // Records a loop-level event (forward_begin, optimizer_end, ...) now, with an optional kind
+  // and message (AMP's stepped/skipped and loss scale, an evaluation's counts).
+  void mark(trace::EventType type, const std::string& kind = "", const std::string& message = "");
+  // Writes what is buffered (events recorded between iterations, such as an evaluation).
+  void flush();
   // Records the layout seen in this iteration if it changed, then iteration_end, and flushes.
   void end_iteration();
   // Records a failure at once (flushed): `waited_ns` is how long the failing call ran. The

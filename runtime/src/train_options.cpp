@@ -55,6 +55,25 @@ void validate(const TrainOptions& o) {
   require(o.dataset_size >= 1, "--dataset-size: expected a positive integer");
   require(!o.trace_dir.empty() || !o.trace, "--trace-dir: expected a directory");
   require(o.fail_iteration >= 0, "--fail-iteration: expected a non-negative integer");
+  require(o.amp == "none" || o.amp == "bf16" || o.amp == "fp16",
+          "--amp " + o.amp + ": expected none, bf16 or fp16");
+  require(std::isfinite(o.loss_scale_init) && o.loss_scale_init > 0,
+          "--loss-scale-init: expected a positive number");
+  require(std::isfinite(o.clip_grad_norm) && o.clip_grad_norm >= 0,
+          "--clip-grad-norm: expected a non-negative number");
+  require(o.inject_inf_at >= -1, "--inject-inf-at: expected an iteration (>= 0)");
+  require(o.inject_inf_at < 0 || o.amp != "none",
+          "--inject-inf-at: expected --amp too (only loss scaling skips a non-finite step)");
+  require(o.lr_schedule == "constant" || o.lr_schedule == "step" || o.lr_schedule == "cosine",
+          "--lr-schedule " + o.lr_schedule + ": expected constant, step or cosine");
+  require(o.warmup_steps >= 0, "--warmup-steps: expected a non-negative integer");
+  require(o.lr_step_size >= 1, "--lr-step-size: expected a positive integer");
+  require(std::isfinite(o.lr_gamma) && o.lr_gamma > 0, "--lr-gamma: expected a positive number");
+  require(o.eval_every >= 0, "--eval-every: expected a non-negative integer");
+  require(o.eval_batch_size >= 1, "--eval-batch-size: expected a positive integer");
+  require(o.eval_every == 0 || o.model == "convnet" || o.model == "mlp",
+          "--eval-every: expected --model convnet or mlp (the workloads with a test split), got " +
+              o.model);
 }
 
 }  // namespace
@@ -76,6 +95,14 @@ std::map<std::string, std::string> TrainOptions::workload_settings() const {
       {"threads", std::to_string(threads)},
       {"iterations", std::to_string(iterations)},
   };
+  if (lr_schedule != "constant") {
+    settings["lr_schedule"] = lr_schedule;
+    settings["warmup_steps"] = std::to_string(warmup_steps);
+    if (lr_schedule == "step") {
+      settings["lr_step_size"] = std::to_string(lr_step_size);
+      settings["lr_gamma"] = format_number(lr_gamma);
+    }
+  }
   if (model == "mlp" || model == "mp-mlp") {
     settings["width"] = std::to_string(width);
     settings["depth"] = std::to_string(depth);
@@ -156,6 +183,36 @@ std::optional<TrainOptions> parse_train_options(int argc, const char* const* arg
                  "start of every iteration (repeatable)");
   const CLI::Option* skew_seed_given =
       app.add_option("--skew-seed", skew_seed, "seed of --delay-dist draws (default: --seed)");
+  app.add_option("--amp", o.amp,
+                 "none | bf16 | fp16: autocast the forward to this type (CPU: bf16; fp16 needs "
+                 "CUDA) with dynamic loss scaling as torch.amp.GradScaler")
+      ->capture_default_str();
+  app.add_option("--loss-scale-init", o.loss_scale_init,
+                 "--amp: the initial loss scale (GradScaler's init_scale; the lab uses 16384)")
+      ->capture_default_str();
+  app.add_option("--clip-grad-norm", o.clip_grad_norm,
+                 "clip the gradients' total norm to this (after unscaling under --amp); 0: off")
+      ->capture_default_str();
+  app.add_option("--inject-inf-at", o.inject_inf_at,
+                 "test only, with --amp: rank 0 multiplies its loss at this iteration by +inf, so "
+                 "every rank's all-reduced gradients are not finite and the step is skipped")
+      ->capture_default_str();
+  app.add_option("--lr-schedule", o.lr_schedule,
+                 "constant | step | cosine, stepped once per batch (linear warm-up first)")
+      ->capture_default_str();
+  app.add_option("--warmup-steps", o.warmup_steps,
+                 "--lr-schedule: linear warm-up over this many steps")
+      ->capture_default_str();
+  app.add_option("--lr-step-size", o.lr_step_size,
+                 "--lr-schedule step: multiply the rate by --lr-gamma every this many steps")
+      ->capture_default_str();
+  app.add_option("--lr-gamma", o.lr_gamma, "--lr-schedule step: the factor")
+      ->capture_default_str();
+  app.add_option("--eval-every", o.eval_every,
+                 "evaluate over the test split after every K-th iteration (0: never)")
+      ->capture_default_str();
+  app.add_option("--eval-batch-size", o.eval_batch_size, "samples per rank per evaluation batch")
+      ->capture_default_str();
   app.add_option("--checkpoint-dir", o.checkpoint_dir, "where checkpoint.pt is written and read");
   app.add_option("--checkpoint-every", o.checkpoint_every,
                  "rank 0 writes a checkpoint every N iterations (0: never)")

@@ -1,14 +1,21 @@
-// The training loop of one rank, written like the Python loop it reproduces:
+// The training loop of one rank, written like the Python loop it reproduces (the SageMaker lab's,
+// ../shared/seeds/004_*; the lines with --flags are optional):
 //
-//   model = DDP(model); opt = SGD(model.parameters())
+//   model = DDP(model); opt = SGD(model.parameters()); scaler = GradScaler(init)    # --amp
 //   for epoch: sampler.set_epoch(epoch)
-//     for x, y in loader: loss = F.cross_entropy(model(x), y); loss.backward(); opt.step();
-//                         opt.zero_grad()
+//     for x, y in loader:
+//       with autocast(dtype): loss = F.cross_entropy(model(x), y)                    # --amp
+//       scaler.scale(loss).backward()
+//       scaler.unscale_(opt); clip_grad_norm_(model.parameters(), max)  # --clip-grad-norm
+//       scaler.step(opt); scaler.update(); opt.zero_grad()
+//       lr_scheduler.step()                                                 # --lr-schedule
+//       every K batches: evaluate(model, eval_loader)                       # --eval-every
 //
 // with each phase bracketed by trace events when tracing is on.
 #include "ddpsim/runtime/trainer.hpp"
 
 #include <torch/autograd.h>
+#include <torch/nn/utils/clip_grad.h>
 #include <torch/optim/adam.h>
 #include <torch/optim/sgd.h>
 #include <torch/utils.h>
@@ -19,9 +26,11 @@
 #include <cinttypes>
 #include <cstdio>
 #include <cstdlib>
+#include <cmath>
 #include <fstream>
 #include <iomanip>
 #include <limits>
+#include <sstream>
 
 #include "c10d_compat.hpp"
 #include "ddp_tracer.hpp"
@@ -33,7 +42,10 @@
 #include "ddpsim/trace/stats.hpp"
 #include "checkpoint.hpp"
 #include "comm_hooks.hpp"
+#include "ddpsim/runtime/lr_schedule.hpp"
 #include "distributed_data_parallel.hpp"
+#include "evaluation.hpp"
+#include "mixed_precision.hpp"
 #include "skew_injector.hpp"
 #include "stop_signal.hpp"
 #include "workloads/mp_mlp.hpp"
@@ -135,7 +147,19 @@ trace::RunMeta make_run_meta(const TrainOptions& o, const launch::DistEnv& env,
       {"init_method", o.init_method},
       {"threads", std::to_string(o.threads)},
       {"launcher_env", launch::to_string(env.source)},
+      {"amp", o.amp},
   };
+  if (o.amp != "none") {
+    std::ostringstream scale;
+    scale << o.loss_scale_init;
+    meta.settings["loss_scale_init"] = scale.str();
+  }
+  if (o.clip_grad_norm > 0) {
+    std::ostringstream norm;
+    norm << o.clip_grad_norm;
+    meta.settings["clip_grad_norm"] = norm.str();
+  }
+  if (o.eval_every > 0) meta.settings["eval_every"] = std::to_string(o.eval_every);
   return meta;
 }
 
@@ -179,6 +203,8 @@ const char* phase_name(EventType phase) {
       return "backward";
     case EventType::OptimizerBegin:
       return "optimizer step";
+    case EventType::EvalBegin:
+      return "evaluation";
     default:
       return "bucket rebuild / buffer broadcast";
   }
@@ -202,6 +228,24 @@ class Trainer {
         on_cuda ? torch::Device(torch::kCUDA, static_cast<c10::DeviceIndex>(device))
                 : torch::Device(torch::kCPU);
     if (on_cuda) module->to(module_device);
+    // torch.autocast("cpu") casts to bfloat16; float16 autocast is CUDA's.
+    if (o_.amp == "fp16" && !on_cuda) {
+      throw UsageError("--amp fp16: expected a CUDA device (--backend nccl), got the CPU; use "
+                       "--amp bf16 there");
+    }
+    amp_.autocast = o_.amp != "none";
+    amp_.autocast_device = on_cuda ? at::kCUDA : at::kCPU;
+    amp_.autocast_dtype = o_.amp == "fp16" ? at::kHalf : at::kBFloat16;
+    amp_.device = module_device;
+    amp_.batch_size = o_.eval_batch_size;
+    if (amp_.autocast) {
+      GradScalerOptions scaling;
+      scaling.init_scale = o_.loss_scale_init;
+      scaler_ = std::make_unique<GradScaler>(scaling, module_device);
+    }
+    if (o_.lr_schedule != "constant" || o_.warmup_steps > 0) {
+      schedule_ = std::make_unique<LrSchedule>(LrSchedule::from(o_));
+    }
 
     data::DistributedSampler sampler(workload_->dataset_size(), env_.world_size, env_.rank,
                                      /*shuffle=*/true, o_.seed);
@@ -283,6 +327,7 @@ class Trainer {
         step_seconds.push_back(std::chrono::duration<double>(now - step_start).count());
       }
       if (progress.due(now)) progress.report(it + 1, loss.item<double>(), now);
+      if (o_.eval_every > 0 && (it + 1) % o_.eval_every == 0) run_evaluation(it);
       if (o_.checkpoint_every > 0 && (it + 1) % o_.checkpoint_every == 0) checkpoint(it + 1, epoch);
     }
     progress.finish(o_.iterations, loss.item<double>(), trace::median_of(step_seconds),
@@ -316,10 +361,16 @@ class Trainer {
       skew_->begin_iteration(it);
       ddp_->before_forward(sync);
       enter(EventType::ForwardBegin);
-      loss = workload_->loss(batch);
+      {
+        AutocastGuard autocast(amp_.autocast_device, amp_.autocast_dtype, amp_.autocast);
+        loss = workload_->loss(batch);
+      }
       // K accumulated gradients of loss/K average like one batch K times as large.
-      const at::Tensor objective =
-          o_.sync_every > 1 ? loss / static_cast<double>(o_.sync_every) : loss;
+      at::Tensor objective = o_.sync_every > 1 ? loss / static_cast<double>(o_.sync_every) : loss;
+      if (scaler_) objective = scaler_->scale(objective);
+      if (it == o_.inject_inf_at && env_.rank == 0) {
+        objective = objective * std::numeric_limits<double>::infinity();
+      }
       skew_->stretch_phase(phase_start_);
       ddp_->after_forward(sync);
       mark(EventType::ForwardEnd);
@@ -330,10 +381,7 @@ class Trainer {
       if (!local_grads.empty()) dump_grads(local_grads);
       if (sync) {
         enter(EventType::OptimizerBegin);
-        optimizer_->step();
-        optimizer_->zero_grad();
-        skew_->stretch_phase(phase_start_);
-        mark(EventType::OptimizerEnd);
+        optimizer_step(it);
       }
     } catch (const std::exception& error) {
       fail(it, error);
@@ -342,14 +390,61 @@ class Trainer {
     return loss.detach();
   }
 
+  // scaler.unscale_, clip_grad_norm_, scaler.step (skipped when a gradient is not finite: the
+  // gradients are all-reduced, so every rank decides alike), scaler.update, zero_grad, with the
+  // learning rate of this batch. Under AMP, optimizer_end records stepped/skipped and the scale
+  // this iteration's loss was multiplied by.
+  void optimizer_step(std::int64_t it) {
+    bool finite = true;
+    std::string scale_used;
+    if (scaler_) {
+      std::ostringstream text;
+      text << scaler_->current_scale();
+      scale_used = text.str();
+      finite = scaler_->unscale(ddp_->parameters());
+    }
+    if (o_.clip_grad_norm > 0) torch::nn::utils::clip_grad_norm_(ddp_->parameters(), o_.clip_grad_norm);
+    if (schedule_) {
+      for (auto& group : optimizer_->param_groups()) group.options().set_lr(schedule_->rate_at(it));
+    }
+    if (finite) optimizer_->step();
+    if (scaler_) scaler_->update();
+    optimizer_->zero_grad();
+    skew_->stretch_phase(phase_start_);
+    mark(EventType::OptimizerEnd, scaler_ ? (finite ? "stepped" : "skipped") : "", scale_used);
+  }
+
+  // Evaluation after iteration `it`, between two iterations in the trace (eval_begin, eval_end
+  // with "correct/total"); rank 0 prints the accuracy.
+  void run_evaluation(std::int64_t it) {
+    phase_ = EventType::EvalBegin;
+    phase_start_ = trace::now_ns();
+    mark(EventType::EvalBegin);
+    EvalCounts counts;
+    try {
+      counts = evaluate(*workload_, *ddp_->process_group(), amp_);
+    } catch (const std::exception& error) {
+      fail(it, error);
+    }
+    const std::string counted = std::to_string(counts.correct) + "/" + std::to_string(counts.total);
+    mark(EventType::EvalEnd, "", counted);
+    if (tracer_) tracer_->flush();
+    if (env_.rank == 0) {
+      std::printf("eval after iteration %" PRId64 ": accuracy %.4f (%s) in %.3f s\n", it + 1,
+                  counts.accuracy(), counted.c_str(),
+                  static_cast<double>(trace::now_ns() - phase_start_) / 1e9);
+      std::fflush(stdout);
+    }
+  }
+
   void enter(EventType phase) {
     phase_ = phase;
     phase_start_ = trace::now_ns();
     mark(phase);
   }
 
-  void mark(EventType type) {
-    if (tracer_) tracer_->mark(type);
+  void mark(EventType type, const std::string& kind = "", const std::string& message = "") {
+    if (tracer_) tracer_->mark(type, kind, message);
   }
 
   // A collective failed: the process group is unusable now, so record, report and leave at
@@ -441,6 +536,9 @@ class Trainer {
   std::unique_ptr<DdpTracer> tracer_;
   std::unique_ptr<DistributedDataParallel> ddp_;
   std::unique_ptr<torch::optim::Optimizer> optimizer_;
+  EvalSettings amp_;                     // autocast and device, for training and evaluation
+  std::unique_ptr<GradScaler> scaler_;   // --amp
+  std::unique_ptr<LrSchedule> schedule_;  // --lr-schedule / --warmup-steps
   EventType phase_ = EventType::IterationBegin;
   std::int64_t phase_start_ = 0;
 };

@@ -35,6 +35,12 @@ class Workload {
   virtual Batch batch(const std::vector<std::int64_t>& indices) = 0;
   // Forward pass and mean loss over the batch.
   virtual torch::Tensor loss(const Batch& batch) = 0;
+
+  // The test split, for evaluation (--eval-every): how many samples (0: the workload has none),
+  // the samples at `indices` (0-based within the split, on the CPU), and the model's logits.
+  virtual std::int64_t eval_dataset_size() const { return 0; }
+  virtual Batch eval_batch(const std::vector<std::int64_t>& indices);
+  virtual torch::Tensor logits(const torch::Tensor& input);
 };
 
 // Each builds its model with torch's global RNG seeded from options.seed (rank 0's weights are

@@ -1,10 +1,12 @@
 // ddp-train's flag parsing and failure classification (no processes, no LibTorch).
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <vector>
 
 #include "ddpsim/runtime/device_selection.hpp"
 #include "ddpsim/runtime/failure_kind.hpp"
+#include "ddpsim/runtime/lr_schedule.hpp"
 #include "ddpsim/runtime/train_options.hpp"
 
 namespace ddpsim::runtime {
@@ -57,7 +59,10 @@ TEST(TrainOptions, RejectsBadValuesWithTheFlagName) {
       {"--model", "vgg"},          {"--optimizer", "lamb"},   {"--iterations", "0"},
       {"--batch-size", "-1"},      {"--bucket-cap-mb", "0"},  {"--lr", "-0.1"},
       {"--backend", "mpi"},        {"--d-model", "10", "--heads", "3"},
-      {"--no-such-flag"},          {"--iterations", "many"}};
+      {"--no-such-flag"},          {"--iterations", "many"},  {"--amp", "fp8"},
+      {"--loss-scale-init", "0"},  {"--lr-schedule", "linear"}, {"--warmup-steps", "-1"},
+      {"--eval-every", "-2"},      {"--inject-inf-at", "3"},  {"--clip-grad-norm", "-1"},
+      {"--eval-every", "1", "--model", "transformer"}};
   for (const auto& args : bad) {
     try {
       parse(args);
@@ -69,6 +74,55 @@ TEST(TrainOptions, RejectsBadValuesWithTheFlagName) {
           << "'" << message << "' does not name " << args.front();
     }
   }
+}
+
+TEST(TrainOptions, ReadsTheLabsLoopFlags) {
+  const TrainOptions o = parse({"--amp", "bf16", "--loss-scale-init", "16384", "--clip-grad-norm",
+                                "1.5", "--inject-inf-at", "4", "--lr-schedule", "cosine",
+                                "--warmup-steps", "3", "--eval-every", "10", "--eval-batch-size",
+                                "64"});
+  EXPECT_EQ(o.amp, "bf16");
+  EXPECT_DOUBLE_EQ(o.loss_scale_init, 16384.0);
+  EXPECT_DOUBLE_EQ(o.clip_grad_norm, 1.5);
+  EXPECT_EQ(o.inject_inf_at, 4);
+  EXPECT_EQ(o.lr_schedule, "cosine");
+  EXPECT_EQ(o.warmup_steps, 3);
+  EXPECT_EQ(o.eval_every, 10);
+  EXPECT_EQ(o.eval_batch_size, 64);
+  EXPECT_EQ(o.workload_settings().at("lr_schedule"), "cosine");
+  // Defaults: fp32, GradScaler's init_scale, no schedule, no evaluation.
+  const TrainOptions d = parse({});
+  EXPECT_EQ(d.amp, "none");
+  EXPECT_DOUBLE_EQ(d.loss_scale_init, 65536.0);
+  EXPECT_EQ(d.eval_every, 0);
+  EXPECT_EQ(d.workload_settings().count("lr_schedule"), 0u);
+}
+
+// The rate of each batch, against values worked out by hand (lr_schedule.hpp's formulas).
+TEST(LrSchedule, LinearWarmupThenCosineToZero) {
+  LrSchedule s = LrSchedule::from(parse({"--lr", "0.1", "--lr-schedule", "cosine",
+                                         "--warmup-steps", "4", "--iterations", "14"}));
+  EXPECT_DOUBLE_EQ(s.rate_at(0), 0.0);
+  EXPECT_DOUBLE_EQ(s.rate_at(1), 0.025);
+  EXPECT_DOUBLE_EQ(s.rate_at(3), 0.075);
+  EXPECT_DOUBLE_EQ(s.rate_at(4), 0.1);               // warm-up done: the peak
+  EXPECT_NEAR(s.rate_at(9), 0.05, 1e-15);            // half way through the 10 cosine steps
+  EXPECT_NEAR(s.rate_at(6), 0.1 * 0.5 * (1 + std::cos(0.2 * std::acos(-1.0))), 1e-15);
+  EXPECT_NEAR(s.rate_at(14), 0.0, 1e-15);            // the end
+  EXPECT_NEAR(s.rate_at(20), 0.0, 1e-15);            // and stays there
+}
+
+TEST(LrSchedule, StepDecaysByGammaEveryStepSizeAfterWarmup) {
+  LrSchedule s = LrSchedule::from(parse({"--lr", "0.2", "--lr-schedule", "step", "--warmup-steps",
+                                         "2", "--lr-step-size", "3", "--lr-gamma", "0.5"}));
+  const std::vector<double> expected = {0.0, 0.1, 0.2, 0.2, 0.2, 0.1, 0.1, 0.1, 0.05};
+  for (std::size_t k = 0; k < expected.size(); ++k) {
+    EXPECT_DOUBLE_EQ(s.rate_at(static_cast<std::int64_t>(k)), expected[k]) << "batch " << k;
+  }
+  // Without a schedule the rate is --lr throughout.
+  LrSchedule constant = LrSchedule::from(parse({"--lr", "0.3"}));
+  EXPECT_DOUBLE_EQ(constant.rate_at(0), 0.3);
+  EXPECT_DOUBLE_EQ(constant.rate_at(1000), 0.3);
 }
 
 TEST(TrainOptions, ExpandsRankPlaceholders) {

@@ -1,4 +1,5 @@
-// `--model convnet`: a small CNN on real data, Fashion-MNIST's 60,000 training images.
+// `--model convnet`: a small CNN on real data, Fashion-MNIST's 60,000 training images (and its
+// 10,000 t10k test images for --eval-every).
 //
 // Two 3x3 convolutions (32 and 64 channels, each followed by ReLU and 2x2 max-pooling) and two
 // fully connected layers (3136 -> 128 -> 10): 0.42 M parameters, most of them in the first
@@ -10,6 +11,9 @@
 #include <torch/nn/modules/linear.h>
 #include <torch/nn/modules/pooling.h>
 #include <torch/utils.h>
+
+#include <tuple>
+#include <utility>
 
 #include "../workload.hpp"
 #include "ddpsim/data/fashion_mnist.hpp"
@@ -28,29 +32,46 @@ torch::nn::Sequential make_convnet() {
                     Flatten(), Linear(64 * 7 * 7, 128), ReLU(), Linear(128, data::kFashionMnistClasses));
 }
 
-data::LabeledImages load_training_set(const std::string& dir_option) {
+data::LabeledImages load_split(const std::string& dir_option, data::Split split) {
   const std::string dir = dir_option.empty() ? data::default_fashion_mnist_dir() : dir_option;
   try {
-    return data::load_fashion_mnist(dir, data::Split::Train);
+    return data::load_fashion_mnist(dir, split);
   } catch (const data::DataError& error) {
     throw UsageError(std::string("--model convnet needs Fashion-MNIST: ") + error.what());
   }
 }
 
+// Images as bytes [count, 1, rows, cols] and labels as int64 [count].
+std::pair<torch::Tensor, torch::Tensor> as_tensors(const data::LabeledImages& set) {
+  const auto count = static_cast<std::int64_t>(set.count);
+  torch::Tensor images = torch::from_blob(const_cast<std::uint8_t*>(set.pixels.data()),
+                                          {count, 1, static_cast<std::int64_t>(set.rows),
+                                           static_cast<std::int64_t>(set.cols)},
+                                          torch::kUInt8)
+                             .clone();
+  torch::Tensor labels =
+      torch::from_blob(const_cast<std::uint8_t*>(set.labels.data()), {count}, torch::kUInt8)
+          .to(torch::kLong);
+  return {images, labels};
+}
+
+// Normalised float pixels and labels of the samples at `indices`.
+Batch select(const torch::Tensor& images, const torch::Tensor& labels,
+             const std::vector<std::int64_t>& indices) {
+  const auto index = torch::tensor(indices, torch::kLong);
+  auto pixels = images.index_select(0, index).to(torch::kFloat).div_(255.0);
+  return {pixels.sub_(kPixelMean).div_(kPixelStd), labels.index_select(0, index)};
+}
+
 class ConvNetWorkload final : public Workload {
  public:
   explicit ConvNetWorkload(const TrainOptions& o) {
-    const data::LabeledImages set = load_training_set(o.data_dir);
-    const auto count = static_cast<std::int64_t>(set.count);
     // Kept as bytes (47 MB); batches are converted to float when drawn.
-    images_ = torch::from_blob(const_cast<std::uint8_t*>(set.pixels.data()),
-                               {count, 1, static_cast<std::int64_t>(set.rows),
-                                static_cast<std::int64_t>(set.cols)},
-                               torch::kUInt8)
-                  .clone();
-    labels_ = torch::from_blob(const_cast<std::uint8_t*>(set.labels.data()), {count},
-                               torch::kUInt8)
-                  .to(torch::kLong);
+    std::tie(images_, labels_) = as_tensors(load_split(o.data_dir, data::Split::Train));
+    // The t10k files, only when evaluating.
+    if (o.eval_every > 0) {
+      std::tie(test_images_, test_labels_) = as_tensors(load_split(o.data_dir, data::Split::Test));
+    }
     torch::manual_seed(o.seed);
     net_ = make_convnet();
   }
@@ -59,10 +80,15 @@ class ConvNetWorkload final : public Workload {
   std::int64_t dataset_size() const override { return images_.size(0); }
 
   Batch batch(const std::vector<std::int64_t>& indices) override {
-    const auto index = torch::tensor(indices, torch::kLong);
-    auto pixels = images_.index_select(0, index).to(torch::kFloat).div_(255.0);
-    return {pixels.sub_(kPixelMean).div_(kPixelStd), labels_.index_select(0, index)};
+    return select(images_, labels_, indices);
   }
+  std::int64_t eval_dataset_size() const override {
+    return test_images_.defined() ? test_images_.size(0) : 0;
+  }
+  Batch eval_batch(const std::vector<std::int64_t>& indices) override {
+    return select(test_images_, test_labels_, indices);
+  }
+  torch::Tensor logits(const torch::Tensor& input) override { return net_->forward(input); }
 
   torch::Tensor loss(const Batch& batch) override {
     return torch::nn::functional::cross_entropy(net_->forward(batch.input), batch.target);
@@ -71,6 +97,8 @@ class ConvNetWorkload final : public Workload {
  private:
   torch::Tensor images_;
   torch::Tensor labels_;
+  torch::Tensor test_images_;  // undefined unless --eval-every
+  torch::Tensor test_labels_;
   torch::nn::Sequential net_;
 };
 

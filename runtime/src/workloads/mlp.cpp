@@ -8,6 +8,8 @@
 #include <torch/nn/modules/linear.h>
 #include <torch/utils.h>
 
+#include <algorithm>
+
 #include "../synthetic_classification.hpp"
 #include "../workload.hpp"
 
@@ -35,6 +37,17 @@ class MlpWorkload final : public Workload {
   torch::Tensor loss(const Batch& batch) override {
     return torch::nn::functional::cross_entropy(net_->forward(batch.input), batch.target);
   }
+  // The test split: the dataset_size / 6 samples after the training ones (Fashion-MNIST's
+  // proportion, 10,000 per 60,000), drawn from the same distribution, never trained on.
+  std::int64_t eval_dataset_size() const override {
+    return std::max<std::int64_t>(1, data_.size() / 6);
+  }
+  Batch eval_batch(const std::vector<std::int64_t>& indices) override {
+    std::vector<std::int64_t> shifted(indices);
+    for (auto& i : shifted) i += data_.size();
+    return data_.batch(shifted);
+  }
+  torch::Tensor logits(const torch::Tensor& input) override { return net_->forward(input); }
 
  private:
   SyntheticClassification data_;

@@ -57,6 +57,25 @@ struct TrainOptions {
   // Injected stragglers (--slowdown, --delay, --delay-dist; seed from --skew-seed or --seed).
   trace::SkewSpec skew;
 
+  // Mixed precision (torch.autocast + torch.amp.GradScaler): none (fp32) | bf16 | fp16 (CUDA).
+  std::string amp = "none";
+  double loss_scale_init = 65536.0;  // GradScaler's init_scale (the lab uses 16384)
+  double clip_grad_norm = 0;         // max total gradient norm, 0: no clipping
+  // Test-only: at this iteration rank 0 multiplies its loss by +inf, so its gradients (and,
+  // after the all-reduce, every rank's) are not finite. -1: never.
+  std::int64_t inject_inf_at = -1;
+
+  // Learning-rate schedule, stepped once per batch (lr_schedule.hpp).
+  std::string lr_schedule = "constant";  // constant | step | cosine
+  std::int64_t warmup_steps = 0;
+  std::int64_t lr_step_size = 1000;  // step: multiply by lr_gamma every lr_step_size steps
+  double lr_gamma = 0.1;
+
+  // Evaluation over the test split every eval_every iterations (0: never), sharded like
+  // DistributedSampler(shuffle=False); accuracy is all-reduced, printed and traced.
+  std::int64_t eval_every = 0;
+  std::int64_t eval_batch_size = 64;
+
   // Checkpoints: rank 0 writes DIR/checkpoint.pt every N iterations; --resume loads it.
   std::string checkpoint_dir;
   std::int64_t checkpoint_every = 0;  // 0: never
