@@ -148,5 +148,33 @@ TEST(Summary, TableShowsTheHeadlineFigures) {
   EXPECT_NE(table.find("20.1% hidden"), std::string::npos) << table;
 }
 
+// #20: AMP's skipped steps and loss scale, and the evaluation phases, as notes (rank 0's file).
+TEST(Summary, NotesAmpStepsAndEvaluations) {
+  Trace trace = four_rank_trace();
+  auto& events = trace.ranks[0].events;
+  EXPECT_EQ(summary_to_table(summarize(trace)).find("amp:"), std::string::npos);
+  for (Event& e : events) {
+    if (e.type != EventType::OptimizerEnd) continue;
+    e.kind = e.iteration == 2 ? "skipped" : "stepped";
+    e.message = e.iteration <= 2 ? "65536" : "32768";
+  }
+  Event begin = events.back();  // after the last iteration_end, 0.5 s long
+  begin.type = EventType::EvalBegin;
+  Event end = begin;
+  end.type = EventType::EvalEnd;
+  end.t_ns += 500'000'000;
+  end.message = "8528/10000";
+  events.push_back(begin);
+  events.push_back(end);
+  const std::string table = summary_to_table(summarize(trace));
+  EXPECT_NE(table.find("1 of 4 steps skipped (non-finite gradients), loss scale 65536 -> 32768"),
+            std::string::npos) << table;
+  EXPECT_NE(table.find("1 phases of median 0.500 s between iterations (not compute): last accuracy "
+                       "0.8528 (8528/10000) after iteration 4"),
+            std::string::npos) << table;
+  // Not compute: the iteration times are those without the evaluation.
+  EXPECT_NEAR(summarize(trace).median_iteration_s, 1050.4e-6, 1e-12);
+}
+
 }  // namespace
 }  // namespace ddpsim::trace

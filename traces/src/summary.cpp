@@ -92,6 +92,59 @@ void summarize_buckets(const Trace& trace, const std::vector<Timelines>& timelin
   }
 }
 
+// Lines about mixed precision (optimizer_end's stepped/skipped and loss scale) and evaluation
+// phases (eval_begin/eval_end between iterations), from rank 0; nothing without them.
+void add_amp_and_evaluation_notes(const Trace& trace, Summary& summary) {
+  std::int64_t steps = 0, skipped = 0;
+  std::string first_scale, last_scale;
+  std::vector<double> eval_seconds;
+  std::int64_t eval_begin = -1;
+  const Event* last_eval = nullptr;
+  for (const Event& event : trace.ranks.front().events) {
+    if (event.type == EventType::OptimizerEnd && !event.kind.empty()) {
+      ++steps;
+      skipped += event.kind == "skipped";
+      if (first_scale.empty()) first_scale = event.message;
+      last_scale = event.message;
+    } else if (event.type == EventType::EvalBegin) {
+      eval_begin = event.t_ns;
+    } else if (event.type == EventType::EvalEnd && eval_begin >= 0) {
+      eval_seconds.push_back(static_cast<double>(event.t_ns - eval_begin) * 1e-9);
+      last_eval = &event;
+      eval_begin = -1;
+    }
+  }
+  if (steps > 0) {
+    const auto amp = trace.meta().settings.find("amp");
+    summary.notes.push_back("amp:         " +
+                            (amp == trace.meta().settings.end() ? std::string("on") : amp->second) +
+                            ", " + std::to_string(skipped) + " of " + std::to_string(steps) +
+                            " steps skipped (non-finite gradients), loss scale " + first_scale +
+                            " -> " + last_scale + " (before the last step)");
+  }
+  if (last_eval != nullptr) {
+    const std::string& counts = last_eval->message;
+    std::int64_t correct = 0, total = 0;
+    const auto slash = counts.find('/');
+    char line[300];
+    if (slash != std::string::npos &&
+        std::from_chars(counts.data(), counts.data() + slash, correct).ec == std::errc() &&
+        std::from_chars(counts.data() + slash + 1, counts.data() + counts.size(), total).ec ==
+            std::errc() &&
+        total > 0) {
+      std::snprintf(line, sizeof line, "last accuracy %.4f (%s) after iteration %lld",
+                    static_cast<double>(correct) / static_cast<double>(total), counts.c_str(),
+                    static_cast<long long>(last_eval->iteration + 1));
+    } else {
+      std::snprintf(line, sizeof line, "last counts \"%s\"", counts.c_str());
+    }
+    char timing[200];
+    std::snprintf(timing, sizeof timing, "%zu phases of median %.3f s between iterations (not compute): ",
+                  eval_seconds.size(), median_of(eval_seconds));
+    summary.notes.push_back(std::string("evaluation:  ") + timing + line);
+  }
+}
+
 // Lines about what a profiler import holds (see traces/src/kineto.cpp).
 void add_notes(const Trace& trace, Summary& summary) {
   const RunMeta& meta = trace.meta();
@@ -140,6 +193,7 @@ void add_notes(const Trace& trace, Summary& summary) {
     }
     summary.notes.push_back(line + "; replayed as measured compute time");
   }
+  add_amp_and_evaluation_notes(trace, summary);
 }
 
 }  // namespace
