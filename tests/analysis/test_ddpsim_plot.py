@@ -348,5 +348,65 @@ class Advise(PlotTest):
         self.assertIn("expected keys 'bucket' and 'stragglers'", result.stderr)
 
 
+class Whatif(PlotTest):
+    def write(self, rows):
+        path = os.path.join(self.dir, "whatif.csv")
+        with open(path, "w", newline="") as handle:
+            writer = csv.DictWriter(handle, fieldnames=["where", "family", "config", "kind", "rep", "mode",
+                                                        "measured_s", "predicted_s"])
+            writer.writeheader()
+            writer.writerows(rows)
+        return path
+
+    def test_medians_and_spread_over_repetitions_per_configuration(self):
+        rows = []
+        # Three repetitions; predictions of another mode and another family must be left out.
+        for rep, (base, cap1, pred1) in enumerate([(0.40, 0.30, 0.27), (0.44, 0.32, 0.33), (0.42, 0.34, 0.30)]):
+            rows.append({"family": "bucket", "config": "cap25", "kind": "reconstruction", "rep": rep,
+                         "mode": "per-iteration/trace", "measured_s": base, "predicted_s": base * 0.98})
+            rows.append({"family": "bucket", "config": "cap1", "kind": "prediction", "rep": rep,
+                         "mode": "per-iteration/trace", "measured_s": cap1, "predicted_s": pred1})
+            rows.append({"family": "bucket", "config": "cap1", "kind": "prediction", "rep": rep,
+                         "mode": "median/trace", "measured_s": cap1, "predicted_s": 9.0})
+            rows.append({"family": "slowdown", "config": "x2", "kind": "prediction", "rep": rep,
+                         "mode": "per-iteration/trace", "measured_s": 1.0, "predicted_s": 9.0})
+        self.plot("whatif", self.write(rows))
+        got = self.assert_figure("whatif")
+        self.assertEqual([(r["config"], r["kind"], r["reps"]) for r in got],
+                         [("cap25", "reconstruction", "3"), ("cap1", "prediction", "3")])
+        self.assert_close(got[1]["measured_median_ms"], 320.0, "measured median")
+        self.assert_close(got[1]["measured_min_ms"], 300.0, "measured min")
+        self.assert_close(got[1]["predicted_median_ms"], 300.0, "predicted median")
+        self.assert_close(got[1]["predicted_max_ms"], 330.0, "predicted max")
+        # Errors per repetition: -10 %, +3.125 %, -11.76 %: the median is -10 %.
+        self.assert_close(got[1]["median_error"], -0.1, "median error")
+
+    def test_unknown_family(self):
+        path = self.write([{"family": "bucket", "config": "cap1", "kind": "prediction", "rep": 0,
+                            "mode": "per-iteration/trace", "measured_s": 1, "predicted_s": 1}])
+        result = self.plot("whatif", path, "--family", "world", expect=2)
+        self.assertIn("expected rows of family world", result.stderr)
+
+
+class Calibration(PlotTest):
+    def test_fitted_against_told_in_mbit(self):
+        path = os.path.join(self.dir, "calibration.csv")
+        with open(path, "w") as handle:
+            handle.write("rate_mbit,cap_mb,told_bytes_per_s,beta_bytes_per_s,error_pct\n"
+                         "100,1,12500000,11500000,-8.0\n400,25,50000000,47000000,-6.0\n")
+        self.plot("calibration", path)
+        got = self.assert_figure("calibration")
+        self.assert_close(got[0]["fitted_mbit_s"], 92.0, "fitted rate")
+        self.assert_close(got[1]["told_mbit_s"], 400.0, "told rate")
+        self.assert_close(got[1]["error_pct"], -6.0, "error")
+
+    def test_not_a_calibration(self):
+        path = os.path.join(self.dir, "calibration.csv")
+        with open(path, "w") as handle:
+            handle.write("a,b\n1,2\n")
+        result = self.plot("calibration", path, expect=2)
+        self.assertIn("expected columns rate_mbit", result.stderr)
+
+
 if __name__ == "__main__":
     unittest.main()

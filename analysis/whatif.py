@@ -1,0 +1,85 @@
+"""A what-if family from simulator/bench/validate_whatif.py's whatif.csv as a figure: for each
+configuration, the measured median iteration time over the repetitions (the spread: min..max)
+and what ddp-sim predicted for it from each repetition's *baseline* trace (median over the
+repetitions; the spread: min..max of those predictions). The baseline itself is a
+reconstruction and is drawn hollow, so a reader never takes it for a prediction."""
+import csv
+import statistics
+
+import pandas as pd
+
+import output
+import style
+from inputs import InputError
+
+COLUMNS = ("family", "config", "kind", "rep", "mode", "measured_s", "predicted_s")
+
+
+def read_rows(path):
+    try:
+        with open(path, newline="", encoding="utf-8") as file:
+            reader = csv.DictReader(file)
+            missing = [c for c in COLUMNS if c not in (reader.fieldnames or [])]
+            if missing:
+                raise InputError(path, "columns " + ", ".join(COLUMNS) + " (validate_whatif.py's whatif.csv)",
+                                 "no " + ", ".join(missing))
+            return list(reader)
+    except FileNotFoundError:
+        raise InputError(path, "whatif.csv from simulator/bench/validate_whatif.py", "no such file") from None
+    except UnicodeDecodeError as error:
+        raise InputError(path, "a CSV file", str(error)) from None
+
+
+def number(path, row, column):
+    try:
+        return float(row[column])
+    except (TypeError, ValueError):
+        raise InputError(path, f"a number in column {column}", repr(row[column])) from None
+
+
+def plotted_numbers(path, family, mode):
+    """One row per configuration, in the order the family lists them: measured and predicted
+    medians over the repetitions, with min and max, in ms."""
+    rows = [r for r in read_rows(path) if r["family"] == family and r["mode"] == mode]
+    if not rows:
+        raise InputError(path, f"rows of family {family} and mode {mode}", "none")
+    configs = list(dict.fromkeys(r["config"] for r in rows))
+    plotted = []
+    for config in configs:
+        mine = [r for r in rows if r["config"] == config]
+        measured = [number(path, r, "measured_s") * 1e3 for r in mine]
+        predicted = [number(path, r, "predicted_s") * 1e3 for r in mine]
+        plotted.append({"config": config, "kind": mine[0]["kind"], "reps": len(mine),
+                        "measured_median_ms": statistics.median(measured),
+                        "measured_min_ms": min(measured), "measured_max_ms": max(measured),
+                        "predicted_median_ms": statistics.median(predicted),
+                        "predicted_min_ms": min(predicted), "predicted_max_ms": max(predicted),
+                        "median_error": statistics.median(
+                            [p / m - 1 for p, m in zip(predicted, measured)])})
+    return pd.DataFrame(plotted)
+
+
+def plot(path, out_dir, name, family, mode):
+    plotted = plotted_numbers(path, family, mode)
+    fig, ax = style.figure(width=style.COLUMN_WIDTH, height=2.4)
+    x = list(range(len(plotted)))
+
+    def bars(column, offset, color, label, hollow_baseline):
+        median = plotted[f"{column}_median_ms"]
+        low = median - plotted[f"{column}_min_ms"]
+        high = plotted[f"{column}_max_ms"] - median
+        for i, row in plotted.iterrows():
+            hollow = hollow_baseline and row["kind"] == "reconstruction"
+            ax.errorbar([x[i] + offset], [median[i]], yerr=[[low[i]], [high[i]]], fmt="o", color=color,
+                        fillstyle="none" if hollow else "full", capsize=2,
+                        label=label if i == 0 else None)
+
+    bars("measured", -0.1, style.MEASURED, "measured (median, min..max)", False)
+    bars("predicted", 0.1, style.PREDICTED, "predicted from the baseline (hollow: reconstruction)", True)
+    ax.set_xticks(x)
+    ax.set_xticklabels(plotted["config"])
+    ax.set_xlabel(f"{family} what-if (first: the baseline)")
+    ax.set_ylabel("median iteration (ms)")
+    ax.set_ylim(bottom=0)
+    ax.legend(fontsize="x-small", loc="lower right")
+    return output.save(fig, plotted, out_dir, name)
