@@ -18,6 +18,19 @@ Families (--families, default all):
             no all-reduce, so the network comes from an independent Gloo all-reduce benchmark
             run in the same repetition (experiments/peer/allreduce_bench.py, like nccl-tests)
 
+On the testbed (--testbed RATE, root: scripts/testbed.sh): every job runs as 2 hosts (network
+namespaces) joined by links shaped to RATE, a communication-bound regime (MLP 256x16, 4.2 MB of
+gradients, batch 2048: forward + backward, ~0.15 s, about as long as the gradients take over
+200 Mbit/s, so caps 0.25..25 MiB move the iteration by ~25 %):
+  bucket    baseline cap 25 MiB (1 bucket) -> caps 0.25, 0.5, 1, 2 MiB (16, 8, 4, 2 buckets)
+  slowdown  baseline cap 1 MiB (4 buckets) -> rank 1's compute x 1.25, 1.5, 2, 3
+  world     2 hosts x 1 rank -> 2 hosts x 2 ranks, predicted on ddp-sim's two-level platform:
+            the inter-node link from the network method, the intra-node one (the host's
+            loopback) from a Gloo all-reduce benchmark run in the same repetition; 4 ranks then
+            share the 2 cores, which the replay does not model (said in the README)
+and the network methods are "trace" (calibrated from the baseline) and "told" (the rate the
+testbed was told, RATE/8 bytes/s, no latency).
+
 Writes OUT/whatif.csv (one row per prediction and compute mode, appended as each repetition
 ends, so a failure loses nothing measured) and OUT/summary.json, and prints
 a table: median and p90 |error| per family and mode, and how often the measured value fell inside
@@ -32,6 +45,7 @@ import argparse
 import csv
 import json
 import os
+import re
 import statistics
 import subprocess
 import sys
@@ -45,6 +59,39 @@ TORCH_PYTHON = os.environ.get("DDPSIM_TORCH_PYTHON", os.path.join(ROOT, ".venv",
 # 1024-wide MLP is compute-bound, so a slowed rank shows.
 COMM_HEAVY = ["--model", "mlp", "--width", "2048", "--depth", "4", "--batch-size", "8"]
 COMPUTE_HEAVY = ["--model", "mlp", "--width", "1024", "--depth", "4", "--batch-size", "64"]
+# On the testbed at 200 Mbit/s: 16 layers of 256 KiB gradients; compute takes about as long as
+# the 4.2 MB take over the link (~0.17 s), so overlap (the bucket cap) and a slowed rank both
+# show. At batch 256 compute was ~40 ms and the caps moved the iteration by only 10-18 %.
+COMM_BOUND = ["--model", "mlp", "--width", "256", "--depth", "16", "--batch-size", "2048"]
+# The loopback between two ranks of one testbed host, for the two-level platform: measured by
+# the benchmark of the same repetition (its beta), never the shaped link.
+TWO_LEVEL = ["--platform", "two-level", "--gpus-per-node", "2", "--intra-latency", "0"]
+
+
+def cap(c):
+    """ddp-train and ddp-sim flags for bucket cap c MiB, the first bucket's cap included."""
+    return ["--bucket-cap-mb", c, "--first-bucket-cap-mb", c]
+
+
+def testbed_configs(name):
+    """As family_configs, on the testbed; ranks = (hosts, ranks per host)."""
+    if name == "bucket":
+        return [("cap25", COMM_BOUND + cap("25"), [], (2, 1))] + [
+            (f"cap{c}", COMM_BOUND + cap(c), cap(c), (2, 1)) for c in ("0.25", "0.5", "1", "2")]
+    if name == "slowdown":
+        base = COMM_BOUND + cap("1")
+        return [("x1", base, [], (2, 1))] + [
+            (f"x{f}", base + ["--slowdown", f"1={f}"], ["--slowdown", f"1={f}"], (2, 1))
+            for f in ("1.25", "1.5", "2", "3")]
+    if name == "delay":
+        base = COMM_BOUND + cap("1")
+        dist = "1=exp:100"
+        return [("none", base, [], (2, 1)),
+                ("exp100", base + ["--delay-dist", dist], ["--delay-dist", dist], (2, 1))]
+    if name == "world":
+        base = COMM_BOUND + cap("1")
+        return [("2x1", base, [], (2, 1)), ("2x2", base, ["--world-size", "4", *TWO_LEVEL], (2, 2))]
+    sys.exit(f"validate_whatif.py: --families: expected bucket, slowdown, delay or world, got {name}")
 
 
 def family_configs(name):
@@ -75,13 +122,37 @@ def run(cmd, **kw):
     return p.stdout
 
 
-def measure(bin_dir, trace, flags, ranks, iterations, seed, resume=False):
-    if resume and os.path.exists(os.path.join(trace, f"rank-{ranks - 1}.meta.json")):
+def world_of(ranks):
+    return ranks[0] * ranks[1] if isinstance(ranks, tuple) else ranks
+
+
+def measure(bin_dir, trace, flags, ranks, iterations, seed, resume=False, testbed=None):
+    """One real job. ranks: a count (loopback, one machine) or (hosts, ranks per host) on the
+    testbed at rate `testbed`."""
+    if resume and os.path.exists(os.path.join(trace, f"rank-{world_of(ranks) - 1}.meta.json")):
         return json.loads(run([f"{bin_dir}/ddp-trace", "summary", "--json", trace]))
-    run([f"{bin_dir}/ddp-launch", "--nproc-per-node", str(ranks), "--master-port", "0", "--",
-         f"{bin_dir}/ddp-train", *flags, "--iterations", str(iterations), "--threads", "1",
-         "--seed", str(seed), "--quiet", "--trace-dir", trace])
+    train = [f"{bin_dir}/ddp-train", *flags, "--iterations", str(iterations), "--threads", "1",
+             "--seed", str(seed), "--quiet", "--trace-dir", trace]
+    if testbed:
+        hosts, per_host = ranks
+        run([os.path.join(ROOT, "scripts", "testbed.sh"), "--quiet", "--hosts", str(hosts),
+             "--ranks-per-host", str(per_host), "--rate", testbed, "--timeout", "600", "--",
+             f"{bin_dir}/ddp-launch", "--nnodes", "{hosts}", "--node-rank", "{host}",
+             "--nproc-per-node", "{ranks}", "--master-addr", "{master}", "--master-port", "29500",
+             "--", *train])
+    else:
+        run([f"{bin_dir}/ddp-launch", "--nproc-per-node", str(ranks), "--master-port", "0", "--",
+             *train])
     return json.loads(run([f"{bin_dir}/ddp-trace", "summary", "--json", trace]))
+
+
+def told_network(rate):
+    """--bandwidth/--latency from the rate the testbed was told (tc units, e.g. 200mbit)."""
+    m = re.fullmatch(r"(\d+(?:\.\d+)?)(bit|kbit|mbit|gbit)", rate)
+    if not m:
+        sys.exit(f"validate_whatif.py: --testbed: expected a rate like 200mbit, got {rate}")
+    bits = float(m[1]) * {"bit": 1, "kbit": 1e3, "mbit": 1e6, "gbit": 1e9}[m[2]]
+    return ["--bandwidth", repr(bits / 8), "--latency", "0"]
 
 
 def iteration_times(summary):
@@ -89,13 +160,14 @@ def iteration_times(summary):
 
 
 def network_benchmark(out_json, resume=False):
-    """ddp-sim's --latency/--bandwidth from a Gloo all-reduce benchmark, not from any trace."""
+    """A Gloo all-reduce benchmark on this machine's loopback, not from any trace: (alpha_s,
+    beta_bytes_per_s)."""
     if not (resume and os.path.exists(out_json)):
         run([TORCH_PYTHON, os.path.join(ROOT, "experiments", "peer", "allreduce_bench.py"),
              "--out", out_json, "--world-size", "2"])
     with open(out_json) as f:
         bench = json.load(f)
-    return ["--latency", repr(bench["alpha_s"]), "--bandwidth", repr(bench["beta_bytes_per_s"])]
+    return bench["alpha_s"], bench["beta_bytes_per_s"]
 
 
 def predict(bin_dir, trace, whatif, mode, runs, out_json):
@@ -148,20 +220,33 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--reps", type=int, default=5)
     ap.add_argument("--iterations", type=int, default=30)
-    ap.add_argument("--families", default="bucket,slowdown,delay,world")
+    ap.add_argument("--families", help="default: bucket,slowdown,delay,world (testbed: no delay)")
     ap.add_argument("--modes", default="per-iteration,median")
-    ap.add_argument("--networks", default="trace,bench",
-                    help="trace: calibrate from the baseline trace; bench: an all-reduce benchmark")
+    ap.add_argument("--networks",
+                    help="trace: calibrate from the baseline trace; bench: an all-reduce "
+                         "benchmark; told: the testbed's rate (default trace,bench; testbed: "
+                         "trace,told)")
+    ap.add_argument("--testbed", metavar="RATE",
+                    help="run every job as 2 hosts of scripts/testbed.sh at RATE (root)")
     ap.add_argument("--bin-dir", default=os.path.join(ROOT, "build", "release", "bin"))
-    ap.add_argument("--out", default=os.path.join(ROOT, "results", "whatif"))
+    ap.add_argument("--out", help="default results/whatif (testbed: results/whatif-testbed)")
     ap.add_argument("--bootstrap-runs", type=int, default=21,
                     help="replays per prediction: 1 + resampled ones for its 90 %% interval "
                          "(1: no interval)")
     ap.add_argument("--resume", action="store_true",
                     help="reuse measured traces (and benchmarks) already in --out")
     args = ap.parse_args()
+    tb = args.testbed
+    args.families = args.families or ("bucket,slowdown,world" if tb else "bucket,slowdown,delay,world")
+    args.networks = args.networks or ("trace,told" if tb else "trace,bench")
+    args.out = args.out or os.path.join(ROOT, "results", "whatif-testbed" if tb else "whatif")
     modes = args.modes.split(",")
     networks = args.networks.split(",")
+    for net in networks:
+        if net not in ("trace", "bench", "told") or (net == "told" and not tb):
+            sys.exit(f"validate_whatif.py: --networks: expected trace, bench{', told' if tb else ''}"
+                     f", got {net}")
+    told = told_network(tb) if tb else []
     os.makedirs(args.out, exist_ok=True)
     csv_path = os.path.join(args.out, "whatif.csv")
     if os.path.exists(csv_path):
@@ -169,43 +254,52 @@ def main():
     rows = []
     dist_rows = []
     for family in args.families.split(","):
-        configs = family_configs(family)
+        configs = testbed_configs(family) if tb else family_configs(family)
         for rep in range(args.reps):
             order = configs[rep % len(configs):] + configs[:rep % len(configs)]
             measured = {}
             for label, flags, _, ranks in order:
                 trace = os.path.join(args.out, "traces", f"{family}-{label}-rep{rep}")
                 measured[label] = (trace, measure(args.bin_dir, trace, flags, ranks,
-                                                  args.iterations, rep, args.resume))
+                                                  args.iterations, rep, args.resume, tb))
                 print(f"{family} rep {rep} {label}: measured "
                       f"{measured[label][1]['median_iteration_s'] * 1e3:.2f} ms", flush=True)
             base_label = configs[0][0]
             base_trace = measured[base_label][0]
-            # The network: calibrated from the baseline trace itself ("trace"), or from a Gloo
-            # all-reduce benchmark run in this repetition ("bench", like nccl-tests). A 1-rank
-            # baseline has no all-reduce, so the world family predicts with the benchmark only.
-            bench = (network_benchmark(os.path.join(args.out, "traces", f"network-rep{rep}.json"),
-                                       args.resume) if "bench" in networks else [])
+            # The network: calibrated from the baseline trace itself ("trace"), from a Gloo
+            # all-reduce benchmark run in this repetition ("bench", like nccl-tests), or the
+            # rate the testbed was told ("told"). A 1-rank baseline has no all-reduce, so the
+            # loopback world family predicts with the benchmark only. On the testbed the
+            # benchmark measures the hosts' loopback: the two-level platform's intra-node link.
+            need_bench = "bench" in networks or (tb and family == "world")
+            alpha, beta = (network_benchmark(
+                os.path.join(args.out, "traces", f"network-rep{rep}.json"), args.resume)
+                if need_bench else (None, None))
+            net_flags = {"trace": [], "told": told,
+                         "bench": ["--latency", repr(alpha), "--bandwidth", repr(beta)]}
             first_row = len(rows)
             for label, _, whatif, _ in configs:
                 kind = "reconstruction" if label == base_label else "prediction"
                 m = measured[label][1]["median_iteration_s"]
                 for net in networks:
-                    if net == "trace" and family == "world" and kind == "prediction":
+                    if net == "trace" and family == "world" and kind == "prediction" and not tb:
                         continue
                     for mode in modes:
                         method = f"{mode}/{net}"
                         pj = os.path.join(args.out, "predictions",
                                           f"{family}-{label}-rep{rep}-{mode}-{net}.json")
                         os.makedirs(os.path.dirname(pj), exist_ok=True)
-                        flags = whatif + (bench if net == "bench" else [])
+                        flags = whatif + net_flags[net]
+                        if "two-level" in whatif:
+                            flags += ["--intra-bandwidth", repr(beta)]
                         report = predict(args.bin_dir, base_trace, flags, mode,
                                          args.bootstrap_runs, pj)
                         p = report["predicted"]
                         # The interval of the predicted median, where the replay reports one.
                         lo, hi = report.get("interval", {}).get("median_iteration_s", [None, None])
                         pred = p["median_iteration_s"]
-                        rows.append({"family": family, "config": label, "kind": kind, "rep": rep,
+                        rows.append({"where": f"testbed:{tb}" if tb else "loopback",
+                                     "family": family, "config": label, "kind": kind, "rep": rep,
                                      "mode": method, "measured_s": m, "predicted_s": pred,
                                      "error": pred / m - 1, "interval_lo_s": lo,
                                      "interval_hi_s": hi,
