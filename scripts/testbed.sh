@@ -243,7 +243,11 @@ say "up: $hosts hosts ($prefix-h0..h$((hosts - 1)), $subnet.1..$hosts on bridge 
 
 if [ -n "$timeout_s" ]; then
   trap 'on_signal 124' USR1
-  (sleep "$timeout_s" && echo "testbed: --timeout $timeout_s s reached, stopping" >&2 && kill -USR1 $$) &
+  # The sleep must neither outlive the watchdog nor hold our stdout/stderr: a caller that reads
+  # them to EOF (subprocess.run with capture) would wait for the whole timeout after we exit.
+  (trap 'kill "$sleeper" 2>/dev/null; exit 0' TERM
+   sleep "$timeout_s" </dev/null >/dev/null 2>&1 & sleeper=$!
+   wait "$sleeper" && echo "testbed: --timeout $timeout_s s reached, stopping" >&2 && kill -USR1 $$) &
   watchdog=$!
 fi
 
