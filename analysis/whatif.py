@@ -1,7 +1,7 @@
 """A what-if family from simulator/bench/validate_whatif.py's whatif.csv as a figure: for each
-configuration, the measured median iteration time over the repetitions (the spread: min..max)
-and what ddp-sim predicted for it from each repetition's *baseline* trace (median over the
-repetitions; the spread: min..max of those predictions). The baseline itself is a
+configuration, the measured median iteration time of every repetition (small dots) and their
+median (large), beside what ddp-sim predicted for it from each repetition's *baseline* trace
+(the same). The baseline itself is a
 reconstruction and is drawn hollow, so a reader never takes it for a prediction."""
 import csv
 import statistics
@@ -26,6 +26,8 @@ def read_rows(path):
             return list(reader)
     except FileNotFoundError:
         raise InputError(path, "whatif.csv from simulator/bench/validate_whatif.py", "no such file") from None
+    except OSError as error:  # a folder, or a path under a file
+        raise InputError(path, "a readable file", error.strerror or str(error)) from None
     except UnicodeDecodeError as error:
         raise InputError(path, "a CSV file", str(error)) from None
 
@@ -55,7 +57,9 @@ def plotted_numbers(path, family, mode):
                         "predicted_median_ms": statistics.median(predicted),
                         "predicted_min_ms": min(predicted), "predicted_max_ms": max(predicted),
                         "median_error": statistics.median(
-                            [p / m - 1 for p, m in zip(predicted, measured)])})
+                            [p / m - 1 for p, m in zip(predicted, measured)]),
+                        "measured_reps_ms": ";".join(f"{v:.3f}" for v in measured),
+                        "predicted_reps_ms": ";".join(f"{v:.3f}" for v in predicted)})
     return pd.DataFrame(plotted)
 
 
@@ -64,18 +68,16 @@ def plot(path, out_dir, name, family, mode):
     fig, ax = style.figure(width=style.COLUMN_WIDTH, height=2.4)
     x = list(range(len(plotted)))
 
-    def bars(column, offset, color, label, hollow_baseline):
-        median = plotted[f"{column}_median_ms"]
-        low = median - plotted[f"{column}_min_ms"]
-        high = plotted[f"{column}_max_ms"] - median
+    def points(column, offset, color, label, hollow_baseline):
         for i, row in plotted.iterrows():
+            reps = [float(v) for v in row[f"{column}_reps_ms"].split(";")]
+            ax.plot([x[i] + offset] * len(reps), reps, ".", color=color, markersize=3, alpha=0.6)
             hollow = hollow_baseline and row["kind"] == "reconstruction"
-            ax.errorbar([x[i] + offset], [median[i]], yerr=[[low[i]], [high[i]]], fmt="o", color=color,
-                        fillstyle="none" if hollow else "full", capsize=2,
-                        label=label if i == 0 else None)
+            ax.plot([x[i] + offset], [row[f"{column}_median_ms"]], "o", color=color,
+                    fillstyle="none" if hollow else "full", label=label if i == 0 else None)
 
-    bars("measured", -0.1, style.MEASURED, "measured (median, min..max)", False)
-    bars("predicted", 0.1, style.PREDICTED, "predicted from the baseline (hollow: reconstruction)", True)
+    points("measured", -0.12, style.MEASURED, "measured (median; dots: repetitions)", False)
+    points("predicted", 0.12, style.PREDICTED, "predicted from the baseline (hollow: reconstruction)", True)
     ax.set_xticks(x)
     ax.set_xticklabels(plotted["config"])
     ax.set_xlabel(f"{family} what-if (first: the baseline)")

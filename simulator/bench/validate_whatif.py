@@ -27,7 +27,8 @@ gradients, batch 2048: forward + backward, ~0.15 s, about as long as the gradien
   world     2 hosts x 1 rank -> 2 hosts x 2 ranks, predicted on ddp-sim's two-level platform:
             the inter-node link from the network method, the intra-node one (the host's
             loopback) from a Gloo all-reduce benchmark run in the same repetition; 4 ranks then
-            share the 2 cores, which the replay does not model (said in the README)
+            share the 2 cores: each method is also predicted with every rank's compute
+            stretched by the ranks per core ("+cpu-share", see cpu_share)
 and the network methods are "trace" (calibrated from the baseline) and "told" (the rate the
 testbed was told, RATE/8 bytes/s, no latency).
 
@@ -144,6 +145,21 @@ def measure(bin_dir, trace, flags, ranks, iterations, seed, resume=False, testbe
         run([f"{bin_dir}/ddp-launch", "--nproc-per-node", str(ranks), "--master-port", "0", "--",
              *train])
     return json.loads(run([f"{bin_dir}/ddp-trace", "summary", "--json", trace]))
+
+
+def measured_ranks(configs, label):
+    return next(ranks for l, _, _, ranks in configs if l == label)
+
+
+def cpu_share(base_ranks, ranks):
+    """The testbed's hosts are namespaces of one machine: all ranks share its cores. A uniform
+    model of that: every rank's compute stretched by (ranks per core in the what-if) / (ranks
+    per core in the baseline), at least 1 (2x1 -> 2x2 on 2 cores: x2). It ignores that ranks
+    waiting on the network leave the cores to the others (so it overestimates the stretch) and
+    the CPU that Gloo's copies take (so it underestimates it)."""
+    cores = os.cpu_count() or 1
+    factor = max(1.0, world_of(ranks) / cores) / max(1.0, world_of(base_ranks) / cores)
+    return [f for r in range(world_of(ranks)) for f in ("--slowdown", f"{r}={factor:g}")]
 
 
 def told_network(rate):
@@ -281,17 +297,22 @@ def main():
             for label, _, whatif, _ in configs:
                 kind = "reconstruction" if label == base_label else "prediction"
                 m = measured[label][1]["median_iteration_s"]
-                for net in networks:
+                variants = [(net, "") for net in networks]
+                if tb and family == "world" and kind == "prediction":
+                    variants += [(net, "+cpu-share") for net in networks]
+                for net, variant in variants:
                     if net == "trace" and family == "world" and kind == "prediction" and not tb:
                         continue
                     for mode in modes:
-                        method = f"{mode}/{net}"
+                        method = f"{mode}/{net}{variant}"
                         pj = os.path.join(args.out, "predictions",
-                                          f"{family}-{label}-rep{rep}-{mode}-{net}.json")
+                                          f"{family}-{label}-rep{rep}-{mode}-{net}{variant}.json")
                         os.makedirs(os.path.dirname(pj), exist_ok=True)
                         flags = whatif + net_flags[net]
                         if "two-level" in whatif:
                             flags += ["--intra-bandwidth", repr(beta)]
+                        if variant:
+                            flags += cpu_share(configs[0][3], measured_ranks(configs, label))
                         report = predict(args.bin_dir, base_trace, flags, mode,
                                          args.bootstrap_runs, pj)
                         p = report["predicted"]

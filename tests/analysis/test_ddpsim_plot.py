@@ -378,6 +378,7 @@ class Whatif(PlotTest):
         self.assert_close(got[1]["measured_min_ms"], 300.0, "measured min")
         self.assert_close(got[1]["predicted_median_ms"], 300.0, "predicted median")
         self.assert_close(got[1]["predicted_max_ms"], 330.0, "predicted max")
+        self.assertEqual(got[1]["measured_reps_ms"], "300.000;320.000;340.000")
         # Errors per repetition: -10 %, +3.125 %, -11.76 %: the median is -10 %.
         self.assert_close(got[1]["median_error"], -0.1, "median error")
 
