@@ -20,6 +20,15 @@ struct AllreduceSample {
   double duration_s = 0;
 };
 
+// One complete iteration's all-reduces as the network saw them: their bytes, and how long at
+// least one of them was in flight (the union over its buckets of [the last rank's begin, the
+// last rank's end]). See calibrate's bandwidth-only fit.
+struct BusySpan {
+  std::int64_t iteration = 0;
+  std::int64_t bytes = 0;
+  double busy_s = 0;
+};
+
 // One point of the fit: the median duration of every all-reduce of one size.
 struct SizePoint {
   std::int64_t bytes = 0;
@@ -67,6 +76,9 @@ class CalibrationError : public std::runtime_error {
 // The duration of every complete all-reduce of the complete iterations ≥ 1 (iteration 0
 // when it is the only one), one per (iteration, bucket), from the cross-rank view.
 std::vector<AllreduceSample> collective_allreduce_samples(const trace::Trace& trace);
+
+// The busy spans of the same iterations as collective_allreduce_samples.
+std::vector<BusySpan> allreduce_busy_spans(const trace::Trace& trace);
 
 // Fits t(S) over the per-size medians and converts the line into α and β for the
 // algorithm's formula (allreduce_formula_shape). When the sizes span less than
