@@ -3,6 +3,8 @@
 # then predictions), plots it, and copies the PNGs and the CSVs behind them to docs/figures/.
 # Resumable: a spec whose results already exist only runs its missing points.
 #   scripts/figures.sh [SPEC_NAME...]      (default: all four)
+#   scripts/figures.sh testbed             (root: the testbed's what-if sweep and calibration,
+#                                           ~30 min measuring; docs/figures/testbed-*)
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 bash scripts/build.sh
@@ -13,6 +15,22 @@ docs=docs/figures
 mkdir -p "$docs"
 specs=("$@")
 [ ${#specs[@]} -gt 0 ] || specs=(bucket-sweep straggler-sweep timeout-whatif scaling)
+
+if [ "${specs[*]}" = testbed ]; then
+  # Communication-bound what-ifs on 2 testbed hosts at 200 Mbit/s (validate_whatif.py
+  # --testbed: predictions from each repetition's baseline), and the fitted network bandwidth
+  # against the rates the testbed was told.
+  python3 simulator/bench/validate_whatif.py --testbed 200mbit --reps 5 --resume --out "$results/whatif-testbed"
+  bash scripts/testbed_calibration.sh --rates 100,200,400,800 --caps 1,25 --out "$results/testbed-calibration"
+  $plot whatif "$results/whatif-testbed/whatif.csv" --family bucket --mode per-iteration/trace \
+    --out "$results/whatif-testbed/figures" --name testbed-bucket-sweep
+  $plot calibration "$results/testbed-calibration/calibration.csv" \
+    --out "$results/testbed-calibration/figures" --name testbed-calibration
+  cp "$results"/whatif-testbed/figures/testbed-bucket-sweep.{png,csv} \
+     "$results"/testbed-calibration/figures/testbed-calibration.{png,csv} "$docs/"
+  echo "figures in $docs/"
+  exit 0
+fi
 
 for spec in "${specs[@]}"; do
   echo "== $spec"

@@ -11,10 +11,18 @@
              iteration is compared with the measured one: the skewed run's mean iteration minus
              the unskewed run's (issue 17: within 10 %).
 
+With --from-whatif DIR it measures nothing and checks the same two answers on the runs that
+validate_whatif.py already measured in DIR (e.g. its --testbed runs, where the cap matters):
+the bucket family's cap-25 baseline of each repetition is advised over the family's caps and
+compared with the best measured cap (median over repetitions); each slowdown run (rank 1 x F)
+is advised alone, and rank 1's cost is compared with the measured one (that repetition's
+mean iteration minus the unslowed run's).
+
 Writes OUT/advise.json (default results/advise) and prints a short table. Standard library
 only; needs ddp-launch, ddp-train, ddp-trace and ddp-sim (build/release/bin).
 
     simulator/bench/validate_advise.py [--reps 1] [--iterations 30] [--out DIR]
+    simulator/bench/validate_advise.py --from-whatif results/whatif-testbed [--out DIR]
 """
 import argparse
 import json
@@ -84,6 +92,64 @@ def straggler_check(bin_dir, out, reps, iterations):
     return results
 
 
+def summary_of(bin_dir, trace):
+    return json.loads(run([f"{bin_dir}/ddp-trace", "summary", "--json", trace]))
+
+
+def from_whatif(bin_dir, whatif_dir, out):
+    """Both checks on validate_whatif.py's measured runs in whatif_dir (nothing is measured)."""
+    traces = os.path.join(whatif_dir, "traces")
+    names = sorted(os.listdir(traces))
+
+    def runs(family):
+        """{config: {rep: trace}} of one family."""
+        found = {}
+        for name in names:
+            if name.startswith(family + "-") and "-rep" in name and os.path.isdir(os.path.join(traces, name)):
+                config, rep = name[len(family) + 1:].rsplit("-rep", 1)
+                found.setdefault(config, {})[int(rep)] = os.path.join(traces, name)
+        return found
+
+    bucket = runs("bucket")
+    if "cap25" not in bucket:
+        sys.exit(f"validate_advise.py: --from-whatif {whatif_dir}: expected bucket-cap25-repN traces, got none")
+    caps = sorted((c[len("cap"):] for c in bucket), key=float)
+    median_s = {c: statistics.median(statistics.median(iteration_times(summary_of(bin_dir, t)))
+                                     for t in bucket["cap" + c].values()) for c in caps}
+    best = min(median_s, key=median_s.get)
+    advice_rows = []
+    for rep, trace in sorted(bucket["cap25"].items()):
+        a = advise(bin_dir, trace, os.path.join(out, f"advice-bucket-rep{rep}.json"),
+                   ["--bucket-caps", ",".join(caps)])["bucket"]
+        advised = f"{a['recommended_bucket_cap_mb']:g}"
+        advice_rows.append({"rep": rep, "advised_cap_mb": advised, "keep": a["keep"],
+                            "predicted_gain": a["gain"], "best_measured_cap_mb": best,
+                            "throughput_vs_best": median_s[best] / median_s[advised] if advised in median_s else None})
+    stragglers = []
+    slow = runs("slowdown")
+    for config in sorted((c for c in slow if c != "x1"), key=lambda c: float(c[1:])):
+        for rep, trace in sorted(slow[config].items()):
+            if rep not in slow.get("x1", {}):
+                continue
+            base_mean = statistics.mean(iteration_times(summary_of(bin_dir, slow["x1"][rep])))
+            measured_cost = statistics.mean(iteration_times(summary_of(bin_dir, trace))) - base_mean
+            s = advise(bin_dir, trace, os.path.join(out, f"advice-slowdown-{config}-rep{rep}.json"),
+                       ["--bucket-caps", "1"])["stragglers"]
+            predicted = s["ranks"][1]["per_iteration_s"]
+            stragglers.append({"rep": rep, "run": config, "named": s["named"],
+                               "predicted_rank1_cost_s": predicted,
+                               "predicted_rank1_interval_s": s["ranks"][1]["interval_s"],
+                               "measured_cost_s": measured_cost,
+                               "error": (predicted - measured_cost) / measured_cost if measured_cost > 0 else None})
+    for rep, trace in sorted(slow.get("x1", {}).items()):
+        s = advise(bin_dir, trace, os.path.join(out, f"advice-slowdown-x1-rep{rep}.json"), ["--bucket-caps", "1"])["stragglers"]
+        stragglers.append({"rep": rep, "run": "x1", "named": s["named"],
+                           "predicted_rank1_cost_s": s["ranks"][1]["per_iteration_s"],
+                           "predicted_rank1_interval_s": s["ranks"][1]["interval_s"],
+                           "measured_cost_s": 0.0, "error": None})
+    return ({"measured_median_iteration_s": median_s, "advice": advice_rows}, stragglers)
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--reps", type=int, default=1)
@@ -91,14 +157,20 @@ def main():
     ap.add_argument("--caps", default="0.25,1,5,25,100", help="MiB, must include 25 (the advised-from baseline)")
     ap.add_argument("--bin-dir", default=os.path.join(ROOT, "build", "release", "bin"))
     ap.add_argument("--out", default=os.path.join(ROOT, "results", "advise"))
+    ap.add_argument("--from-whatif", metavar="DIR",
+                    help="check the runs validate_whatif.py measured in DIR instead of measuring")
     args = ap.parse_args()
     caps = args.caps.split(",")
     if "25" not in caps:
         sys.exit(f"validate_advise.py: --caps: expected a list including 25, got {args.caps}")
     os.makedirs(args.out, exist_ok=True)
-    result = {"reps": args.reps, "iterations": args.iterations,
-              "bucket": bucket_check(args.bin_dir, args.out, caps, args.reps, args.iterations),
-              "stragglers": straggler_check(args.bin_dir, args.out, args.reps, args.iterations)}
+    if args.from_whatif:
+        bucket, stragglers = from_whatif(args.bin_dir, args.from_whatif, args.out)
+        result = {"from_whatif": os.path.abspath(args.from_whatif), "bucket": bucket, "stragglers": stragglers}
+    else:
+        result = {"reps": args.reps, "iterations": args.iterations,
+                  "bucket": bucket_check(args.bin_dir, args.out, caps, args.reps, args.iterations),
+                  "stragglers": straggler_check(args.bin_dir, args.out, args.reps, args.iterations)}
     with open(os.path.join(args.out, "advise.json"), "w") as f:
         json.dump(result, f, indent=2)
     print("bucket: measured median iteration per cap (ms):",
