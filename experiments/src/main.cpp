@@ -44,8 +44,10 @@ int main(int argc, char** argv) {
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& error) {
-    // --help exits 0; every usage error exits 2, as all ddpsim tools do.
-    return app.exit(error) == 0 ? 0 : 2;
+    // --help exits 0; every usage error is one line and exits 2, as all ddpsim tools do.
+    if (error.get_exit_code() == 0) return app.exit(error);
+    std::cerr << "ddp-experiment: " << error.what() << " (see ddp-experiment --help)\n";
+    return 2;
   }
 
   for (int i = 0; i < argc; ++i) options.command_line.emplace_back(argv[i]);
@@ -59,6 +61,12 @@ int main(int argc, char** argv) {
       return 2;
     }
     return run_experiment(spec, options, std::cout, std::cerr);
+  } catch (const fs::filesystem_error& error) {
+    // --out under a file, a results folder that cannot be written: the path and why.
+    std::cerr << "ddp-experiment: " << error.path1().string()
+              << ": expected a directory and files that can be written, got "
+              << error.code().message() << '\n';
+    return 2;
   } catch (const SpecError& error) {
     std::cerr << "ddp-experiment: " << error.what() << '\n';
     return 2;

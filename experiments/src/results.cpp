@@ -1,7 +1,9 @@
 #include "results.hpp"
 
 #include <cstdio>
+#include <filesystem>
 #include <fstream>
+#include <iterator>
 #include <stdexcept>
 
 namespace ddpsim::experiment {
@@ -129,7 +131,20 @@ std::string header_line() {
 
 }  // namespace
 
+// A runner killed while appending leaves a cut last line; appending after it would glue the
+// next row onto it. Cut it off first (read_summary drops it too: that run is not finished).
+void drop_cut_last_line(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return;
+  const std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  if (text.empty() || text.back() == '\n') return;
+  const auto last_newline = text.rfind('\n');
+  std::error_code ignored;
+  std::filesystem::resize_file(path, last_newline == std::string::npos ? 0 : last_newline + 1, ignored);
+}
+
 void append_rows(const std::string& path, const std::vector<Row>& rows) {
+  drop_cut_last_line(path);
   std::FILE* file = std::fopen(path.c_str(), "a");
   if (!file) throw std::runtime_error(path + ": cannot open for appending");
   if (std::ftell(file) == 0) std::fputs(header_line().c_str(), file);

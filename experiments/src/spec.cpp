@@ -1,5 +1,7 @@
 #include "spec.hpp"
 
+#include <cmath>
+#include <filesystem>
 #include <fstream>
 #include <set>
 #include <sstream>
@@ -83,12 +85,13 @@ class Section {
     return as_number(*node, key, positive);
   }
   // A scalar stands for a one-element list, so `world_sizes = 2` works as well as `[2]`.
-  std::optional<std::vector<int>> integers(std::string_view key, long min_value) const {
+  std::optional<std::vector<int>> integers(std::string_view key, long min_value,
+                                           long max_value = 1'000'000'000) const {
     std::optional<std::vector<int>> out;
     for_each_element(key, [&](const toml::node& element) {
       if (!element.is_integer()) wrong_type(element, key, "an integer or an array of integers");
       if (!out) out.emplace();
-      out->push_back(checked_int(element, key, min_value));
+      out->push_back(checked_int(element, key, min_value, max_value));
     });
     return out;
   }
@@ -147,11 +150,14 @@ class Section {
       fn(*node);
     }
   }
-  int checked_int(const toml::node& node, std::string_view key, long min_value) const {
+  int checked_int(const toml::node& node, std::string_view key, long min_value,
+                  long max_value = 1'000'000'000) const {
     const auto value = node.as_integer()->get();
-    if (value < min_value || value > 1'000'000'000)
-      fail(node, where() + " " + std::string(key) + ": expected an integer >= " +
-                     std::to_string(min_value) + ", got " + std::to_string(value));
+    if (value < min_value || value > max_value)
+      fail(node, where() + " " + std::string(key) + ": expected an integer " +
+                     (value < min_value ? ">= " + std::to_string(min_value)
+                                        : "<= " + std::to_string(max_value)) +
+                     ", got " + std::to_string(value));
     return static_cast<int>(value);
   }
   double as_number(const toml::node& node, std::string_view key, bool positive) const {
@@ -163,6 +169,9 @@ class Section {
     } else {
       wrong_type(node, key, "a number");
     }
+    if (!std::isfinite(value))
+      fail(node, where() + " " + std::string(key) + ": expected a finite number, got " +
+                     format_number(value));
     if (positive && !(value > 0))
       fail(node, where() + " " + std::string(key) + ": expected a number > 0, got " +
                      format_number(value));
@@ -208,7 +217,8 @@ void parse_workload(const Section& s, Workload& w) {
 void parse_grid(const Section& s, Grid& g) {
   s.allow_only({"world_sizes", "bucket_cap_mb", "first_bucket_cap_mb", "slowdown", "delay",
                 "timeout_s"});
-  if (auto v = s.integers("world_sizes", 1)) g.world_sizes = *v;
+  // ddp-launch starts at most 4096 ranks on one node.
+  if (auto v = s.integers("world_sizes", 1, 4096)) g.world_sizes = *v;
   if (auto v = s.numbers("bucket_cap_mb", true)) g.bucket_cap_mb = *v;
   if (auto v = s.numbers("first_bucket_cap_mb", true)) g.first_bucket_cap_mb = *v;
   if (auto v = s.skew_axis("slowdown")) g.slowdown = *v;
@@ -308,6 +318,9 @@ ExperimentSpec parse_spec(const std::string& text, const std::string& path) {
 }
 
 ExperimentSpec parse_spec_file(const std::string& path) {
+  std::error_code ec;
+  if (std::filesystem::is_directory(path, ec))
+    throw SpecError(path + ": expected a spec file (TOML), got a directory");
   std::ifstream in(path, std::ios::binary);
   if (!in) throw SpecError(path + ": cannot open the spec file");
   std::ostringstream text;

@@ -2,7 +2,10 @@
 
 #include <CLI/CLI.hpp>
 
+#include <cerrno>
 #include <cmath>
+#include <cstdlib>
+#include <limits>
 #include <iostream>
 #include <sstream>
 #include <vector>
@@ -22,6 +25,54 @@ void require(bool condition, const std::string& message) {
   if (!condition) throw UsageError(message);
 }
 
+// Largest values the run can take: beyond them a value is an overflow (a float learning rate,
+// bytes of a bucket in 64 bits, Gloo's timeout in nanoseconds) or a machine-sized mistake.
+constexpr double kMaxFloat = std::numeric_limits<float>::max();
+constexpr double kMaxBucketCapMb = 1 << 20;     // 1 TiB
+constexpr double kMaxTimeoutS = 365.0 * 86400;  // a year
+constexpr int kMaxThreads = 1024;
+constexpr std::int64_t kMaxDatasetSize = 100'000'000;
+constexpr double kMaxParameters = 2147483648.0;  // 2^31 (8 GiB of float32)
+
+// CLI11 2.1 reads integers with strtoll/strtoull and keeps a saturated result (or, for an
+// unsigned option, a negative number wrapped around): refuse what does not fit instead.
+CLI::Validator fits_in_64_bits(bool non_negative) {
+  return CLI::Validator(
+      [non_negative](std::string& text) -> std::string {
+        if (text.empty()) return "expected an integer, got an empty value";
+        const std::size_t digits = text.find_first_not_of(" \t");
+        const bool negative = digits != std::string::npos && text[digits] == '-';
+        if (non_negative && negative) return "expected a non-negative integer, got " + text;
+        errno = 0;
+        char* end = nullptr;
+        if (negative) {
+          (void)std::strtoll(text.c_str(), &end, 0);
+        } else {
+          (void)std::strtoull(text.c_str(), &end, 0);
+        }
+        const bool too_big = errno == ERANGE ||
+                             (!non_negative && !negative &&
+                              std::strtoull(text.c_str(), nullptr, 0) >
+                                  static_cast<unsigned long long>(
+                                      std::numeric_limits<std::int64_t>::max()));
+        if (too_big) return "expected an integer that fits in 64 bits, got " + text;
+        return "";
+      },
+      "INT");
+}
+
+// About how many parameters the synthetic workloads will allocate (double: no overflow).
+double approximate_parameters(const TrainOptions& o) {
+  const double width = static_cast<double>(o.width);
+  if (o.model == "mlp" || o.model == "mp-mlp") return (static_cast<double>(o.depth) + 1) * width * (width + 1);
+  if (o.model == "transformer") {
+    const double d = static_cast<double>(o.d_model);
+    return static_cast<double>(o.layers) * 12 * d * d +
+           (2 * static_cast<double>(o.vocab) + static_cast<double>(o.seq_len)) * d;
+  }
+  return 0;  // convnet, resnet18: fixed sizes
+}
+
 void validate(const TrainOptions& o) {
   require(o.model == "mlp" || o.model == "convnet" || o.model == "resnet18" ||
               o.model == "transformer" || o.model == "mp-mlp",
@@ -39,28 +90,36 @@ void validate(const TrainOptions& o) {
           "--backend " + o.backend + ": expected gloo or nccl");
   require(o.iterations >= 1, "--iterations: expected a positive integer");
   require(o.batch_size >= 1, "--batch-size: expected a positive integer");
-  require(o.threads >= 1, "--threads: expected a positive integer");
-  require(std::isfinite(o.lr) && o.lr > 0, "--lr: expected a positive number");
-  require(std::isfinite(o.bucket_cap_mb) && o.bucket_cap_mb > 0,
-          "--bucket-cap-mb: expected a positive number");
-  require(std::isfinite(o.first_bucket_cap_mb) && o.first_bucket_cap_mb > 0,
-          "--first-bucket-cap-mb: expected a positive number");
-  require(std::isfinite(o.timeout_s) && o.timeout_s > 0, "--timeout: expected positive seconds");
+  require(o.threads >= 1 && o.threads <= kMaxThreads,
+          "--threads: expected an integer from 1 to " + std::to_string(kMaxThreads));
+  require(std::isfinite(o.lr) && o.lr > 0 && o.lr <= kMaxFloat,
+          "--lr: expected a positive number (a float32)");
+  require(std::isfinite(o.bucket_cap_mb) && o.bucket_cap_mb > 0 && o.bucket_cap_mb <= kMaxBucketCapMb,
+          "--bucket-cap-mb: expected a positive number up to 1048576 (MiB)");
+  require(std::isfinite(o.first_bucket_cap_mb) && o.first_bucket_cap_mb > 0 &&
+              o.first_bucket_cap_mb <= kMaxBucketCapMb,
+          "--first-bucket-cap-mb: expected a positive number up to 1048576 (MiB)");
+  require(std::isfinite(o.timeout_s) && o.timeout_s > 0 && o.timeout_s <= kMaxTimeoutS,
+          "--timeout: expected positive seconds up to a year (31536000)");
   require(o.width >= 1 && o.depth >= 1, "--width/--depth: expected positive integers");
   require(o.layers >= 1 && o.d_model >= 1 && o.heads >= 1 && o.seq_len >= 1 && o.vocab >= 2,
           "--layers/--d-model/--heads/--seq-len/--vocab: expected positive integers (vocab >= 2)");
   require(o.d_model % o.heads == 0, "--d-model " + std::to_string(o.d_model) +
                                         ": expected a multiple of --heads " +
                                         std::to_string(o.heads));
-  require(o.dataset_size >= 1, "--dataset-size: expected a positive integer");
+  require(o.dataset_size >= 1 && o.dataset_size <= kMaxDatasetSize,
+          "--dataset-size: expected an integer from 1 to " + std::to_string(kMaxDatasetSize));
+  require(approximate_parameters(o) <= kMaxParameters,
+          "--width/--depth/--layers/--d-model/--vocab: expected a model of at most 2^31 "
+          "parameters, got about " + format_number(approximate_parameters(o)));
   require(!o.trace_dir.empty() || !o.trace, "--trace-dir: expected a directory");
   require(o.fail_iteration >= 0, "--fail-iteration: expected a non-negative integer");
   require(o.amp == "none" || o.amp == "bf16" || o.amp == "fp16",
           "--amp " + o.amp + ": expected none, bf16 or fp16");
-  require(std::isfinite(o.loss_scale_init) && o.loss_scale_init > 0,
-          "--loss-scale-init: expected a positive number");
-  require(std::isfinite(o.clip_grad_norm) && o.clip_grad_norm >= 0,
-          "--clip-grad-norm: expected a non-negative number");
+  require(std::isfinite(o.loss_scale_init) && o.loss_scale_init > 0 && o.loss_scale_init <= kMaxFloat,
+          "--loss-scale-init: expected a positive number (a float32)");
+  require(std::isfinite(o.clip_grad_norm) && o.clip_grad_norm >= 0 && o.clip_grad_norm <= kMaxFloat,
+          "--clip-grad-norm: expected a non-negative number (a float32)");
   require(o.inject_inf_at >= -1, "--inject-inf-at: expected an iteration (>= 0)");
   require(o.inject_inf_at < 0 || o.amp != "none",
           "--inject-inf-at: expected --amp too (only loss scaling skips a non-finite step)");
@@ -68,7 +127,9 @@ void validate(const TrainOptions& o) {
           "--lr-schedule " + o.lr_schedule + ": expected constant, step or cosine");
   require(o.warmup_steps >= 0, "--warmup-steps: expected a non-negative integer");
   require(o.lr_step_size >= 1, "--lr-step-size: expected a positive integer");
-  require(std::isfinite(o.lr_gamma) && o.lr_gamma > 0, "--lr-gamma: expected a positive number");
+  require(std::isfinite(o.lr_gamma) && o.lr_gamma > 0 && o.lr_gamma <= kMaxFloat,
+          "--lr-gamma: expected a positive number (a float32)");
+  require(o.fail_rank >= -1, "--fail-rank: expected a rank (>= 0)");
   require(o.eval_every >= 0, "--eval-every: expected a non-negative integer");
   require(o.eval_batch_size >= 1, "--eval-batch-size: expected a positive integer");
   require(o.eval_every == 0 || o.model == "convnet" || o.model == "mlp",
@@ -235,6 +296,25 @@ std::optional<TrainOptions> parse_train_options(int argc, const char* const* arg
   app.add_option("--fail-iteration", o.fail_iteration,
                  "fault injection: the iteration at which --fail-rank exits")
       ->capture_default_str();
+  for (const char* name : {"--iterations", "--batch-size", "--width", "--depth", "--layers",
+                           "--d-model", "--heads", "--seq-len", "--vocab", "--dataset-size",
+                           "--sync-every", "--inject-inf-at", "--warmup-steps", "--lr-step-size",
+                           "--eval-every", "--eval-batch-size", "--checkpoint-every",
+                           "--fail-iteration"}) {
+    app.get_option(name)->check(fits_in_64_bits(false));
+  }
+  app.get_option("--seed")->check(fits_in_64_bits(true));
+  // CLI11 2.1 reads an empty value ("--fail-rank ''") as 0: refuse it for every option.
+  const CLI::Validator non_empty(
+      [](std::string& text) { return text.empty() ? std::string("expected a value, got an empty one") : std::string(); },
+      "VALUE");
+  for (CLI::Option* option : app.get_options()) {
+    if (option->get_items_expected_min() > 0 && !option->get_name().empty() &&
+        option->get_name() != "--help") {
+      option->check(non_empty);
+    }
+  }
+  app.get_option("--skew-seed")->check(fits_in_64_bits(true));
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp&) {

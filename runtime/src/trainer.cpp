@@ -27,6 +27,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cmath>
+#include <filesystem>
 #include <fstream>
 #include <iomanip>
 #include <limits>
@@ -266,8 +267,12 @@ class Trainer {
     auto group = compat::make_process_group(spec);
 
     if (o_.trace) {
-      writer_ = std::make_unique<trace::TraceWriter>(o_.trace_dir,
-                                                     make_run_meta(o_, env_, *module));
+      try {
+        writer_ = std::make_unique<trace::TraceWriter>(o_.trace_dir,
+                                                       make_run_meta(o_, env_, *module));
+      } catch (const trace::TraceError& error) {
+        throw UsageError(std::string("--trace-dir: ") + error.what());
+      }
     }
     // Before the tracer and the Reducer: see SkewInjector.
     skew_ = std::make_unique<SkewInjector>(o_.skew, env_.rank, writer_.get(),
@@ -454,7 +459,11 @@ class Trainer {
     const FailureKind kind = classify_failure(message);
     const std::int64_t waited = trace::now_ns() - phase_start_;
     const int bucket = tracer_ ? tracer_->pending_bucket() : -1;
-    if (tracer_) tracer_->record_failure(kind, message, waited);
+    try {
+      if (tracer_) tracer_->record_failure(kind, message, waited);
+    } catch (const trace::TraceError&) {
+      // The trace cannot take the failure (a full disk): the line below still says it.
+    }
     const std::string bucket_text = bucket >= 0 ? std::to_string(bucket) : "-";
     std::fprintf(stderr,
                  "ddp-train: rank %d failed at iteration %" PRId64 " bucket %s: %s: %s (in the %s, "
@@ -545,13 +554,59 @@ class Trainer {
 
 }  // namespace
 
+namespace {
+
+// Every path the run will write, checked before any work: a bad one is a usage error (exit 2)
+// at once, not a failure after the training it was meant to record.
+void check_paths(const TrainOptions& o, const launch::DistEnv& env, const launch::InitMethod& init) {
+  namespace fs = std::filesystem;
+  if (o.fail_rank >= env.world_size) {
+    throw UsageError("--fail-rank " + std::to_string(o.fail_rank) + ": expected a rank below the world size " +
+                     std::to_string(env.world_size));
+  }
+  if (init.kind == launch::InitMethod::Kind::File) {
+    const fs::path parent = fs::path(init.path).parent_path();
+    if (!fs::is_directory(parent)) {
+      throw UsageError("--init " + init.text + ": expected a file in an existing directory, got no directory " +
+                       parent.string());
+    }
+  }
+  if (o.resume && !fs::is_regular_file(checkpoint_path(o.checkpoint_dir))) {
+    throw UsageError("--resume: " + checkpoint_path(o.checkpoint_dir) +
+                     ": no checkpoint there (expected a file written by --checkpoint-every)");
+  }
+  if (o.checkpoint_every > 0) {
+    std::error_code ec;
+    fs::create_directories(o.checkpoint_dir, ec);
+    if (ec || !fs::is_directory(o.checkpoint_dir)) {
+      throw UsageError("--checkpoint-dir " + o.checkpoint_dir +
+                       ": expected a directory that can be created, got " +
+                       (ec ? ec.message() : std::string("a file")));
+    }
+  }
+  const std::pair<const char*, const std::string*> outputs[] = {
+      {"--step-times", &o.step_times}, {"--dump-grads", &o.dump_grads}, {"--dump-params", &o.dump_params}};
+  for (const auto& [flag, pattern] : outputs) {
+    if (pattern->empty()) continue;
+    const fs::path path = expand_rank_pattern(*pattern, env.rank);
+    const fs::path parent = path.parent_path().empty() ? fs::path(".") : path.parent_path();
+    if (!fs::is_directory(parent) || fs::is_directory(path)) {
+      throw UsageError(std::string(flag) + " " + path.string() +
+                       ": expected a file in an existing directory");
+    }
+  }
+}
+
+}  // namespace
+
 int run_training(const TrainOptions& options) {
   launch::DistEnv env;
   try {
     compat::check_backend_available(options.backend);
     env = launch::detect_dist_env();
-    launch::parse_init_method(options.init_method);
+    const launch::InitMethod init = launch::parse_init_method(options.init_method);
     options.skew.check_ranks(env.world_size);
+    check_paths(options, env, init);
   } catch (const trace::SkewError& error) {
     throw UsageError(error.what());
   } catch (const compat::UnsupportedBackendError& error) {

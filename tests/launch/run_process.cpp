@@ -49,7 +49,8 @@ ProcessResult run_process(const std::vector<std::string>& argv, const RunOptions
     // Something the killed process started may still hold the pipes: stop waiting for them.
     if (result.timed_out && now >= deadline + std::chrono::seconds(5)) break;
     pollfd fds[2] = {{out_fd, POLLIN, 0}, {err_fd, POLLIN, 0}};
-    poll(fds, 2, 100);
+    poll(fds, 2, options.on_poll ? 10 : 100);
+    if (options.on_poll) options.on_poll(pid);
     for (int i = 0; i < 2; ++i) {
       int& fd = i == 0 ? out_fd : err_fd;
       if (fd < 0 || fds[i].revents == 0) continue;

@@ -26,6 +26,9 @@ struct RunOptions {
   std::chrono::seconds timeout{30};
   // Called after each chunk of stdout with everything read so far and the child's pid.
   std::function<void(const std::string& out_so_far, pid_t pid)> on_stdout;
+  // Called about every 10 ms while the child runs, with its pid (e.g. to kill it once a file
+  // it writes appears).
+  std::function<void(pid_t pid)> on_poll;
 };
 
 ProcessResult run_process(const std::vector<std::string>& argv, const RunOptions& options = {});

@@ -1,5 +1,4 @@
 // ddp-trace export --chrome OUT.json DIR: a Chrome trace for chrome://tracing or Perfetto.
-#include <fstream>
 #include <iostream>
 #include <memory>
 
@@ -27,13 +26,8 @@ Command add_export_command(CLI::App& app) {
   sub->add_option("DIR", options->dir, "trace directory")->required();
   return {sub, [options] {
             const std::string json = to_chrome_trace(read_trace(options->dir));
-            std::ofstream out(options->chrome_out, std::ios::binary | std::ios::trunc);
-            out << json;
-            out.flush();
-            if (!out) {
-              throw TraceError(options->chrome_out, 0, "a writable output file (--chrome)",
-                               "a write error");
-            }
+            // Whole or not at all: a full disk or a bad path leaves no half-written JSON.
+            write_file_atomically(options->chrome_out, json, "a writable output file (--chrome)");
             std::cout << "wrote " << options->chrome_out << "\n";
             return 0;
           }};

@@ -23,39 +23,61 @@ void create_directory(const std::string& dir) {
   }
 }
 
-// Writes the whole file next to its final name, then renames it over: rename() is atomic on
-// POSIX, so a reader (or a crash) sees either the old metadata or the new, never a mix.
-void write_file_atomically(const std::string& path, const std::string& text) {
+}  // namespace
+
+// rename() is atomic on POSIX, so a reader (or a crash) sees either the old file or the new,
+// never a mix; a write that fails (a full disk) leaves no temporary file behind.
+void write_file_atomically(const std::string& path, const std::string& text,
+                           const std::string& what) {
   const fs::path final_path(path);
   const fs::path temp_path = final_path.parent_path() / ("." + final_path.filename().string() + ".tmp");
   {
-    std::ofstream out(temp_path, std::ios::binary | std::ios::trunc);
-    out << text;
-    out.flush();
-    if (!out) throw TraceError(temp_path.string(), 0, "a writable file", std::strerror(errno));
+    errno = 0;
+    std::FILE* out = std::fopen(temp_path.c_str(), "wb");
+    if (out == nullptr) throw TraceError(path, 0, what, std::strerror(errno));
+    const bool written = std::fwrite(text.data(), 1, text.size(), out) == text.size() &&
+                         std::fflush(out) == 0;
+    const int write_errno = errno;
+    const bool closed = std::fclose(out) == 0;
+    if (!written || !closed) {
+      std::error_code ignored;
+      fs::remove(temp_path, ignored);
+      throw TraceError(path, 0, what, std::strerror(write_errno != 0 ? write_errno : errno));
+    }
   }
   std::error_code ec;
   fs::rename(temp_path, final_path, ec);
-  if (ec) throw TraceError(path, 0, "a file that can be replaced", ec.message());
+  if (ec) {
+    std::error_code ignored;
+    fs::remove(temp_path, ignored);
+    throw TraceError(path, 0, what, ec.message());
+  }
 }
-
-}  // namespace
 
 TraceWriter::TraceWriter(std::string dir, RunMeta meta) : dir_(std::move(dir)), meta_(std::move(meta)) {
   create_directory(dir_);
   write_meta_locked();  // no other thread can see the writer yet
-  const std::string events_path = (fs::path(dir_) / events_file_name(meta_.rank)).string();
-  events_ = std::fopen(events_path.c_str(), "w");
-  if (events_ == nullptr) throw TraceError(events_path, 0, "a writable file", std::strerror(errno));
+  events_path_ = (fs::path(dir_) / events_file_name(meta_.rank)).string();
+  events_ = std::fopen(events_path_.c_str(), "w");
+  if (events_ == nullptr) throw TraceError(events_path_, 0, "a writable file", std::strerror(errno));
   const std::string header = events_csv_header() + "\n";
-  std::fputs(header.c_str(), events_);
-  std::fflush(events_);
+  if (std::fputs(header.c_str(), events_) < 0 || std::fflush(events_) != 0) {
+    const int error = errno;
+    std::fclose(events_);
+    events_ = nullptr;
+    throw TraceError(events_path_, 0, "room to write the trace", std::strerror(error));
+  }
 }
 
 TraceWriter::~TraceWriter() {
   std::lock_guard<std::mutex> lock(mutex_);
-  flush_locked();
-  std::fclose(events_);
+  try {
+    flush_locked();
+  } catch (const TraceError&) {
+    // Already reported to whoever recorded the event that failed to go out, or lost with the
+    // process: a destructor cannot report it.
+  }
+  if (events_ != nullptr) std::fclose(events_);
 }
 
 void TraceWriter::record(const Event& event) {
@@ -92,8 +114,14 @@ void TraceWriter::flush_locked() {
     chunk += '\n';
   }
   pending_.clear();
-  std::fwrite(chunk.data(), 1, chunk.size(), events_);
-  std::fflush(events_);
+  if (write_failed_) return;  // the file keeps what it had: complete lines, at most one cut
+  errno = 0;
+  if (std::fwrite(chunk.data(), 1, chunk.size(), events_) != chunk.size() ||
+      std::fflush(events_) != 0) {
+    write_failed_ = true;
+    throw TraceError(events_path_, 0, "room to write the trace",
+                     std::strerror(errno != 0 ? errno : EIO));
+  }
 }
 
 void TraceWriter::set_bucket_assignment(std::int64_t first_iteration,

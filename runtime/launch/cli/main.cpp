@@ -10,6 +10,7 @@
 
 #include <csignal>
 #include <iostream>
+#include <limits>
 #include <string>
 #include <vector>
 
@@ -73,7 +74,7 @@ int main(int argc, char** argv) {
       ->check(CLI::Range(1, 1 << 20))
       ->default_val(1);
   app.add_option("--node-rank,--node_rank", args.node_rank, "This node's index, 0..nnodes-1")
-      ->check(CLI::NonNegativeNumber)
+      ->check(CLI::Range(0, (1 << 20) - 1))
       ->default_val(0);
   app.add_option("--master-addr,--master_addr", args.master_addr, "Rendezvous host (rank 0's node)")
       ->default_val("127.0.0.1");
@@ -105,6 +106,14 @@ int main(int argc, char** argv) {
     usage_error("unknown option " + args.command.front());
   }
   if (args.command.empty()) usage_error("no program given: expected -- PROGRAM [ARGS...]");
+  // CLI11's Range lets NaN through (no comparison with NaN fails).
+  if (!(args.grace_period_s >= 0.0)) usage_error("--grace-period: expected seconds from 0 to 3600, got nan");
+  const long long world_size = static_cast<long long>(args.nnodes) * args.nproc_per_node;
+  if (world_size > std::numeric_limits<int>::max()) {
+    usage_error("--nnodes " + std::to_string(args.nnodes) + " x --nproc-per-node " +
+                std::to_string(args.nproc_per_node) + ": expected a world size below 2^31, got " +
+                std::to_string(world_size));
+  }
   if (args.node_rank >= args.nnodes) {
     usage_error("--node-rank " + std::to_string(args.node_rank) + ": expected 0.." + std::to_string(args.nnodes - 1) +
                 " for --nnodes " + std::to_string(args.nnodes));

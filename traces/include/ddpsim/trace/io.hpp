@@ -47,7 +47,9 @@ class TraceWriter {
   TraceWriter& operator=(const TraceWriter&) = delete;
 
   // Buffers one event (its rank is set to the writer's); an iteration_end or a failure
-  // flushes.
+  // flushes. A write that fails (a full disk) throws TraceError naming the events file, once;
+  // from then on nothing more is written, so the file ends at most in one cut line and every
+  // iteration written before stays readable.
   void record(const Event& event);
   // Shorthand for an event with only type, iteration and time.
   void record(EventType type, std::int64_t iteration, std::int64_t t_ns);
@@ -72,6 +74,8 @@ class TraceWriter {
   std::mutex mutex_;
   std::vector<Event> pending_;
   std::FILE* events_ = nullptr;
+  std::string events_path_;
+  bool write_failed_ = false;  // after a failed write, the file is left as it is
 };
 
 // Monotonic clock in nanoseconds: the one clock every trace timestamp uses.
@@ -98,5 +102,10 @@ Trace read_trace(const std::string& dir);
 // Writes a whole in-memory trace (e.g. a simulated run) to `dir`, each file atomically, and
 // removes rank files of ranks beyond trace.world_size() left there by an earlier run.
 void write_trace(const std::string& dir, const Trace& trace);
+// Writes `text` to a temporary file beside `path`, then renames it over `path`: a reader (or a
+// crash, or a full disk) sees the old file or the new one, never a part. Throws TraceError
+// naming the file (the temporary file is removed). `what` says what the file is for.
+void write_file_atomically(const std::string& path, const std::string& text,
+                           const std::string& what = "a writable file");
 
 }  // namespace ddpsim::trace
