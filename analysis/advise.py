@@ -17,6 +17,8 @@ def read_advice(path):
             advice = json.load(file)
     except FileNotFoundError:
         raise InputError(path, "a JSON file written by ddp-sim advise --json", "no such file") from None
+    except OSError as error:  # a folder, or a path under a file
+        raise InputError(path, "a readable file", error.strerror or str(error)) from None
     except (json.JSONDecodeError, UnicodeDecodeError) as error:
         raise InputError(path, "JSON", str(error).splitlines()[0]) from None
     if not isinstance(advice, dict) or not all(key in advice for key in ("bucket", "stragglers")):

@@ -24,6 +24,8 @@ def plotted_numbers(path):
             rows = list(reader)
     except FileNotFoundError:
         raise InputError(path, "calibration.csv from scripts/testbed_calibration.sh", "no such file") from None
+    except OSError as error:  # a folder, or a path under a file
+        raise InputError(path, "a readable file", error.strerror or str(error)) from None
     except UnicodeDecodeError as error:
         raise InputError(path, "a CSV file", str(error)) from None
     if not rows:

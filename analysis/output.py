@@ -5,19 +5,38 @@ import os
 import matplotlib.pyplot as plt
 
 
-def save(fig, plotted, out_dir, name):
-    """Writes OUT_DIR/NAME.{pdf,png,csv}; returns the three paths."""
+def _write_all(out_dir, name, writers):
+    """Each (ext, write(path)) goes to a hidden temporary file first; only when every one is
+    written are they renamed into place, so a failure (a full disk) leaves no partial figure."""
     os.makedirs(out_dir, exist_ok=True)
-    paths = [os.path.join(out_dir, f"{name}.{ext}") for ext in ("pdf", "png", "csv")]
-    fig.savefig(paths[0])
-    fig.savefig(paths[1])
-    plt.close(fig)
-    plotted.to_csv(paths[2], index=False)
+    paths, temps = [], []
+    try:
+        for ext, write in writers:
+            path = os.path.join(out_dir, f"{name}.{ext}")
+            temp = os.path.join(out_dir, f".{name}.{ext}.tmp")
+            temps.append(temp)
+            write(temp)
+            paths.append(path)
+        for temp, path in zip(temps, paths):
+            os.replace(temp, path)
+    finally:
+        for temp in temps:
+            if os.path.exists(temp):
+                os.remove(temp)
     return paths
 
 
+def save(fig, plotted, out_dir, name):
+    """Writes OUT_DIR/NAME.{pdf,png,csv}; returns the three paths."""
+    try:
+        return _write_all(out_dir, name, [
+            ("pdf", lambda path: fig.savefig(path, format="pdf")),
+            ("png", lambda path: fig.savefig(path, format="png")),
+            ("csv", lambda path: plotted.to_csv(path, index=False)),
+        ])
+    finally:
+        plt.close(fig)
+
+
 def save_table(table, out_dir, name):
-    os.makedirs(out_dir, exist_ok=True)
-    path = os.path.join(out_dir, f"{name}.csv")
-    table.to_csv(path, index=False)
-    return path
+    return _write_all(out_dir, name, [("csv", lambda path: table.to_csv(path, index=False))])[0]

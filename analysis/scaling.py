@@ -17,6 +17,10 @@ def plotted_numbers(path, from_world_size=None):
     measured = base_rows(frame).dropna(subset=["measured_samples_per_s"])
     if measured.empty:
         raise InputError(path, "rows with measured_samples_per_s", "none")
+    if from_world_size is not None and from_world_size not in set(measured["world_size"]):
+        raise InputError(path, "--from-world-size among the measured world sizes " +
+                         ", ".join(str(int(w)) for w in sorted(set(measured["world_size"]))),
+                         str(from_world_size))
     source = from_world_size if from_world_size is not None else measured["world_size"].max()
     predicted = frame[(frame["world_size"] == source)].dropna(subset=["predicted_samples_per_s"])
     sizes = sorted(set(measured["world_size"]) | set(predicted["predicted_world_size"].dropna()))

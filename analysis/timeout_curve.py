@@ -27,6 +27,10 @@ def plotted_numbers(path, from_timeout=None):
     # outcome at its own predicted_timeout_s.
     if from_timeout is None and measured["timeout_s"].notna().any():
         from_timeout = measured["timeout_s"].max()
+    elif from_timeout is not None and from_timeout not in set(measured["timeout_s"]):
+        raise InputError(path, "--from-timeout among the measured timeouts " +
+                         ", ".join(f"{t:g}" for t in sorted(set(measured["timeout_s"]))),
+                         f"{from_timeout:g}")
     predicted = frame.dropna(subset=["predicted_timeout_s", "predicted_failed"])
     if from_timeout is not None:
         predicted = predicted[predicted["timeout_s"] == from_timeout]
