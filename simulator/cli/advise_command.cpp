@@ -2,6 +2,7 @@
 #include "advise_command.hpp"
 
 #include <cmath>
+#include <limits>
 #include <fstream>
 #include <iostream>
 #include <sstream>
@@ -9,6 +10,7 @@
 
 #include "ddpsim/sim/advise.hpp"
 #include "ddpsim/trace/io.hpp"
+#include "numeric_flags.hpp"
 
 namespace ddpsim::cli {
 
@@ -39,9 +41,7 @@ void check_flags(const AdviseFlags& flags) {
   for (double cap : flags.bucket_caps_mb) {
     if (!std::isfinite(cap) || cap <= 0) throw AdviseError("--bucket-caps: expected positive MiB, got " + text_of(cap));
   }
-  if (!flags.json_file.empty() && !std::ofstream(flags.json_file, std::ios::app)) {
-    throw AdviseError("--json " + flags.json_file + ": expected a writable file");  // before minutes of replays
-  }
+  if (!flags.json_file.empty()) check_output_file(flags.json_file, "--json");  // before minutes of replays
 }
 
 }  // namespace
@@ -51,13 +51,20 @@ CLI::App* add_advise_command(CLI::App& app, AdviseFlags& flags) {
       "advise", "Best bucket cap, shortest safe timeout and each rank's straggler cost, from one trace");
   command->add_option("TRACE_DIR", flags.trace_dir, "Recorded trace directory")->required();
   command->add_option("--json", flags.json_file, "Write the advice as JSON");
+  // The validators refuse what is not a number of the flag's type (numeric_flags.hpp);
+  // check_flags then says what range the advice needs.
+  constexpr double kLargest = std::numeric_limits<double>::max();
   command->add_option("--bucket-caps", flags.bucket_caps_mb, "bucket_cap_mb values to search, MiB (default 0.25..100)")
-      ->delimiter(',');
-  command->add_option("--runs", flags.runs, "Replays per answer: 1 in order + N-1 bootstrap replicates (default 21)");
-  command->add_option("--seed", flags.seed, "Seed of the bootstrap resampling");
-  command->add_option("--epsilon", flags.epsilon, "Allowed P(false timeout) per day of training (default 0.01)");
+      ->delimiter(',')
+      ->check(bucket_cap_mb(false));
+  command->add_option("--runs", flags.runs, "Replays per answer: 1 in order + N-1 bootstrap replicates (default 21)")
+      ->check(integer_in(11, std::numeric_limits<int>::max()));
+  command->add_option("--seed", flags.seed, "Seed of the bootstrap resampling")->check(unsigned_integer());
+  command->add_option("--epsilon", flags.epsilon, "Allowed P(false timeout) per day of training (default 0.01)")
+      ->check(finite_number(-kLargest, kLargest, false, "a probability in (0, 1)"));
   command->add_option("--iterations-per-day", flags.iterations_per_day,
-                      "Iterations in a day of training (default: 86400 s / the measured median iteration)");
+                      "Iterations in a day of training (default: 86400 s / the measured median iteration)")
+      ->check(non_negative_number());
   return command;
 }
 
@@ -78,6 +85,9 @@ int run_advise(const AdviseFlags& flags) {
       if (!out) throw AdviseError("--json " + flags.json_file + ": expected a writable file");
     }
   } catch (const AdviseError& error) {
+    std::cerr << "ddp-sim: " << error.what() << "\n";
+    return 2;
+  } catch (const UsageError& error) {
     std::cerr << "ddp-sim: " << error.what() << "\n";
     return 2;
   } catch (const sim::CalibrationError& error) {

@@ -3,6 +3,8 @@
 
 #include <CLI/CLI.hpp>
 
+#include "command.hpp"
+
 #include <cstdint>
 #include <string>
 #include <vector>

@@ -3,6 +3,7 @@
 #include <cstdio>
 
 #include "ddpsim/sim/advise.hpp"
+#include "ddpsim/sim/monte_carlo_runs.hpp"
 #include "ddpsim/trace/summary.hpp"
 
 namespace ddpsim::sim {
@@ -45,9 +46,11 @@ std::vector<RunOutcome> bootstrap_replays(const WorkloadModel& model, const Repl
   std::vector<RunOutcome> outcomes;
   for (int run = 0; run < runs; ++run) {
     ReplayOptions run_options = options;
-    run_options.skew.seed = seed + static_cast<std::uint64_t>(run);
-    // As `ddp-sim replay --bootstrap`: odd, so never 0 ("no resampling").
-    if (run > 0) run_options.resample_seed = 2 * run_options.skew.seed + 1;
+    // The seeds `ddp-sim replay --bootstrap` gives its runs.
+    const RunSeeds seeds = seeds_of_run(seed, run, /*bootstrap=*/true);
+    run_options.skew.seed = seeds.stalls;
+    run_options.rank_copy_seed = seeds.rank_copies;
+    run_options.resample_seed = seeds.resample;
     outcomes.push_back(outcome_of(replay_isolated(model, run_options)));
   }
   return outcomes;

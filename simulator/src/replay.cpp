@@ -68,7 +68,7 @@ Event make_event(int rank, std::int64_t iteration, EventType type, double at_s) 
 
 // The measured costs a simulated rank replays. Measured ranks replay themselves; a rank
 // beyond them (--world-size larger than the trace) replays, in each iteration, a measured
-// rank drawn from (seed, rank, iteration): its compute follows the measured ranks'
+// rank drawn from (rank_copy_seed, rank, iteration): its compute follows the measured ranks'
 // distribution without copying one rank's pattern W/W_trace times. Pure, so the compute
 // and comm actors of a rank agree.
 // With resample_seed, the source iteration itself is drawn (a bootstrap), the same for all ranks.
@@ -80,7 +80,7 @@ const RankIterationCosts& costs_of(const Simulation& sim, int rank, std::int64_t
           : static_cast<std::int64_t>(mix(mix(sim.options.resample_seed) ^
                                           static_cast<std::uint64_t>(iteration)) >> 1);
   if (rank < measured) return sim.model.costs_for(rank, source);
-  const std::uint64_t draw = mix(mix(mix(sim.options.skew.seed) ^ static_cast<std::uint64_t>(rank)) ^
+  const std::uint64_t draw = mix(mix(mix(sim.options.rank_copy_seed) ^ static_cast<std::uint64_t>(rank)) ^
                                  static_cast<std::uint64_t>(iteration));
   return sim.model.costs_for(static_cast<int>(draw % static_cast<std::uint64_t>(measured)), source);
 }

@@ -1,0 +1,84 @@
+// `ddp-sim replay` (replay_command.hpp): flags in, prepare_replay + run_monte_carlo, report out.
+#include "replay_command.hpp"
+
+#include <nlohmann/json.hpp>
+
+#include <iostream>
+#include <memory>
+
+#include "ddpsim/sim/monte_carlo_runs.hpp"
+#include "ddpsim/sim/predicted_trace.hpp"
+#include "ddpsim/sim/report.hpp"
+#include "ddpsim/trace/io.hpp"
+#include "ddpsim/trace/summary.hpp"
+#include "progress.hpp"
+#include "replay_flags.hpp"
+
+namespace ddpsim::cli {
+namespace {
+
+struct Flags {
+  ReplayFlags replay;
+  std::string out_dir;
+  std::string json_file;
+};
+
+int run(const Flags& flags) {
+  const sim::ReplayRequest request = to_request(flags.replay);
+  const sim::MonteCarloPlan plan = to_plan(flags.replay);
+  if (!flags.out_dir.empty()) check_output_dir(flags.out_dir, "--out");
+  if (!flags.json_file.empty()) check_output_file(flags.json_file, "--json");
+  const sim::PreparedReplay prepared = sim::prepare_replay(request);
+
+  // Run 0 is the one reported in detail.
+  sim::ReplayResult result;
+  std::vector<sim::RunOutcome> outcomes;
+  {
+    Progress progress("replay runs", plan.runs);  // its line ends before the report starts
+    outcomes = sim::run_monte_carlo(prepared, plan, &result, [&progress] { progress.step(); });
+  }
+  const sim::IterationDistribution distribution =
+      sim::summarize_runs(outcomes, sim::samples_per_iteration(prepared.model, prepared.world_size()));
+  const trace::Trace predicted = sim::make_predicted_trace(prepared.model, prepared.options, result);
+  if (!flags.out_dir.empty()) trace::write_trace(flags.out_dir, predicted);
+
+  sim::ReplayReport report;
+  report.trace_dir = request.trace_dir;
+  report.model = &prepared.model;
+  report.options = &prepared.options;
+  report.result = &result;
+  report.calibration = prepared.calibration;
+  report.measured = trace::summarize(prepared.measured);
+  report.predicted = trace::summarize(predicted);
+  std::cout << sim::report_to_text(report) << sim::distribution_to_text(distribution);
+  std::optional<sim::MedianInterval> interval;
+  if (plan.bootstrap) {
+    interval = sim::median_interval({outcomes.begin() + 1, outcomes.end()});
+    std::cout << sim::interval_to_text(*interval);
+  }
+  for (const std::string& note : report.measured.notes) std::cout << "measured " << note << "\n";
+  if (!flags.json_file.empty()) {
+    nlohmann::json json = nlohmann::json::parse(sim::report_to_json(report));
+    json["distribution"] = nlohmann::json::parse(sim::distribution_to_json(distribution));
+    if (interval) {
+      json["interval"] = {{"median_iteration_s", {interval->low_s, interval->high_s}},
+                          {"level", interval->level},
+                          {"replicates", interval->replicates}};
+    }
+    write_output_file(flags.json_file, json.dump(2) + "\n", "--json");
+  }
+  return 0;
+}
+
+}  // namespace
+
+Command add_replay_command(CLI::App& app) {
+  auto flags = std::make_shared<Flags>();
+  CLI::App* command = app.add_subcommand("replay", "Predict a run from a recorded trace");
+  add_replay_options(command, flags->replay);
+  command->add_option("--out", flags->out_dir, "Write the predicted run as a trace into DIR");
+  command->add_option("--json", flags->json_file, "Write the report as JSON");
+  return {command, [flags] { return run(*flags); }};
+}
+
+}  // namespace ddpsim::cli

@@ -1,0 +1,125 @@
+// The shared replay flags (replay_flags.hpp).
+#include "replay_flags.hpp"
+
+#include <sys/stat.h>
+
+#include <limits>
+
+#include "command.hpp"
+#include "numeric_flags.hpp"
+
+namespace ddpsim::cli {
+namespace {
+
+constexpr std::int64_t kIntMax = std::numeric_limits<int>::max();
+
+bool is_regular_file(const std::string& path) {
+  struct stat info {};
+  return ::stat(path.c_str(), &info) == 0 && S_ISREG(info.st_mode);
+}
+
+// A repeatable flag that takes one value each time.
+CLI::Option* add_repeatable(CLI::App* command, const std::string& name, std::vector<std::string>& values,
+                            const std::string& help) {
+  return command->add_option(name, values, help)->expected(1)->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);
+}
+
+}  // namespace
+
+void add_replay_options(CLI::App* command, ReplayFlags& flags) {
+  command->add_option("TRACE_DIR", flags.trace_dir, "Recorded trace directory")->required();
+  command->add_option("--compute", flags.compute, "Compute durations: per-iteration (default), median or mean");
+  command->add_option("--iterations", flags.iterations, "Iterations to simulate (default 3; per-iteration: all)")
+      ->check(integer_in(1, std::numeric_limits<std::int64_t>::max()));
+  command->add_option("--allreduce", flags.allreduce, "ring, ring-agg (default), analytic or tree");
+  command->add_option("--bandwidth", flags.bandwidth, "Link bandwidth, bytes/s (default: calibrated)")
+      ->check(bandwidth());
+  command->add_option("--latency", flags.latency, "Rank-to-rank latency, seconds (default: calibrated)")
+      ->check(non_negative_number());
+  command->add_option("--platform", flags.platform, "star (default), two-level or a SimGrid platform XML file");
+  command->add_option("--gpus-per-node", flags.gpus_per_node, "two-level: ranks per node (default 1)")
+      ->check(integer_in(1, kIntMax));
+  command->add_option("--intra-bandwidth", flags.intra_bandwidth, "two-level: rank link bandwidth, bytes/s")
+      ->check(bandwidth());
+  command->add_option("--intra-latency", flags.intra_latency, "two-level: latency between ranks of a node, s")
+      ->check(non_negative_number());
+  command->add_option("--inter-bandwidth", flags.inter_bandwidth, "two-level: node uplink bandwidth, bytes/s")
+      ->check(bandwidth());
+  command->add_option("--inter-latency", flags.inter_latency, "two-level: extra latency between nodes, s")
+      ->check(non_negative_number());
+  add_repeatable(command, "--cfg", flags.cfg, "SimGrid configuration KEY:VALUE (repeatable)");
+  command->add_option("--world-size", flags.world_size,
+                      "What-if: simulate W ranks (ranks beyond the trace replay a measured rank drawn per "
+                      "iteration from --seed's rank-copy stream)")
+      ->check(integer_in(1, kIntMax));
+  command->add_option("--timeout", flags.timeout, "What-if: fail an all-reduce that waits longer, seconds")
+      ->check(positive_number());
+  add_repeatable(command, "--slowdown", flags.slowdown,
+                 "What-if: RANK=F (F >= 1) stretches a rank's compute (repeatable)");
+  add_repeatable(command, "--delay", flags.delay, "What-if: RANK=MS[@ITER] stalls a rank at an iteration's start (repeatable)");
+  add_repeatable(command, "--delay-dist", flags.delay_dist,
+                 "What-if: RANK=lognormal:MU,SIGMA|exp:MEAN|uniform:A,B random stall per iteration, ms (repeatable)");
+  command->add_option("--seed", flags.seed, "Seed of the random stalls (run i uses seed + i)")->check(unsigned_integer());
+  command->add_option("--runs", flags.runs, "Monte Carlo: replay N times with different stall draws (default 1)")
+      ->check(integer_in(1, kIntMax));
+  command->add_flag("--bootstrap", flags.bootstrap,
+                    "With --runs N: runs 2..N resample the measured iterations; prints the median's "
+                    "90 % interval");
+  command->add_option("--bucket-cap-mb", flags.bucket_cap_mb,
+                      "What-if: re-bucket with this bucket_cap_mb (MiB), from the measured gradient times")
+      ->check(bucket_cap_mb(false));
+  command->add_option("--first-bucket-cap-mb", flags.first_bucket_cap_mb,
+                      "What-if: the first bucket's cap, MiB (default: the trace's)")
+      ->check(bucket_cap_mb(false));
+}
+
+sim::ReplayRequest to_request(const ReplayFlags& flags) {
+  sim::ReplayRequest request;
+  request.trace_dir = flags.trace_dir;
+  const auto mode = sim::compute_mode_from_string(flags.compute);
+  if (!mode) throw UsageError("--compute: expected median, mean or per-iteration, got '" + flags.compute + "'");
+  request.compute = *mode;
+  const auto algorithm = sim::allreduce_algorithm_from_string(flags.allreduce);
+  if (!algorithm) throw UsageError("--allreduce: expected ring, ring-agg, analytic or tree, got '" + flags.allreduce + "'");
+  request.algorithm = *algorithm;
+  request.iterations = flags.iterations;
+  request.bandwidth = flags.bandwidth;
+  request.latency = flags.latency;
+  if (flags.platform == "star") {
+    request.platform = sim::PlatformKind::Star;
+  } else if (flags.platform == "two-level") {
+    request.platform = sim::PlatformKind::TwoLevel;
+  } else if (is_regular_file(flags.platform)) {
+    request.platform = sim::PlatformKind::File;
+    request.platform_file = flags.platform;
+  } else {
+    throw UsageError("--platform: expected star, two-level or a readable SimGrid XML file, got '" + flags.platform + "'");
+  }
+  request.gpus_per_node = flags.gpus_per_node;
+  request.intra_bandwidth = flags.intra_bandwidth;
+  request.intra_latency = flags.intra_latency;
+  request.inter_bandwidth = flags.inter_bandwidth;
+  request.inter_latency = flags.inter_latency;
+  request.simgrid_config = flags.cfg;
+  request.world_size = flags.world_size;
+  request.timeout_s = flags.timeout;
+  trace::SkewSpec& skew = request.skew;
+  skew.seed = flags.seed;
+  for (const auto& text : flags.slowdown) skew.slowdowns.push_back(trace::parse_slowdown(text));
+  for (const auto& text : flags.delay) skew.delays.push_back(trace::parse_delay(text));
+  for (const auto& text : flags.delay_dist) skew.distributions.push_back(trace::parse_delay_distribution(text));
+  request.bucket_cap_mb = flags.bucket_cap_mb;
+  request.first_bucket_cap_mb = flags.first_bucket_cap_mb;
+  return request;
+}
+
+sim::MonteCarloPlan to_plan(const ReplayFlags& flags) {
+  sim::MonteCarloPlan plan;
+  plan.runs = flags.runs;
+  plan.seed = flags.seed;
+  plan.bootstrap = flags.bootstrap;
+  sim::check_plan(plan);
+  return plan;
+}
+
+}  // namespace ddpsim::cli

@@ -1,0 +1,53 @@
+// The flags `replay`, `timeout-curve` and `sweep` share (the trace, the model, the network and
+// the what-ifs), and their mapping onto the library's ReplayRequest and MonteCarloPlan.
+#pragma once
+
+#include <CLI/CLI.hpp>
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "ddpsim/sim/monte_carlo_runs.hpp"
+#include "ddpsim/sim/prepared_replay.hpp"
+
+namespace ddpsim::cli {
+
+struct ReplayFlags {
+  std::string trace_dir;
+  // Per-iteration is the most accurate on what-ifs (simulator/bench/validate_whatif.py): the
+  // median mode replays every rank at its median speed and loses the cost of noisy ranks
+  // meeting at each all-reduce.
+  std::string compute = "per-iteration";
+  std::int64_t iterations = 0;  // 0: 3, or every source iteration with per-iteration
+  std::string allreduce = "ring-agg";
+  std::optional<double> bandwidth;
+  std::optional<double> latency;
+  std::string platform = "star";
+  int gpus_per_node = 1;
+  std::optional<double> intra_bandwidth;
+  std::optional<double> intra_latency;
+  std::optional<double> inter_bandwidth;
+  std::optional<double> inter_latency;
+  std::vector<std::string> cfg;
+  int world_size = 0;
+  double timeout = 0;
+  std::vector<std::string> slowdown;
+  std::vector<std::string> delay;
+  std::vector<std::string> delay_dist;
+  std::uint64_t seed = 0;
+  int runs = 1;
+  bool bootstrap = false;
+  std::optional<double> bucket_cap_mb;
+  std::optional<double> first_bucket_cap_mb;
+};
+
+void add_replay_options(CLI::App* command, ReplayFlags& flags);
+
+// Names in, enums out; every skew flag through the trace library's SkewSpec parsers, so
+// ddp-sim and ddp-train accept and refuse the same text. UsageError / SkewError on bad text.
+sim::ReplayRequest to_request(const ReplayFlags& flags);
+sim::MonteCarloPlan to_plan(const ReplayFlags& flags);
+
+}  // namespace ddpsim::cli

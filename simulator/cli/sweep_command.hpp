@@ -1,0 +1,11 @@
+// `ddp-sim sweep TRACE_DIR --out FILE.csv`: every (bucket cap, slowdown, world size) point in
+// parallel processes, resumable (sim/sweep.hpp). Exit 1 when any point failed.
+#pragma once
+
+#include "command.hpp"
+
+namespace ddpsim::cli {
+
+Command add_sweep_command(CLI::App& app);
+
+}  // namespace ddpsim::cli

@@ -1,0 +1,59 @@
+// `ddp-sim timeout-curve` (timeout_curve_command.hpp): flags in, sim::timeout_curve out.
+#include "timeout_curve_command.hpp"
+
+#include <iostream>
+#include <memory>
+
+#include "ddpsim/sim/timeout_curve.hpp"
+#include "numeric_flags.hpp"
+#include "progress.hpp"
+#include "replay_flags.hpp"
+
+namespace ddpsim::cli {
+namespace {
+
+struct Flags {
+  ReplayFlags replay;
+  std::vector<double> timeouts_s;
+  double epsilon = 0.01;
+  std::string csv_file;
+  std::string json_file;
+};
+
+int run(const Flags& flags) {
+  sim::check_timeout_curve(flags.timeouts_s, flags.epsilon);
+  const sim::ReplayRequest request = to_request(flags.replay);
+  const sim::MonteCarloPlan plan = to_plan(flags.replay);
+  if (!flags.csv_file.empty()) check_output_file(flags.csv_file, "--csv");
+  if (!flags.json_file.empty()) check_output_file(flags.json_file, "--json");
+  sim::TimeoutCurve curve;
+  {
+    Progress progress("timeout curve runs", static_cast<long>(flags.timeouts_s.size()) * plan.runs);
+    curve = sim::timeout_curve(sim::prepare_replay(request), flags.timeouts_s, plan, flags.epsilon,
+                               [&progress] { progress.step(); });
+  }
+  std::cout << sim::timeout_curve_to_text(curve);
+  if (!flags.csv_file.empty()) write_output_file(flags.csv_file, sim::timeout_curve_to_csv(curve), "--csv");
+  if (!flags.json_file.empty()) write_output_file(flags.json_file, sim::timeout_curve_to_json(curve) + "\n", "--json");
+  return 0;
+}
+
+}  // namespace
+
+Command add_timeout_curve_command(CLI::App& app) {
+  auto flags = std::make_shared<Flags>();
+  CLI::App* command = app.add_subcommand(
+      "timeout-curve", "Failure probability and time to failure per process-group timeout (Monte Carlo)");
+  add_replay_options(command, flags->replay);
+  command->add_option("--timeouts", flags->timeouts_s, "Timeouts to try, seconds: T1,T2,...")
+      ->required()
+      ->delimiter(',')
+      ->check(positive_number());
+  command->add_option("--epsilon", flags->epsilon, "Report the smallest timeout with P(fail) <= E (default 0.01)")
+      ->check(finite_number(0, 1, false, "a probability in [0, 1]"));
+  command->add_option("--csv", flags->csv_file, "Write one row per timeout as CSV");
+  command->add_option("--json", flags->json_file, "Write the curve as JSON");
+  return {command, [flags] { return run(*flags); }};
+}
+
+}  // namespace ddpsim::cli

@@ -1,0 +1,66 @@
+// A what-if request, made ready to replay: the trace read, its workload extracted (and
+// re-bucketed if asked), the network calibrated unless given, the platform chosen. Every
+// `ddp-sim` subcommand that replays (replay, timeout-curve, sweep) starts here, so they agree
+// on what a flag means; the CLI only turns flag text into this request.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "ddpsim/sim/allreduce.hpp"
+#include "ddpsim/sim/calibrate.hpp"
+#include "ddpsim/sim/replay.hpp"
+#include "ddpsim/sim/workload_model.hpp"
+#include "ddpsim/trace/model.hpp"
+#include "ddpsim/trace/skew.hpp"
+
+namespace ddpsim::sim {
+
+// A request that cannot be replayed as asked (a flag's value against this trace): what() is
+// one line naming the flag and what was expected. The CLI exits 2 on it.
+class RequestError : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
+struct ReplayRequest {
+  std::string trace_dir;
+  ComputeMode compute = ComputeMode::PerIteration;
+  std::int64_t iterations = 0;  // 0: 3, or every source iteration with per-iteration
+  AllreduceAlgorithm algorithm = AllreduceAlgorithm::RingAggregated;
+  std::optional<double> bandwidth;  // unset: calibrated from the trace
+  std::optional<double> latency;
+  // The platform: kind, and the two-level shape's links (unset: the star's α, β).
+  PlatformKind platform = PlatformKind::Star;
+  std::string platform_file;
+  int gpus_per_node = 1;
+  std::optional<double> intra_bandwidth;
+  std::optional<double> intra_latency;
+  std::optional<double> inter_bandwidth;
+  std::optional<double> inter_latency;
+  std::vector<std::string> simgrid_config;
+  int world_size = 0;  // 0: the trace's
+  double timeout_s = 0;
+  // Slowdowns, stalls and their seed, parsed by the trace library's skew syntax.
+  trace::SkewSpec skew;
+  std::optional<double> bucket_cap_mb;
+  std::optional<double> first_bucket_cap_mb;
+};
+
+struct PreparedReplay {
+  trace::Trace measured;
+  WorkloadModel model;
+  ReplayOptions options;
+  std::optional<Calibration> calibration;  // set when α, β came from the trace
+
+  // The simulated world size: the request's, else the trace's.
+  int world_size() const { return options.world_size > 0 ? options.world_size : model.world_size; }
+};
+
+// Throws trace::TraceError (unreadable trace), WorkloadError, CalibrationError or RequestError.
+PreparedReplay prepare_replay(const ReplayRequest& request);
+
+}  // namespace ddpsim::sim

@@ -1,0 +1,119 @@
+// A request made ready to replay (prepared_replay.hpp).
+#include "ddpsim/sim/prepared_replay.hpp"
+
+#include <cmath>
+#include <sstream>
+
+#include "ddpsim/sim/rebucket.hpp"
+#include "ddpsim/trace/io.hpp"
+
+namespace ddpsim::sim {
+namespace {
+
+// DDP's bucket_cap_mb is in MiB.
+constexpr double kMiB = 1024.0 * 1024.0;
+
+std::string text_of(double value) {
+  std::ostringstream text;
+  text << value;
+  return text.str();
+}
+
+// MiB to bytes; a cap whose bytes would not fit the trace's int64 is refused here, not
+// wrapped into a negative size by the cast.
+std::int64_t cap_bytes(double cap_mb, const char* flag) {
+  if (!std::isfinite(cap_mb) || cap_mb <= 0 || cap_mb * kMiB >= 9.2e18) {
+    throw RequestError(std::string(flag) + ": expected a finite number of MiB in (0, 8.7e12], got " + text_of(cap_mb));
+  }
+  return static_cast<std::int64_t>(cap_mb * kMiB);
+}
+
+void rebucket_if_asked(const ReplayRequest& request, WorkloadModel& model) {
+  if (!request.bucket_cap_mb && !request.first_bucket_cap_mb) return;
+  const auto& settings = model.source_meta.settings;
+  const auto parameters = settings.find("parameters");
+  if (parameters != settings.end() && parameters->second == "per-bucket") {
+    throw RequestError(request.trace_dir +
+                       ": expected per-parameter sizes and gradient times to re-bucket "
+                       "(--bucket-cap-mb), got a profiler import with one pseudo-parameter per "
+                       "all-reduce bucket");
+  }
+  BucketCaps caps;
+  caps.bucket_cap_bytes = request.bucket_cap_mb ? cap_bytes(*request.bucket_cap_mb, "--bucket-cap-mb")
+                                                : model.source_meta.bucket_cap_bytes;
+  caps.first_bucket_cap_bytes = request.first_bucket_cap_mb
+                                    ? cap_bytes(*request.first_bucket_cap_mb, "--first-bucket-cap-mb")
+                                    : model.source_meta.first_bucket_cap_bytes;
+  model = rebucket(model, caps);
+}
+
+// The network parameters: given in the request, else fitted to the trace.
+void choose_network(const ReplayRequest& request, PreparedReplay& prepared) {
+  ReplayOptions& options = prepared.options;
+  if (!request.bandwidth || !request.latency) {
+    if (prepared.measured.world_size() < 2) {
+      // A one-rank trace has no all-reduce to learn the network from. Replayed as is it
+      // communicates nothing and any finite parameters will do; replayed on more ranks the
+      // network would be made up, so it must be given.
+      if (request.world_size > 1) {
+        throw RequestError(request.trace_dir +
+                           ": expected a trace of at least 2 ranks to calibrate the network for --world-size " +
+                           std::to_string(request.world_size) + ", got 1 (give --bandwidth and --latency)");
+      }
+      options.alpha_s = 0;
+      options.beta_bytes_per_s = 1e9;
+    } else {
+      const auto shape = options.algorithm == AllreduceAlgorithm::Tree ? AllreduceAlgorithm::Tree
+                                                                      : AllreduceAlgorithm::Ring;
+      prepared.calibration = calibrate(prepared.measured, shape);
+      options.alpha_s = prepared.calibration->alpha_s;
+      options.beta_bytes_per_s = prepared.calibration->beta_bytes_per_s;
+    }
+  }
+  if (request.bandwidth) options.beta_bytes_per_s = *request.bandwidth;
+  if (request.latency) options.alpha_s = *request.latency;
+}
+
+void choose_platform(const ReplayRequest& request, ReplayOptions& options) {
+  PlatformSpec& platform = options.platform;
+  platform.kind = request.platform;
+  platform.alpha_s = options.alpha_s;
+  platform.beta_bytes_per_s = options.beta_bytes_per_s;
+  if (request.platform == PlatformKind::TwoLevel) {
+    platform.gpus_per_node = request.gpus_per_node;
+    platform.intra_bandwidth = request.intra_bandwidth.value_or(options.beta_bytes_per_s);
+    platform.intra_latency_s = request.intra_latency.value_or(options.alpha_s);
+    platform.inter_bandwidth = request.inter_bandwidth.value_or(options.beta_bytes_per_s);
+    platform.inter_latency_s = request.inter_latency.value_or(options.alpha_s);
+  }
+  if (request.platform == PlatformKind::File) platform.xml_file = request.platform_file;
+}
+
+}  // namespace
+
+PreparedReplay prepare_replay(const ReplayRequest& request) {
+  PreparedReplay prepared;
+  prepared.measured = trace::read_trace(request.trace_dir);
+  prepared.model = extract_workload(prepared.measured, request.compute);
+  rebucket_if_asked(request, prepared.model);
+
+  ReplayOptions& options = prepared.options;
+  options.algorithm = request.algorithm;
+  choose_network(request, prepared);
+  options.iterations = request.iterations > 0 ? request.iterations
+                       : request.compute == ComputeMode::PerIteration
+                           ? static_cast<std::int64_t>(prepared.model.source_iterations.size())
+                           : 3;
+  options.simgrid_config = request.simgrid_config;
+  options.world_size = request.world_size;
+  options.timeout_s = request.timeout_s;
+  // The replay takes slowdowns as a rank → factor map and the stalls as the skew spec; the
+  // last --slowdown of a rank wins, as in SkewSpec::slowdown_factor.
+  for (const trace::Slowdown& slowdown : request.skew.slowdowns) options.slowdown[slowdown.rank] = slowdown.factor;
+  options.skew = request.skew;
+  options.skew.slowdowns.clear();
+  choose_platform(request, options);
+  return prepared;
+}
+
+}  // namespace ddpsim::sim
