@@ -5,53 +5,19 @@
 
 #include <cstdlib>
 #include <fstream>
+#include <cmath>
 #include <map>
+#include <vector>
 #include <sstream>
 #include <string>
 
 #include "ddpsim/trace/io.hpp"
+#include "cli_runner.hpp"
 #include "synthetic_trace.hpp"
 #include "temp_dir.hpp"
 
 namespace ddpsim::sim {
 namespace {
-
-struct Outcome {
-  int status = -1;
-  std::string out;
-  std::string err;
-};
-
-std::string slurp(const std::string& path) {
-  std::ifstream in(path);
-  std::stringstream text;
-  text << in.rdbuf();
-  return text.str();
-}
-
-Outcome run_cli(const testing::TempDir& dir, const std::string& arguments) {
-  const std::string out = dir.path("stdout.txt");
-  const std::string err = dir.path("stderr.txt");
-  const std::string command = std::string(DDPSIM_SIM_BINARY) + " " + arguments + " >" + out + " 2>" + err;
-  const int raw = std::system(command.c_str());
-  Outcome outcome;
-  outcome.status = WIFEXITED(raw) ? WEXITSTATUS(raw) : -1;
-  outcome.out = slurp(out);
-  outcome.err = slurp(err);
-  return outcome;
-}
-
-int count_lines(const std::string& text) {
-  int lines = 0;
-  for (char c : text) lines += c == '\n' ? 1 : 0;
-  return lines;
-}
-
-void expect_one_line_error(const Outcome& outcome, const std::string& needle) {
-  EXPECT_EQ(outcome.status, 2) << outcome.err;
-  EXPECT_EQ(count_lines(outcome.err), 1) << outcome.err;
-  EXPECT_NE(outcome.err.find(needle), std::string::npos) << outcome.err;
-}
 
 std::string write_measured(const testing::TempDir& dir) {
   testing::SyntheticRun run;
@@ -300,6 +266,78 @@ TEST(CliWhatIfs, SweepWritesOneRowPerPointAndResumes) {
   EXPECT_EQ(count_lines(slurp(csv)), 1 + 6);
 }
 
+// A 2-host platform: world size 4 cannot run on it, so that point fails.
+std::string write_two_host_platform(const testing::TempDir& dir) {
+  std::ofstream(dir.path("two.xml"))
+      << "<?xml version='1.0'?>\n<!DOCTYPE platform SYSTEM \"https://simgrid.org/simgrid.dtd\">\n"
+         "<platform version=\"4.1\">"
+         "<cluster id=\"c\" prefix=\"node-\" suffix=\"\" radical=\"0-1\" speed=\"1Gf\" bw=\"2GBps\" lat=\"20us\"/>"
+         "</platform>\n";
+  return dir.path("two.xml");
+}
+
+// Once a sweep exited 0 with failed points in its CSV.
+TEST(CliWhatIfs, SweepWithFailedPointsExits1AndSaysHowMany) {
+  testing::TempDir dir;
+  testing::SyntheticRun run;
+  run.world_size = 2;
+  trace::write_trace(dir.path("measured"), testing::make_synthetic_trace(run));
+  const std::string csv = dir.path("sweep.csv");
+  const std::string arguments = "sweep " + dir.path("measured") + " --platform " + write_two_host_platform(dir) +
+                                " --world-sizes 2,4 --out " + csv;
+  const Outcome first = run_cli(dir, arguments);
+  EXPECT_EQ(first.status, 1) << first.err;
+  EXPECT_EQ(count_lines(first.err), 1) << first.err;
+  EXPECT_NE(first.err.find("1 of 2 points failed"), std::string::npos) << first.err;
+  const std::string rows = slurp(csv);
+  EXPECT_EQ(count_lines(rows), 1 + 2);
+  EXPECT_NE(rows.find("expected at least 4 hosts"), std::string::npos) << rows;
+  // Resumed, the failed point is still in the CSV, so the sweep still fails.
+  const Outcome resumed = run_cli(dir, arguments);
+  EXPECT_EQ(resumed.status, 1) << resumed.err;
+  EXPECT_NE(resumed.out.find("0 points simulated, 2 already"), std::string::npos) << resumed.out;
+  EXPECT_NE(resumed.err.find("1 of 2 points failed"), std::string::npos) << resumed.err;
+}
+
+double p50_of_row(const std::string& csv, const std::string& key) {
+  std::istringstream rows(csv);
+  std::string line;
+  while (std::getline(rows, line)) {
+    if (line.rfind(key + ",", 0) != 0) continue;
+    std::vector<std::string> cells;
+    std::stringstream cell_stream(line);
+    std::string cell;
+    while (std::getline(cell_stream, cell, ',')) cells.push_back(cell);
+    return cells.size() > 4 ? std::stod(cells[4]) : -1;
+  }
+  ADD_FAILURE() << "no row " << key << " in\n" << csv;
+  return -1;
+}
+
+double replay_p50(const testing::TempDir& dir, const std::string& measured, const std::string& slowdown) {
+  const Outcome outcome = run_cli(dir, "replay " + measured + " --slowdown " + slowdown + " --json " + dir.path("r.json"));
+  EXPECT_EQ(outcome.status, 0) << outcome.err;
+  return nlohmann::json::parse(slurp(dir.path("r.json")))["distribution"]["p50_s"].get<double>();
+}
+
+// Once every sweep slowdown applied to rank 0.
+TEST(CliWhatIfs, SweepSlowsTheRankAskedFor) {
+  testing::TempDir dir;
+  const std::string measured = write_measured(dir);  // rank r computes (1 + 0.02 r) times slower
+  const std::string csv = dir.path("sweep.csv");
+  const Outcome sweep = run_cli(dir, "sweep " + measured + " --slowdowns 1,2 --slowdown-rank 3 --out " + csv);
+  ASSERT_EQ(sweep.status, 0) << sweep.err;
+  const double swept = p50_of_row(slurp(csv), "0,3=2,0");
+  const double rank3 = replay_p50(dir, measured, "3=2");
+  const double rank0 = replay_p50(dir, measured, "0=2");
+  EXPECT_NEAR(swept, rank3, 1e-7 * rank3);
+  EXPECT_GT(std::abs(swept - rank0), 0.01 * rank0);  // rank 3 is 6 % slower than rank 0
+  // The default stays rank 0, its column a bare factor.
+  const Outcome default_rank = run_cli(dir, "sweep " + measured + " --slowdowns 2 --out " + dir.path("zero.csv"));
+  ASSERT_EQ(default_rank.status, 0) << default_rank.err;
+  EXPECT_NEAR(p50_of_row(slurp(dir.path("zero.csv")), "0,2,0"), rank0, 1e-7 * rank0);
+}
+
 TEST(CliAdvise, PrintsThreeAnswersAndWritesJson) {
   testing::TempDir dir;
   const std::string measured = write_measured(dir);
@@ -320,11 +358,11 @@ TEST(CliAdvise, PrintsThreeAnswersAndWritesJson) {
 TEST(CliAdvise, BadFlagsAreOneLineExit2) {
   testing::TempDir dir;
   const std::string measured = write_measured(dir);
-  expect_one_line_error(run_cli(dir, "advise " + measured + " --runs 5"), "--runs: expected at least 11");
+  expect_one_line_error(run_cli(dir, "advise " + measured + " --runs 5"), "--runs: expected an integer in [11, ");
   expect_one_line_error(run_cli(dir, "advise " + measured + " --epsilon 0"), "--epsilon: expected a probability");
   expect_one_line_error(run_cli(dir, "advise " + measured + " --epsilon 1.5"), "--epsilon: expected a probability");
   expect_one_line_error(run_cli(dir, "advise " + measured + " --iterations-per-day -3"), "--iterations-per-day: expected");
-  expect_one_line_error(run_cli(dir, "advise " + measured + " --bucket-caps 1,0"), "--bucket-caps: expected positive MiB");
+  expect_one_line_error(run_cli(dir, "advise " + measured + " --bucket-caps 1,0"), "--bucket-caps: expected MiB in (0, ");
   expect_one_line_error(run_cli(dir, "advise " + measured + " --json " + dir.path("no/such/dir.json")), "--json");
   expect_one_line_error(run_cli(dir, "advise " + dir.path("nowhere")), "nowhere");
 }

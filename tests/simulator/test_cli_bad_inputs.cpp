@@ -1,0 +1,242 @@
+// ddp-sim's bad-input table (#19): every numeric flag of every subcommand with 0, negative,
+// NaN/inf, huge and non-numeric values, and every path flag with a missing path and a
+// directory where a file is expected (or the reverse). Each must be refused with exit status 2
+// and one line on stderr that names the flag (or file) and what was expected.
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+#include <string>
+#include <vector>
+
+#include "cli_runner.hpp"
+#include "ddpsim/trace/io.hpp"
+#include "synthetic_trace.hpp"
+
+namespace ddpsim::sim {
+namespace {
+
+// Which of the replaying subcommands a shared-flag row applies to.
+enum Scope { kReplay = 1, kCurve = 2, kSweep = 4, kAll = 7 };
+
+struct BadInput {
+  std::string arguments;  // {D} is the test's directory, {T} the trace
+  std::string needle;     // a substring of the one-line error
+  int scope = kAll;
+};
+
+// The flags replay, timeout-curve and sweep share (cli/replay_flags.cpp).
+const std::vector<BadInput> kReplayFlags = {
+    {"--world-size 0", "--world-size: expected an integer in [1, "},
+    {"--world-size -5", "--world-size: expected an integer in [1, "},
+    {"--world-size nan", "--world-size: expected an integer"},
+    {"--world-size 99999999999", "--world-size: expected an integer"},
+    {"--world-size four", "--world-size: expected an integer"},
+    {"--iterations 0", "--iterations: expected an integer in [1, "},
+    {"--iterations -3", "--iterations: expected an integer"},
+    {"--iterations 1.5", "--iterations: expected an integer"},
+    {"--iterations 99999999999999999999", "--iterations: expected an integer"},
+    {"--runs 0", "--runs: expected an integer in [1, "},
+    {"--runs -1", "--runs: expected an integer"},
+    {"--runs inf", "--runs: expected an integer"},
+    {"--runs 99999999999", "--runs: expected an integer"},
+    {"--gpus-per-node 0 --platform two-level", "--gpus-per-node: expected an integer in [1, "},
+    {"--gpus-per-node -2 --platform two-level", "--gpus-per-node: expected an integer"},
+    {"--gpus-per-node x --platform two-level", "--gpus-per-node: expected an integer"},
+    {"--seed -1", "--seed: expected an integer in [0, 18446744073709551615]"},
+    {"--seed 1.5", "--seed: expected an integer"},
+    {"--seed 99999999999999999999999", "--seed: expected an integer"},
+    {"--seed nan", "--seed: expected an integer"},
+    {"--bandwidth 0", "--bandwidth: expected a finite number of bytes/s >= 1"},
+    {"--bandwidth -5", "--bandwidth: expected a finite number of bytes/s >= 1"},
+    {"--bandwidth inf", "--bandwidth: expected a finite number of bytes/s >= 1"},
+    {"--bandwidth 1e400", "--bandwidth: expected a finite number of bytes/s >= 1"},
+    {"--bandwidth fast", "--bandwidth: expected a finite number of bytes/s >= 1"},
+    {"--latency -1", "--latency: expected a finite number >= 0"},
+    {"--latency nan", "--latency: expected a finite number >= 0"},
+    {"--latency 1e400", "--latency: expected a finite number >= 0"},
+    {"--intra-bandwidth 0", "--intra-bandwidth: expected a finite number of bytes/s >= 1"},
+    {"--intra-bandwidth nan", "--intra-bandwidth: expected a finite number of bytes/s >= 1"},
+    {"--intra-latency -1", "--intra-latency: expected a finite number >= 0"},
+    {"--intra-latency inf", "--intra-latency: expected a finite number >= 0"},
+    {"--inter-bandwidth -1", "--inter-bandwidth: expected a finite number of bytes/s >= 1"},
+    {"--inter-bandwidth 1e400", "--inter-bandwidth: expected a finite number of bytes/s >= 1"},
+    {"--inter-latency nan", "--inter-latency: expected a finite number >= 0"},
+    {"--inter-latency slow", "--inter-latency: expected a finite number >= 0"},
+    {"--timeout 0", "--timeout: expected a finite number > 0"},
+    {"--timeout -2", "--timeout: expected a finite number > 0"},
+    {"--timeout nan", "--timeout: expected a finite number > 0"},
+    {"--timeout inf", "--timeout: expected a finite number > 0"},
+    {"--timeout abc", "--timeout: expected a finite number > 0"},
+    {"--bucket-cap-mb 0", "--bucket-cap-mb: expected MiB in (0, 8.7e12]"},
+    {"--bucket-cap-mb -1", "--bucket-cap-mb: expected MiB"},
+    {"--bucket-cap-mb nan", "--bucket-cap-mb: expected MiB"},
+    {"--bucket-cap-mb 1e300", "--bucket-cap-mb: expected MiB"},
+    {"--first-bucket-cap-mb 0", "--first-bucket-cap-mb: expected MiB"},
+    {"--first-bucket-cap-mb inf", "--first-bucket-cap-mb: expected MiB"},
+    {"--first-bucket-cap-mb 1e300", "--first-bucket-cap-mb: expected MiB"},
+    // The skew flags follow the trace library's SkewSpec rules, as ddp-train does.
+    {"--slowdown 1=0.5", "--slowdown 1=0.5: expected RANK=F with F >= 1"},
+    {"--slowdown 1=0", "--slowdown 1=0: expected RANK=F with F >= 1"},
+    {"--slowdown 1=-2", "--slowdown 1=-2: expected"},
+    {"--slowdown 1=nan", "--slowdown 1=nan: expected"},
+    {"--slowdown 1=inf", "--slowdown 1=inf: expected"},
+    {"--slowdown -1=2", "--slowdown -1=2: expected"},
+    {"--slowdown 1=fast", "--slowdown 1=fast: expected"},
+    // A sweep fails such a point in its CSV instead (test_cli.cpp): rank 9 may exist at
+    // another world size of the grid.
+    {"--slowdown 9=2", "--slowdown", kReplay | kCurve},
+    {"--delay 1=-5", "--delay 1=-5: expected"},
+    {"--delay 1=nan", "--delay 1=nan: expected"},
+    {"--delay-dist 1=exp:0", "--delay-dist 1=exp:0: expected"},
+    {"--delay-dist 1=uniform:5,1", "--delay-dist 1=uniform:5,1: expected"},
+    // Huge but finite: a predicted run the trace's int64 nanosecond clock cannot hold (under
+    // a timeout the run just fails in time, and a sweep records the failed point).
+    {"--slowdown 1=1e300", "expected at most 9.2e9 s", kReplay},
+    {"--latency 1e300", "expected at most 9.2e9 s", kReplay},
+    {"--bandwidth 1e-300", "--bandwidth: expected a finite number of bytes/s >= 1"},
+    {"--bandwidth 0.5", "--bandwidth: expected a finite number of bytes/s >= 1"},
+    {"--runs 5 --bootstrap", "--bootstrap: expected --runs of at least 11"},
+    {"--platform {D}/missing.xml", "--platform"},
+    {"--platform {D}/adir", "--platform"},
+};
+
+// Per subcommand: its name and TRACE_DIR, a required flag (left out of rows that give it
+// themselves), whether it takes the shared replay flags (as which Scope), and its own rows.
+struct Subcommand {
+  std::string prefix;
+  std::string required;
+  int scope;  // 0: not a replaying subcommand
+  std::vector<BadInput> own;
+};
+
+const std::vector<Subcommand> kSubcommands = {
+    {"replay {T}",
+     "",
+     kReplay,
+     {{"--out {D}/plain.txt", "--out {D}/plain.txt: expected a directory, got a file"},
+      {"--json {D}/adir", "--json {D}/adir: expected a file, got a directory"},
+      {"--json {D}/no/such/report.json", "--json {D}/no/such/report.json: expected a file in a writable directory"}}},
+    {"timeout-curve {T}",
+     "--timeouts 1",
+     kCurve,
+     {{"--timeouts 0", "--timeouts: expected a finite number > 0"},
+      {"--timeouts 1,-1", "--timeouts: expected a finite number > 0"},
+      {"--timeouts nan", "--timeouts: expected a finite number > 0"},
+      {"--timeouts inf", "--timeouts: expected a finite number > 0"},
+      {"--timeouts 1e400", "--timeouts: expected a finite number > 0"},
+      {"--timeouts soon", "--timeouts: expected a finite number > 0"},
+      {"--epsilon -0.1", "--epsilon: expected a probability in [0, 1]"},
+      {"--epsilon 1.5", "--epsilon: expected a probability in [0, 1]"},
+      {"--epsilon nan", "--epsilon: expected a probability in [0, 1]"},
+      {"--epsilon inf", "--epsilon: expected a probability in [0, 1]"},
+      {"--csv {D}/adir", "--csv {D}/adir: expected a file, got a directory"},
+      {"--csv {D}/no/such/curve.csv", "--csv {D}/no/such/curve.csv: expected a file in a writable directory"},
+      {"--json {D}/adir", "--json {D}/adir: expected a file, got a directory"}}},
+    {"sweep {T}",
+     "--out {D}/sweep.csv",
+     kSweep,
+     {{"--bucket-caps -1", "--bucket-caps: expected MiB in [0, 8.7e12]"},
+      {"--bucket-caps 1,nan", "--bucket-caps: expected MiB"},
+      {"--bucket-caps inf", "--bucket-caps: expected MiB"},
+      {"--bucket-caps 1e300", "--bucket-caps: expected MiB"},
+      {"--bucket-caps big", "--bucket-caps: expected MiB"},
+      {"--slowdowns 0.5", "--slowdowns: expected factors F >= 1"},
+      {"--slowdowns 0", "--slowdowns: expected factors F >= 1"},
+      {"--slowdowns 1,-2", "--slowdowns: expected factors F >= 1"},
+      {"--slowdowns nan", "--slowdowns: expected a finite number"},
+      {"--slowdowns inf", "--slowdowns: expected a finite number"},
+      {"--slowdowns 1e400", "--slowdowns: expected a finite number"},
+      {"--slowdowns x", "--slowdowns: expected a finite number"},
+      {"--slowdown-rank -1", "--slowdown-rank: expected an integer in [0, "},
+      {"--slowdown-rank 1.5", "--slowdown-rank: expected an integer"},
+      {"--slowdown-rank 99999999999", "--slowdown-rank: expected an integer"},
+      {"--slowdown-rank 4 --slowdowns 2", "--slowdown-rank: expected a rank below every world size swept (4)"},
+      {"--slowdown-rank 5 --slowdowns 2 --world-sizes 8,5", "--slowdown-rank: expected a rank below every world size swept (5)"},
+      {"--world-sizes -5", "--world-sizes: expected an integer in [0, "},
+      {"--world-sizes 4,nan", "--world-sizes: expected an integer"},
+      {"--world-sizes 99999999999", "--world-sizes: expected an integer"},
+      {"--jobs 0", "--jobs: expected an integer in [1, "},
+      {"--jobs -1", "--jobs: expected an integer"},
+      {"--jobs nan", "--jobs: expected an integer"},
+      {"--jobs 1e9", "--jobs: expected an integer"},
+      {"--out {D}/adir", "--out {D}/adir: expected a file, got a directory"},
+      {"--out {D}/no/such/sweep.csv", "--out {D}/no/such/sweep.csv: expected a file in a writable directory"}}},
+    {"calibrate {T}",
+     "",
+     0,
+     {{"--allreduce butterfly", "--allreduce: expected ring"},
+      {"--json {D}/adir", "--json {D}/adir: expected a file, got a directory"},
+      {"--json {D}/no/such/fit.json", "--json {D}/no/such/fit.json: expected a file in a writable directory"}}},
+    {"advise {T}",
+     "",
+     0,
+     {{"--runs 0", "--runs: expected an integer in [11, "},
+      {"--runs -5", "--runs: expected an integer in [11, "},
+      {"--runs 1e3", "--runs: expected an integer"},
+      {"--runs 99999999999", "--runs: expected an integer"},
+      {"--seed -1", "--seed: expected an integer in [0, 18446744073709551615]"},
+      {"--seed x", "--seed: expected an integer"},
+      {"--epsilon 0", "--epsilon: expected a probability in (0, 1)"},
+      {"--epsilon -1", "--epsilon: expected a probability in (0, 1)"},
+      {"--epsilon nan", "--epsilon: expected a probability in (0, 1)"},
+      {"--epsilon inf", "--epsilon: expected a probability in (0, 1)"},
+      {"--epsilon 1e400", "--epsilon: expected a probability in (0, 1)"},
+      {"--iterations-per-day -3", "--iterations-per-day: expected a finite number >= 0"},
+      {"--iterations-per-day nan", "--iterations-per-day: expected a finite number >= 0"},
+      {"--iterations-per-day inf", "--iterations-per-day: expected a finite number >= 0"},
+      {"--iterations-per-day many", "--iterations-per-day: expected a finite number >= 0"},
+      {"--bucket-caps 0", "--bucket-caps: expected MiB in (0, 8.7e12]"},
+      {"--bucket-caps -1", "--bucket-caps: expected MiB"},
+      {"--bucket-caps nan", "--bucket-caps: expected MiB"},
+      {"--bucket-caps 1e300", "--bucket-caps: expected MiB"},
+      {"--json {D}/adir", "--json {D}/adir: expected a file, got a directory"},
+      {"--json {D}/no/such/advice.json", "--json {D}/no/such/advice.json: expected a file in a writable directory"}}},
+};
+
+std::string expand(std::string text, const testing::TempDir& dir) {
+  for (std::string::size_type at; (at = text.find("{D}")) != std::string::npos;) text.replace(at, 3, dir.path());
+  for (std::string::size_type at; (at = text.find("{T}")) != std::string::npos;) {
+    text.replace(at, 3, dir.path("measured"));
+  }
+  return text;
+}
+
+// The full arguments of a row: the subcommand, its required flag unless the row gives it.
+std::string arguments_of(const Subcommand& subcommand, const std::string& row) {
+  const std::string required_flag = subcommand.required.substr(0, subcommand.required.find(' '));
+  const bool gives_it = required_flag.empty() || row.find(required_flag + " ") != std::string::npos;
+  return subcommand.prefix + " " + row + (gives_it ? "" : " " + subcommand.required);
+}
+
+TEST(CliBadInputs, EveryNumericAndPathFlagIsRefusedInOneLine) {
+  testing::TempDir dir;
+  trace::write_trace(dir.path("measured"), testing::make_synthetic_trace(testing::SyntheticRun{}));  // 4 ranks
+  std::ofstream(dir.path("plain.txt")) << "not a trace\n";
+  std::filesystem::create_directory(dir.path("adir"));
+  int rows = 0;
+  for (const Subcommand& subcommand : kSubcommands) {
+    std::vector<std::pair<std::string, std::string>> table;  // full arguments, needle
+    // TRACE_DIR: missing, and a file where the directory is expected.
+    for (const char* bad_trace : {"{D}/nowhere", "{D}/plain.txt"}) {
+      std::string arguments = arguments_of(subcommand, "");
+      arguments.replace(arguments.find("{T}"), 3, bad_trace);
+      table.emplace_back(arguments, std::string(bad_trace) + ":0: expected a trace directory");
+    }
+    for (const BadInput& row : subcommand.own) table.emplace_back(arguments_of(subcommand, row.arguments), row.needle);
+    for (const BadInput& row : kReplayFlags) {
+      if (row.scope & subcommand.scope) table.emplace_back(arguments_of(subcommand, row.arguments), row.needle);
+    }
+    for (const auto& [arguments, needle] : table) {
+      SCOPED_TRACE(arguments);
+      expect_one_line_error(run_cli(dir, expand(arguments, dir)), expand(needle, dir));
+      ++rows;
+    }
+  }
+  EXPECT_GT(rows, 200);
+  // Refused before any work: nothing was written.
+  EXPECT_FALSE(std::filesystem::exists(dir.path("sweep.csv")));
+}
+
+}  // namespace
+}  // namespace ddpsim::sim

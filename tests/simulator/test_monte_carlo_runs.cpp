@@ -1,0 +1,107 @@
+// The Monte Carlo driver's seeds: one --seed, two independent streams (stall draws, and which
+// measured rank a rank beyond the trace copies), and the library's Monte Carlo loop.
+#include <gtest/gtest.h>
+
+#include <map>
+#include <set>
+#include <utility>
+
+#include "ddpsim/sim/monte_carlo_runs.hpp"
+#include "ddpsim/sim/prepared_replay.hpp"
+#include "ddpsim/trace/io.hpp"
+#include "synthetic_trace.hpp"
+#include "temp_dir.hpp"
+
+namespace ddpsim::sim {
+namespace {
+
+TEST(MonteCarloSeeds, StallsKeepTheRuntimesSeedAndRankCopiesGetTheirOwnStream) {
+  std::set<std::uint64_t> stalls;
+  for (int run = 0; run < 100; ++run) {
+    const RunSeeds seeds = seeds_of_run(7, run, /*bootstrap=*/false);
+    EXPECT_EQ(seeds.stalls, 7u + static_cast<std::uint64_t>(run));  // run 0 stalls as ddp-train --seed 7
+    EXPECT_EQ(seeds.resample, 0u);
+    stalls.insert(seeds.stalls);
+  }
+  for (int run = 0; run < 100; ++run) {
+    // No run's rank-copy seed is any run's stall seed: the streams do not overlap.
+    EXPECT_EQ(stalls.count(seeds_of_run(7, run, false).rank_copies), 0u) << run;
+  }
+  EXPECT_EQ(seeds_of_run(7, 0, /*bootstrap=*/true).resample, 0u);  // run 0 replays in order
+  EXPECT_EQ(seeds_of_run(7, 3, /*bootstrap=*/true).resample, 2u * 10 + 1);
+}
+
+// (rank, iteration) → forward duration of every rank beyond the measured ones, and every stall.
+struct Observed {
+  std::map<std::pair<int, std::int64_t>, std::int64_t> extra_forward_ns;
+  std::map<std::pair<int, std::int64_t>, std::int64_t> stall_ns;
+};
+
+Observed observe(const ReplayResult& result, int measured_ranks) {
+  Observed observed;
+  for (const auto& events : result.events) {
+    std::int64_t begin = 0;
+    for (const trace::Event& event : events) {
+      if (event.type == trace::EventType::Delay) observed.stall_ns[{event.rank, event.iteration}] = event.dur_ns;
+      if (event.rank < measured_ranks) continue;
+      if (event.type == trace::EventType::ForwardBegin) begin = event.t_ns;
+      if (event.type == trace::EventType::ForwardEnd) observed.extra_forward_ns[{event.rank, event.iteration}] = event.t_ns - begin;
+    }
+  }
+  return observed;
+}
+
+// Once the stall seed also chose the copied ranks, so new stall draws changed the workload.
+TEST(MonteCarloSeeds, StallDrawsAndRankCopiesVaryIndependently) {
+  testing::SyntheticRun run;  // 4 ranks, rank r computes (1 + 0.02 r) times slower
+  testing::TempDir dir;
+  trace::write_trace(dir.path("measured"), testing::make_synthetic_trace(run));
+  ReplayRequest request;
+  request.trace_dir = dir.path("measured");
+  request.world_size = 16;
+  request.iterations = 4;
+  request.skew.distributions.push_back(trace::parse_delay_distribution("all=uniform:0,5"));
+  PreparedReplay prepared = prepare_replay(request);
+
+  const auto replay_with = [&](std::uint64_t stall_seed, std::uint64_t copy_seed) {
+    ReplayOptions options = prepared.options;
+    options.skew.seed = stall_seed;
+    options.rank_copy_seed = copy_seed;
+    return observe(replay_isolated(prepared.model, options), run.world_size);
+  };
+  const Observed base = replay_with(1, 5);
+  const Observed new_stalls = replay_with(2, 5);
+  const Observed new_copies = replay_with(1, 6);
+  ASSERT_FALSE(base.extra_forward_ns.empty());
+  ASSERT_FALSE(base.stall_ns.empty());
+  EXPECT_EQ(base.extra_forward_ns, new_stalls.extra_forward_ns);  // same ranks copied
+  EXPECT_NE(base.stall_ns, new_stalls.stall_ns);
+  EXPECT_NE(base.extra_forward_ns, new_copies.extra_forward_ns);  // other ranks copied
+  EXPECT_EQ(base.stall_ns, new_copies.stall_ns);                  // same stalls
+
+  // The driver gives run 0 the stream seeds_of_run names: its stalls are ddp-train's.
+  MonteCarloPlan plan;
+  plan.seed = 1;
+  ReplayResult first;
+  run_monte_carlo(prepared, plan, &first);
+  const Observed driven = observe(first, run.world_size);
+  EXPECT_EQ(driven.stall_ns, base.stall_ns);
+  EXPECT_EQ(driven.extra_forward_ns, replay_with(1, seeds_of_run(1, 0, false).rank_copies).extra_forward_ns);
+}
+
+TEST(MonteCarloSeeds, BadPlansNameTheirFlag) {
+  MonteCarloPlan plan;
+  plan.runs = 0;
+  EXPECT_THROW(check_plan(plan), RequestError);
+  plan.runs = 5;
+  plan.bootstrap = true;
+  try {
+    check_plan(plan);
+    ADD_FAILURE() << "no error";
+  } catch (const RequestError& error) {
+    EXPECT_NE(std::string(error.what()).find("--bootstrap"), std::string::npos) << error.what();
+  }
+}
+
+}  // namespace
+}  // namespace ddpsim::sim
