@@ -10,7 +10,6 @@
 #include <cmath>
 #include <string>
 
-#include "platform_builder.hpp"
 
 namespace sg4 = simgrid::s4u;
 
@@ -23,18 +22,6 @@ int g_no_payload = 0;
 
 double remaining_s(double deadline_s) {
   return std::max(0.0, deadline_s - sg4::Engine::get_clock());
-}
-
-void wait_comm(const sg4::CommPtr& comm, double deadline_s) {
-  if (deadline_s < 0) {
-    comm->wait();
-    return;
-  }
-  try {
-    comm->wait_for(remaining_s(deadline_s));
-  } catch (const simgrid::TimeoutException&) {
-    throw CollectiveTimeout("a peer did not join the all-reduce in time");
-  }
 }
 
 void sleep_within(double duration_s, double deadline_s) {
@@ -62,33 +49,37 @@ void ring(CommunicationGroup& group, int rank, std::int64_t bytes, double deadli
   }
 }
 
-// Everyone joins, one message carrying all 2(W−1) chunks to the right neighbour, the other
-// 2(W−1)−1 step latencies, and a final join so that every rank finishes with the slowest
-// pair (in a real ring each step waits for the slowest link).
-void ring_aggregated(CommunicationGroup& group, int rank, std::int64_t bytes, double deadline_s) {
-  const int world = group.world_size();
-  group.join_point.join(rank, deadline_s);
-  const double payload = 2.0 * (world - 1) / world * static_cast<double>(bytes);
-  const double later_steps_s = (2.0 * (world - 1) - 1) * group.ring_step_latency_s;
-  if (group.ring_links_uncontended) {
-    ++group.messages;
-    sleep_within(group.ring_step_latency_s + static_cast<double>(std::llround(payload)) / group.ring_link_bandwidth + later_steps_s,
-                 deadline_s);
-    group.join_point.join(rank, deadline_s);
+// The network phase of an aggregated model, then `later_steps_s`: every participant leaves
+// at the same time, with the slowest flow. A phase size seen before is slept; the first
+// one simulated with SimGrid's flows is played by the first participant to get here, while
+// the others wait for it (network_phase.hpp).
+void aggregated_phase(CommunicationGroup& group, Participant who, std::uint64_t bytes, double later_steps_s,
+                      double deadline_s) {
+  NetworkPhase& phase = *group.phase;
+  if (who.index == 0) group.messages += phase.flow_count();
+  if (const auto known = phase.known_duration_s(bytes)) {
+    sleep_within(*known + later_steps_s, deadline_s);
     return;
   }
-  sg4::Host* right = group.hosts[static_cast<std::size_t>((rank + 1) % world)];
-  sg4::CommPtr send = sg4::Comm::sendto_async(group.hosts[static_cast<std::size_t>(rank)], right,
-                                              static_cast<std::uint64_t>(std::llround(payload)));
-  wait_comm(send, deadline_s);
-  ++group.messages;
+  if (!phase.simulating(bytes)) phase.simulate(bytes, deadline_s);
+  group.phase_done.join(who.index, deadline_s);
   sleep_within(later_steps_s, deadline_s);
-  group.join_point.join(rank, deadline_s);
+}
+
+// Everyone joins, then each rank sends one message carrying all 2(W−1) chunks to its right
+// neighbour and waits out the other 2(W−1)−1 step latencies; every rank finishes with the
+// slowest pair (in a real ring each step waits for the slowest link).
+void ring_aggregated(CommunicationGroup& group, Participant who, std::int64_t bytes, double deadline_s) {
+  const int world = group.world_size();
+  group.join_point.join(who.index, deadline_s);
+  const double payload = 2.0 * (world - 1) / world * static_cast<double>(bytes);
+  const double later_steps_s = (2.0 * (world - 1) - 1) * group.phase->max_latency_s();
+  aggregated_phase(group, who, static_cast<std::uint64_t>(std::llround(payload)), later_steps_s, deadline_s);
 }
 
 // Everyone joins, then the ring formula's time passes: no network is simulated.
-void analytic(CommunicationGroup& group, int rank, std::int64_t bytes, double deadline_s) {
-  group.join_point.join(rank, deadline_s);
+void analytic(CommunicationGroup& group, Participant who, std::int64_t bytes, double deadline_s) {
+  group.join_point.join(who.index, deadline_s);
   sleep_within(ring_allreduce_s(group.world_size(), static_cast<double>(bytes), group.alpha_s,
                                 group.beta_bytes_per_s),
                deadline_s);
@@ -98,38 +89,64 @@ void analytic(CommunicationGroup& group, int rank, std::int64_t bytes, double de
 // of the buffer to every neighbour it has in either tree (its share of the pipelined reduce
 // towards the parent and broadcast towards the children, 2S in all for a rank that is inner
 // in one tree and leaf in the other), all at once so that they share its link; then the
-// remaining 2⌈log2 W⌉−1 step latencies, and a final join.
-void tree(CommunicationGroup& group, int rank, std::int64_t bytes, double deadline_s) {
+// remaining 2⌈log2 W⌉−1 step latencies.
+void tree(CommunicationGroup& group, Participant who, std::int64_t bytes, double deadline_s) {
   const int world = group.world_size();
-  group.join_point.join(rank, deadline_s);
+  group.join_point.join(who.index, deadline_s);
   const auto half = static_cast<std::uint64_t>(std::llround(static_cast<double>(bytes) / 2));
-  sg4::Host* self = group.hosts[static_cast<std::size_t>(rank)];
-  std::vector<sg4::CommPtr> sends;
-  for (int peer : group.tree_neighbours[static_cast<std::size_t>(rank)]) {
-    sends.push_back(sg4::Comm::sendto_async(self, group.hosts[static_cast<std::size_t>(peer)], half));
+  const double later_steps_s = (2.0 * ceil_log2(world) - 1) * group.phase->max_latency_s();
+  aggregated_phase(group, who, half, later_steps_s, deadline_s);
+}
+
+FlowPattern ring_pattern(int world) {
+  FlowPattern pattern;
+  for (int r = 0; r < world; ++r) {
+    pattern.from.push_back(r);
+    pattern.to.push_back((r + 1) % world);
   }
-  for (const auto& send : sends) wait_comm(send, deadline_s);
-  group.messages += static_cast<std::int64_t>(sends.size());
-  sleep_within((2.0 * ceil_log2(world) - 1) * group.tree_step_latency_s, deadline_s);
-  group.join_point.join(rank, deadline_s);
+  return pattern;
+}
+
+FlowPattern tree_pattern(int world) {
+  FlowPattern pattern;
+  const std::vector<std::vector<int>> neighbours = double_binary_tree_neighbours(world);
+  for (int r = 0; r < world; ++r) {
+    for (int peer : neighbours[static_cast<std::size_t>(r)]) {
+      pattern.from.push_back(r);
+      pattern.to.push_back(peer);
+    }
+  }
+  return pattern;
 }
 
 }  // namespace
 
-JoinPoint::JoinPoint(int world_size) : world_size_(world_size) {
-  for (int rank = 0; rank < world_size; ++rank) released_.push_back(sg4::Semaphore::create(0));
+void wait_comm(const sg4::CommPtr& comm, double deadline_s) {
+  if (deadline_s < 0) {
+    comm->wait();
+    return;
+  }
+  try {
+    comm->wait_for(remaining_s(deadline_s));
+  } catch (const simgrid::TimeoutException&) {
+    throw CollectiveTimeout("a peer did not join the all-reduce in time");
+  }
 }
 
-void JoinPoint::join(int rank, double deadline_s) {
+JoinPoint::JoinPoint(int participants) : participants_(participants) {
+  for (int index = 0; index < participants; ++index) released_.push_back(sg4::Semaphore::create(0));
+}
+
+void JoinPoint::join(int participant, double deadline_s) {
   // Actors run one at a time (contexts/nthreads = 1), so the counter needs no lock.
-  if (++arrived_ == world_size_) {
+  if (++arrived_ == participants_) {
     arrived_ = 0;
-    for (int other = 0; other < world_size_; ++other) {
-      if (other != rank) released_[static_cast<std::size_t>(other)]->release();
+    for (int other = 0; other < participants_; ++other) {
+      if (other != participant) released_[static_cast<std::size_t>(other)]->release();
     }
     return;
   }
-  auto& mine = released_[static_cast<std::size_t>(rank)];
+  auto& mine = released_[static_cast<std::size_t>(participant)];
   if (deadline_s < 0) {
     mine->acquire();
   } else if (mine->acquire_timeout(remaining_s(deadline_s))) {
@@ -137,37 +154,30 @@ void JoinPoint::join(int rank, double deadline_s) {
   }
 }
 
-CommunicationGroup::CommunicationGroup(std::vector<sg4::Host*> hosts_in, double alpha, double beta)
-    : hosts(std::move(hosts_in)), join_point(static_cast<int>(hosts.size())), alpha_s(alpha),
+CommunicationGroup::CommunicationGroup(std::vector<sg4::Host*> hosts_in, int participants,
+                                       AllreduceAlgorithm algorithm, double alpha, double beta,
+                                       bool flow_model_required, std::int64_t max_simulated_flows)
+    : hosts(std::move(hosts_in)), join_point(participants), phase_done(participants), alpha_s(alpha),
       beta_bytes_per_s(beta) {
   const int world = world_size();
-  std::vector<sg4::Host*> right_of;
-  for (int r = 0; r < world; ++r) {
-    ring_inbox.push_back(sg4::Mailbox::by_name("ring-inbox-" + std::to_string(r)));
-    right_of.push_back(hosts[static_cast<std::size_t>((r + 1) % world)]);
+  if (world <= 1) return;
+  if (algorithm == AllreduceAlgorithm::Ring) {
+    for (int r = 0; r < world; ++r) ring_inbox.push_back(sg4::Mailbox::by_name("ring-inbox-" + std::to_string(r)));
+  } else if (algorithm == AllreduceAlgorithm::RingAggregated) {
+    phase.emplace(hosts, ring_pattern(world), flow_model_required, max_simulated_flows);
+  } else if (algorithm == AllreduceAlgorithm::Tree) {
+    phase.emplace(hosts, tree_pattern(world), flow_model_required, max_simulated_flows);
   }
-  ring_step_latency_s = max_route_latency_s(hosts, right_of);
-
-  tree_neighbours = double_binary_tree_neighbours(world);
-  std::vector<sg4::Host*> edge_from;
-  std::vector<sg4::Host*> edge_to;
-  for (int r = 0; r < world; ++r) {
-    for (int peer : tree_neighbours[static_cast<std::size_t>(r)]) {
-      edge_from.push_back(hosts[static_cast<std::size_t>(r)]);
-      edge_to.push_back(hosts[static_cast<std::size_t>(peer)]);
-    }
-  }
-  tree_step_latency_s = max_route_latency_s(edge_from, edge_to);
 }
 
-void run_allreduce(CommunicationGroup& group, AllreduceAlgorithm algorithm, int rank,
+void run_allreduce(CommunicationGroup& group, AllreduceAlgorithm algorithm, Participant who,
                    std::int64_t bytes, double deadline_s) {
   if (group.world_size() <= 1) return;
   switch (algorithm) {
-    case AllreduceAlgorithm::Ring: return ring(group, rank, bytes, deadline_s);
-    case AllreduceAlgorithm::RingAggregated: return ring_aggregated(group, rank, bytes, deadline_s);
-    case AllreduceAlgorithm::Analytic: return analytic(group, rank, bytes, deadline_s);
-    case AllreduceAlgorithm::Tree: return tree(group, rank, bytes, deadline_s);
+    case AllreduceAlgorithm::Ring: return ring(group, who.rank, bytes, deadline_s);
+    case AllreduceAlgorithm::RingAggregated: return ring_aggregated(group, who, bytes, deadline_s);
+    case AllreduceAlgorithm::Analytic: return analytic(group, who, bytes, deadline_s);
+    case AllreduceAlgorithm::Tree: return tree(group, who, bytes, deadline_s);
   }
 }
 

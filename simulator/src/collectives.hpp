@@ -1,15 +1,18 @@
-// All-reduce algorithms played by the ranks' comm actors inside SimGrid (allreduce.hpp).
+// All-reduce algorithms played by the comm actors inside SimGrid (allreduce.hpp).
 #pragma once
 
+#include <simgrid/s4u/Comm.hpp>
 #include <simgrid/s4u/Host.hpp>
 #include <simgrid/s4u/Mailbox.hpp>
 #include <simgrid/s4u/Semaphore.hpp>
 
 #include <cstdint>
+#include <optional>
 #include <stdexcept>
 #include <vector>
 
 #include "ddpsim/sim/allreduce.hpp"
+#include "network_phase.hpp"
 
 namespace ddpsim::sim {
 
@@ -24,47 +27,53 @@ class CollectiveTimeout : public std::runtime_error {
 // an actor blocked in acquire can be killed safely, and acquire_timeout gives timeouts.
 class JoinPoint {
  public:
-  explicit JoinPoint(int world_size);
-  // Blocks until every rank has joined; throws CollectiveTimeout past `deadline_s`
+  explicit JoinPoint(int participants);
+  // Blocks until every participant has joined; throws CollectiveTimeout past `deadline_s`
   // (a negative deadline waits forever).
-  void join(int rank, double deadline_s);
+  void join(int participant, double deadline_s);
 
  private:
-  int world_size_;
+  int participants_;
   int arrived_ = 0;
   std::vector<simgrid::s4u::SemaphorePtr> released_;
 };
 
+// Who calls a collective: a class of identical ranks (replay_classes.hpp), played by the
+// actors of its first rank. The join points count classes; the network carries every rank.
+struct Participant {
+  int index = 0;  // the class
+  int rank = 0;   // the rank whose actors play it
+};
+
 // What the ranks share to run collectives.
 struct CommunicationGroup {
-  CommunicationGroup(std::vector<simgrid::s4u::Host*> hosts, double alpha_s, double beta_bytes_per_s);
+  // hosts[r]: rank r's host, for all W ranks; `participants` actors call each collective.
+  // flow_model_required: a --cfg changed the network model (network_phase.hpp).
+  CommunicationGroup(std::vector<simgrid::s4u::Host*> hosts, int participants, AllreduceAlgorithm algorithm,
+                     double alpha_s, double beta_bytes_per_s, bool flow_model_required,
+                     std::int64_t max_simulated_flows);
 
   int world_size() const { return static_cast<int>(hosts.size()); }
 
   std::vector<simgrid::s4u::Host*> hosts;
-  std::vector<simgrid::s4u::Mailbox*> ring_inbox;  // ring_inbox[r]: messages to rank r
-  JoinPoint join_point;
-  // Largest route latency between ring neighbours / double-binary-tree neighbours: the
-  // per-step latency of the aggregated models (the slowest pair paces every step).
-  double ring_step_latency_s = 0;
-  double tree_step_latency_s = 0;
-  // tree_neighbours[r]: double_binary_tree_neighbours(W)[r].
-  std::vector<std::vector<int>> tree_neighbours;
+  std::vector<simgrid::s4u::Mailbox*> ring_inbox;  // explicit ring: ring_inbox[r] holds messages to rank r
+  JoinPoint join_point;  // everyone has arrived: the collective starts
+  JoinPoint phase_done;  // the network phase that was being simulated is over
+  // The aggregated model's flows (ring-agg: to the right neighbour; tree: to every
+  // double-binary-tree neighbour); only the algorithm's own is built. Its largest route
+  // latency is the model's per-step latency (the slowest pair paces every step).
+  std::optional<NetworkPhase> phase;
   double alpha_s = 0;
   double beta_bytes_per_s = 0;
   std::int64_t messages = 0;
-  // Set when every ring neighbour pair has links of its own (the star platform, CM02 without
-  // cross-traffic, one collective at a time): each aggregated ring message then runs alone
-  // at its route's bandwidth, so ring-agg sleeps for latency + bytes / β instead of asking
-  // the LMM solver. With W simultaneous flows that solver was the superlinear part
-  // (W=4096: 4 s vs 0.4 s at W=1024).
-  bool ring_links_uncontended = false;
-  double ring_link_bandwidth = 0;  // bytes/s of those links
 };
 
-// All-reduces `bytes` with `algorithm` as rank `rank`; returns when this rank has the
-// result. Throws CollectiveTimeout past deadline_s (negative: no deadline).
-void run_allreduce(CommunicationGroup& group, AllreduceAlgorithm algorithm, int rank,
+// Blocks until `comm` is done; throws CollectiveTimeout past deadline_s (negative: none).
+void wait_comm(const simgrid::s4u::CommPtr& comm, double deadline_s);
+
+// All-reduces `bytes` with `algorithm` as `who`; returns when its ranks have the result.
+// Throws CollectiveTimeout past deadline_s (negative: no deadline).
+void run_allreduce(CommunicationGroup& group, AllreduceAlgorithm algorithm, Participant who,
                    std::int64_t bytes, double deadline_s);
 
 }  // namespace ddpsim::sim

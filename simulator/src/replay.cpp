@@ -15,6 +15,7 @@
 #include "collectives.hpp"
 #include "ddpsim/trace/splitmix.hpp"
 #include "platform_builder.hpp"
+#include "replay_classes.hpp"
 
 namespace sg4 = simgrid::s4u;
 
@@ -28,10 +29,14 @@ const std::vector<std::string> kDefaultSimgridConfig = {
 
 namespace {
 
+// More actors than this run without stack guard pages (see replay_classes).
+constexpr int kGuardedActorsLimit = 16384;
+
 using trace::Event;
 using trace::EventType;
 
-// One rank's state, shared by its two actors (they run one at a time: no locking).
+// One class's state (replay_classes.hpp), shared by its two actors (they run one at a
+// time: no locking). Its events are those of its first rank.
 struct RankState {
   sg4::SemaphorePtr backward_started = sg4::Semaphore::create(0);  // compute → comm
   sg4::SemaphorePtr all_reduced = sg4::Semaphore::create(0);       // comm → compute
@@ -42,11 +47,11 @@ struct RankState {
 struct Simulation {
   const WorkloadModel& model;
   const ReplayOptions& options;
+  RankClasses classes;
   CommunicationGroup group;
-  std::vector<RankState> ranks;
+  std::vector<RankState> ranks;  // per class
   std::string failure;
 
-  int world_size() const { return static_cast<int>(ranks.size()); }
   double slowdown(int rank) const {
     auto found = options.slowdown.find(rank);
     return found == options.slowdown.end() ? 1.0 : found->second;
@@ -66,23 +71,16 @@ Event make_event(int rank, std::int64_t iteration, EventType type, double at_s) 
   return event;
 }
 
-// The measured costs a simulated rank replays. Measured ranks replay themselves; a rank
-// beyond them (--world-size larger than the trace) replays, in each iteration, a measured
-// rank drawn from (rank_copy_seed, rank, iteration): its compute follows the measured ranks'
-// distribution without copying one rank's pattern W/W_trace times. Pure, so the compute
-// and comm actors of a rank agree.
+// The measured costs a simulated rank replays (source_rank: itself, or a measured rank
+// drawn per iteration). Pure, so the compute and comm actors of a rank agree.
 // With resample_seed, the source iteration itself is drawn (a bootstrap), the same for all ranks.
 const RankIterationCosts& costs_of(const Simulation& sim, int rank, std::int64_t iteration) {
-  const int measured = static_cast<int>(sim.model.costs.size());
   const std::int64_t source =
       sim.options.resample_seed == 0
           ? iteration
           : static_cast<std::int64_t>(mix(mix(sim.options.resample_seed) ^
                                           static_cast<std::uint64_t>(iteration)) >> 1);
-  if (rank < measured) return sim.model.costs_for(rank, source);
-  const std::uint64_t draw = mix(mix(mix(sim.options.rank_copy_seed) ^ static_cast<std::uint64_t>(rank)) ^
-                                 static_cast<std::uint64_t>(iteration));
-  return sim.model.costs_for(static_cast<int>(draw % static_cast<std::uint64_t>(measured)), source);
+  return sim.model.costs_for(source_rank(sim.model, sim.options, rank, iteration), source);
 }
 
 // An injected stall at the start of an iteration, recorded as `ddp-train` records it: a
@@ -98,9 +96,11 @@ void stall(const Simulation& sim, RankState& state, int rank, std::int64_t itera
   sg4::this_actor::sleep_for(static_cast<double>(fixed_ns + random_ns) * 1e-9);
 }
 
-// compute-R: the measured compute phases; backward hands the buckets to comm-R.
-void compute_actor(Simulation& sim, int rank) {
-  RankState& state = sim.ranks[static_cast<std::size_t>(rank)];
+// compute-R: the measured compute phases; backward hands the buckets to comm-R. R is the
+// first rank of a class, and plays all of them.
+void compute_actor(Simulation& sim, int index) {
+  RankState& state = sim.ranks[static_cast<std::size_t>(index)];
+  const int rank = sim.classes.members[static_cast<std::size_t>(index)].front();
   const double factor = sim.slowdown(rank);
   const auto now = [] { return sg4::Engine::get_clock(); };
   const auto phase = [&](double duration_s) { sg4::this_actor::sleep_for(factor * duration_s); };
@@ -143,8 +143,9 @@ void compute_actor(Simulation& sim, int rank) {
 }
 
 // comm-R: one stream; bucket b is all-reduced once it is ready and bucket b−1 is done.
-void comm_actor(Simulation& sim, int rank) {
-  RankState& state = sim.ranks[static_cast<std::size_t>(rank)];
+void comm_actor(Simulation& sim, int index) {
+  RankState& state = sim.ranks[static_cast<std::size_t>(index)];
+  const int rank = sim.classes.members[static_cast<std::size_t>(index)].front();
   const double factor = sim.slowdown(rank);
   const auto now = [] { return sg4::Engine::get_clock(); };
   std::int64_t iteration = 0;
@@ -172,7 +173,7 @@ void comm_actor(Simulation& sim, int rank) {
         begin.bytes = bytes;
         state.events.push_back(begin);
         const double deadline_s = sim.options.timeout_s > 0 ? begin_s + sim.options.timeout_s : -1;
-        run_allreduce(sim.group, sim.options.algorithm, rank, bytes, deadline_s);
+        run_allreduce(sim.group, sim.options.algorithm, Participant{index, rank}, bytes, deadline_s);
         Event end = make_event(rank, label, EventType::AllreduceEnd, now());
         end.bucket = bucket;
         end.bytes = bytes;
@@ -267,7 +268,7 @@ void check_replay_options(const WorkloadModel& model, const ReplayOptions& optio
   }
 }
 
-ReplayResult replay(const WorkloadModel& model, const ReplayOptions& options) {
+ClassReplayResult replay_classes(const WorkloadModel& model, const ReplayOptions& options) {
   check_replay_options(model, options);
   const auto wall_start = std::chrono::steady_clock::now();
   const int world = options.world_size > 0 ? options.world_size : model.world_size;
@@ -281,24 +282,42 @@ ReplayResult replay(const WorkloadModel& model, const ReplayOptions& options) {
   for (const auto& entry : kDefaultSimgridConfig) apply_simgrid_config(entry);
   for (const auto& entry : options.simgrid_config) apply_simgrid_config(entry);
 
+  // The explicit ring sends rank-to-rank messages: its ranks are never interchangeable.
+  RankClasses classes =
+      group_identical_ranks(model, options, world, options.algorithm != AllreduceAlgorithm::Ring);
+  const auto configured = [&options](const std::string& prefix) {
+    return std::any_of(options.simgrid_config.begin(), options.simgrid_config.end(),
+                       [&prefix](const std::string& entry) { return entry.rfind(prefix, 0) == 0; });
+  };
+  // Each actor's stack has a guard page, which splits its mapping in two; Linux allows a
+  // process 65,530 mappings (vm.max_map_count), so beyond ~30,000 actors SimGrid failed with
+  // "Failed to protect stack". Many actors go without guards (their stacks stay 8 MiB of
+  // address space, touched only as deep as the replay's shallow calls go).
+  if (2 * classes.size() > kGuardedActorsLimit && !configured("contexts/guard-size")) {
+    apply_simgrid_config("contexts/guard-size:0");
+  }
+
   std::vector<sg4::Host*> hosts = build_platform(options.platform, world);
-  Simulation sim{model, options, CommunicationGroup(hosts, options.alpha_s, options.beta_bytes_per_s),
-                 std::vector<RankState>(static_cast<std::size_t>(world)), {}};
-  // The star gives every rank its own up and down link (platform_builder), so the ring's
-  // neighbour messages never share one, unless a --cfg changes the network model.
-  const bool network_reconfigured =
-      std::any_of(options.simgrid_config.begin(), options.simgrid_config.end(),
-                  [](const std::string& entry) { return entry.rfind("network/", 0) == 0; });
-  sim.group.ring_links_uncontended = options.platform.kind == PlatformKind::Star && !network_reconfigured;
-  sim.group.ring_link_bandwidth = options.platform.beta_bytes_per_s;
-  for (int rank = 0; rank < world; ++rank) {
+  // The closed forms know CM02's sharing without cross-traffic; another network model or
+  // option is left to SimGrid's flows (network_phase.hpp).
+  const bool network_reconfigured = configured("network/");
+  const int participants = classes.size();
+  Simulation sim{model,
+                 options,
+                 std::move(classes),
+                 CommunicationGroup(hosts, participants, options.algorithm, options.alpha_s,
+                                    options.beta_bytes_per_s, network_reconfigured, options.max_simulated_flows),
+                 std::vector<RankState>(static_cast<std::size_t>(participants)),
+                 {}};
+  for (int index = 0; index < participants; ++index) {
+    const int rank = sim.classes.members[static_cast<std::size_t>(index)].front();
     sg4::Host* host = hosts[static_cast<std::size_t>(rank)];
-    sg4::Actor::create("compute-" + std::to_string(rank), host, [&sim, rank] { compute_actor(sim, rank); });
-    sg4::Actor::create("comm-" + std::to_string(rank), host, [&sim, rank] { comm_actor(sim, rank); });
+    sg4::Actor::create("compute-" + std::to_string(rank), host, [&sim, index] { compute_actor(sim, index); });
+    sg4::Actor::create("comm-" + std::to_string(rank), host, [&sim, index] { comm_actor(sim, index); });
   }
   engine.run();
 
-  ReplayResult result;
+  ClassReplayResult result;
   result.simulated_end_s = sg4::Engine::get_clock();
   result.messages = sim.group.messages;
   result.failure = sim.failure;
@@ -307,6 +326,37 @@ ReplayResult replay(const WorkloadModel& model, const ReplayOptions& options) {
                      [](const Event& a, const Event& b) { return a.t_ns < b.t_ns; });
     result.events.push_back(std::move(state.events));
   }
+  result.classes = std::move(sim.classes);
+  result.wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - wall_start).count();
+  return result;
+}
+
+ReplayResult expand(ClassReplayResult&& classes) {
+  ReplayResult result;
+  result.simulated_end_s = classes.simulated_end_s;
+  result.wall_s = classes.wall_s;
+  result.messages = classes.messages;
+  result.failure = std::move(classes.failure);
+  const std::size_t world = classes.classes.class_of.size();
+  result.events.resize(world);
+  for (std::size_t rank = 0; rank < world; ++rank) {
+    const int index = classes.classes.class_of[rank];
+    const bool first = classes.classes.members[static_cast<std::size_t>(index)].front() == static_cast<int>(rank);
+    std::vector<Event>& events = result.events[rank];
+    events.reserve(classes.events[static_cast<std::size_t>(index)].size());
+    for (const Event& event : classes.events[static_cast<std::size_t>(index)]) {
+      // A timeout stops the job at the first rank that sees it: one failure event.
+      if (event.type == EventType::Failure && !first) continue;
+      events.push_back(event);
+      events.back().rank = static_cast<int>(rank);
+    }
+  }
+  return result;
+}
+
+ReplayResult replay(const WorkloadModel& model, const ReplayOptions& options) {
+  const auto wall_start = std::chrono::steady_clock::now();
+  ReplayResult result = expand(replay_classes(model, options));
   result.wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - wall_start).count();
   return result;
 }

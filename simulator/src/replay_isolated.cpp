@@ -16,6 +16,7 @@
 #include <string>
 
 #include "ddpsim/sim/replay.hpp"
+#include "replay_classes.hpp"
 
 namespace ddpsim::sim {
 
@@ -65,17 +66,20 @@ class Decoder {
 constexpr char kOk = 'R';
 constexpr char kError = 'E';
 
-std::string encode(const ReplayResult& result) {
+// Events per class and each rank's class: W ranks of a few classes stay small in the pipe.
+std::string encode(const ClassReplayResult& result) {
   Encoder out;
   out.put(kOk);
   out.put(result.simulated_end_s);
   out.put(result.wall_s);
   out.put(result.messages);
   out.put_string(result.failure);
+  out.put<std::uint64_t>(result.classes.class_of.size());
+  for (int index : result.classes.class_of) out.put(index);
   out.put<std::uint64_t>(result.events.size());
-  for (const auto& rank_events : result.events) {
-    out.put<std::uint64_t>(rank_events.size());
-    for (const trace::Event& event : rank_events) {
+  for (const auto& class_events : result.events) {
+    out.put<std::uint64_t>(class_events.size());
+    for (const trace::Event& event : class_events) {
       out.put(event.rank);
       out.put(event.iteration);
       out.put(static_cast<int>(event.type));
@@ -91,20 +95,28 @@ std::string encode(const ReplayResult& result) {
   return out.bytes();
 }
 
-ReplayResult decode(const std::string& bytes) {
+ClassReplayResult decode(const std::string& bytes) {
   Decoder in(bytes);
   const char tag = in.get<char>();
   if (tag == kError) throw SimulationError(in.get_string());
   if (tag != kOk) throw SimulationError("replay child: unreadable result");
-  ReplayResult result;
+  ClassReplayResult result;
   result.simulated_end_s = in.get<double>();
   result.wall_s = in.get<double>();
   result.messages = in.get<std::int64_t>();
   result.failure = in.get_string();
+  result.classes.class_of.resize(in.get<std::uint64_t>());
+  for (int& index : result.classes.class_of) index = in.get<int>();
   result.events.resize(in.get<std::uint64_t>());
-  for (auto& rank_events : result.events) {
-    rank_events.resize(in.get<std::uint64_t>());
-    for (trace::Event& event : rank_events) {
+  result.classes.members.resize(result.events.size());
+  for (std::size_t rank = 0; rank < result.classes.class_of.size(); ++rank) {
+    const auto index = static_cast<std::size_t>(result.classes.class_of[rank]);
+    if (index >= result.classes.members.size()) throw SimulationError("replay child: unreadable result");
+    result.classes.members[index].push_back(static_cast<int>(rank));
+  }
+  for (auto& class_events : result.events) {
+    class_events.resize(in.get<std::uint64_t>());
+    for (trace::Event& event : class_events) {
       event.rank = in.get<int>();
       event.iteration = in.get<std::int64_t>();
       event.type = static_cast<trace::EventType>(in.get<int>());
@@ -177,7 +189,7 @@ ReplayResult replay_isolated(const WorkloadModel& model, const ReplayOptions& op
     ::dup2(::fileno(child_log), STDERR_FILENO);
     std::string reply;
     try {
-      reply = encode(replay(model, options));
+      reply = encode(replay_classes(model, options));
     } catch (const std::exception& error) {
       Encoder out;
       out.put(kError);
@@ -209,7 +221,7 @@ ReplayResult replay_isolated(const WorkloadModel& model, const ReplayOptions& op
   }
   // SimGrid's warnings of a successful run still belong to the user.
   if (!log.empty()) std::fputs(log.c_str(), stderr);
-  return decode(reply);
+  return expand(decode(reply));
 }
 
 }  // namespace ddpsim::sim

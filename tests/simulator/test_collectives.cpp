@@ -4,9 +4,12 @@
 
 #include <algorithm>
 #include <cmath>
+#include <utility>
+#include <vector>
 
 #include "ddpsim/sim/allreduce.hpp"
 #include "ddpsim/sim/replay.hpp"
+#include "ddpsim/trace/skew.hpp"
 #include "minimal_workload.hpp"
 
 namespace ddpsim::sim {
@@ -129,6 +132,131 @@ TEST(AllreduceOnTwoNodes, TreeFlowsShareTheUplink) {
                           crossing * (static_cast<double>(kBytes) / 2) / options.platform.inter_bandwidth;
   const double tree = simulated_allreduce_s(world, AllreduceAlgorithm::Tree, options);
   EXPECT_NEAR(tree, expected, 1e-2 * expected) << crossing << " crossing edges";
+}
+
+// The three ways of timing an aggregated collective's network phase (network_phase.hpp)
+// against each other. Any `--cfg network/...` leaves the phase to SimGrid's flows, even one
+// that repeats the default model.
+ReplayOptions with_simgrid_flows(ReplayOptions options) {
+  options.simgrid_config.push_back("network/model:CM02");
+  return options;
+}
+
+TEST(NetworkPhase, ExactRingMatchesSimGridFlowsOnTwoNodes) {
+  // No link carries two ring flows: the closed form is what SimGrid's flows give.
+  const int world = 8;
+  const ReplayOptions exact = two_node_options(AllreduceAlgorithm::RingAggregated);
+  const double closed_form = simulated_allreduce_s(world, AllreduceAlgorithm::RingAggregated, exact);
+  const double flows = simulated_allreduce_s(world, AllreduceAlgorithm::RingAggregated, with_simgrid_flows(exact));
+  EXPECT_NEAR(closed_form, flows, 1e-9 * flows);
+}
+
+TEST(NetworkPhase, BottleneckBoundIsWithinOnePercentOfSimGridFlowsForTheTree) {
+  // Tree flows share links. The bound (max_simulated_flows = 0) may only overstate.
+  ReplayOptions star = star_options(AllreduceAlgorithm::Tree, kAlpha, kBeta);
+  ReplayOptions nodes = two_node_options(AllreduceAlgorithm::Tree);
+  nodes.platform.gpus_per_node = 8;
+  for (auto [world, options] : {std::pair{16, star}, std::pair{64, nodes}}) {
+    const double flows = simulated_allreduce_s(world, AllreduceAlgorithm::Tree, options);
+    options.max_simulated_flows = 0;
+    const double bound = simulated_allreduce_s(world, AllreduceAlgorithm::Tree, options);
+    EXPECT_GE(bound, flows * (1 - 1e-9)) << "W=" << world;
+    EXPECT_LE(bound, flows * 1.01) << "W=" << world;
+  }
+}
+
+// 65,536 ranks replaying a 2-rank workload on the star: 2 classes of identical ranks, every
+// rank's flow on the platform, the phase timed once per size (exact for the ring, the
+// bottleneck bound for the tree, whose busiest links carry 4 flows of S/2).
+TEST(ReplayAtScale, SixtyFiveThousandRanksFollowTheClosedFormsOnTheStar) {
+  const int world = 65536;
+  for (AllreduceAlgorithm algorithm : {AllreduceAlgorithm::RingAggregated, AllreduceAlgorithm::Tree}) {
+    ReplayOptions options = star_options(algorithm, kAlpha, kBeta);
+    options.world_size = world;
+    const ReplayResult result = replay_isolated(communication_only_workload(2, kBytes), options);
+    ASSERT_TRUE(result.failure.empty()) << result.failure;
+    const std::vector<double> durations = allreduce_durations_s(result);
+    ASSERT_EQ(static_cast<int>(durations.size()), world);
+    const double ring_payload = std::llround(2.0 * (world - 1) / world * static_cast<double>(kBytes));
+    const double half = std::llround(static_cast<double>(kBytes) / 2);
+    const double expected = algorithm == AllreduceAlgorithm::Tree
+                                ? 2 * ceil_log2(world) * kAlpha + 4 * half / kBeta
+                                : 2.0 * (world - 1) * kAlpha + ring_payload / kBeta;
+    for (int rank : {0, 1, 2, 4097, world - 1}) {
+      EXPECT_NEAR(durations[static_cast<std::size_t>(rank)], expected, 3e-9) << to_string(algorithm) << " rank " << rank;
+    }
+  }
+}
+
+// 4,096 ranks, eight per node, uplinks 10x slower. The ring is paced by them (exact: one
+// ring flow per link); the tree by the uplink that the most tree edges cross (bound).
+TEST(ReplayAtScale, FourThousandRanksFollowTheRingOnTwoLevel) {
+  const int world = 4096;
+  ReplayOptions options = two_node_options(AllreduceAlgorithm::RingAggregated);
+  options.platform.gpus_per_node = 8;
+  options.world_size = world;
+  const ReplayResult result = replay_isolated(communication_only_workload(2, kBytes), options);
+  ASSERT_TRUE(result.failure.empty()) << result.failure;
+  const std::vector<double> durations = allreduce_durations_s(result);
+  ASSERT_EQ(static_cast<int>(durations.size()), world);
+  const double step_latency = options.platform.intra_latency_s + options.platform.inter_latency_s;
+  const double payload = std::llround(2.0 * (world - 1) / world * static_cast<double>(kBytes));
+  const double expected = 2.0 * (world - 1) * step_latency + payload / options.platform.inter_bandwidth;
+  for (int rank : {0, 1, 2, 2049, world - 1}) {
+    EXPECT_NEAR(durations[static_cast<std::size_t>(rank)], expected, 3e-9) << "rank " << rank;
+  }
+  EXPECT_EQ(result.messages, world);
+}
+
+TEST(ReplayAtScale, FourThousandRanksOfTheTreeArePacedByTheBusiestUplink) {
+  const int world = 4096;
+  const int per_node = 8;
+  ReplayOptions options = two_node_options(AllreduceAlgorithm::Tree);
+  options.platform.gpus_per_node = per_node;
+  options.world_size = world;
+  // The busiest uplink direction: tree edges leaving (or entering) one node, S/2 each.
+  std::vector<int> leaving(world / per_node, 0);
+  std::vector<int> entering(world / per_node, 0);
+  const auto neighbours = double_binary_tree_neighbours(world);
+  for (int rank = 0; rank < world; ++rank) {
+    for (int peer : neighbours[static_cast<std::size_t>(rank)]) {
+      if (peer / per_node == rank / per_node) continue;
+      ++leaving[static_cast<std::size_t>(rank / per_node)];
+      ++entering[static_cast<std::size_t>(peer / per_node)];
+    }
+  }
+  const int busiest = std::max(*std::max_element(leaving.begin(), leaving.end()),
+                               *std::max_element(entering.begin(), entering.end()));
+  const double step_latency = options.platform.intra_latency_s + options.platform.inter_latency_s;
+  const double half = std::llround(static_cast<double>(kBytes) / 2);
+  const double expected = 2 * ceil_log2(world) * step_latency + busiest * half / options.platform.inter_bandwidth;
+  const ReplayResult result = replay_isolated(communication_only_workload(2, kBytes), options);
+  ASSERT_TRUE(result.failure.empty()) << result.failure;
+  const std::vector<double> durations = allreduce_durations_s(result);
+  ASSERT_EQ(static_cast<int>(durations.size()), world);
+  EXPECT_NEAR(durations.front(), expected, 3e-9) << busiest << " tree edges through one uplink";
+  EXPECT_NEAR(durations.back(), expected, 3e-9);
+}
+
+TEST(ReplayAtScale, ManyDistinctRanksRunWithoutStackGuards) {
+  // A random stall per rank makes every rank its own class: 2 actors each, more than the
+  // kernel's 65,530 mappings allow with a guard page per stack.
+  const int world = 40000;
+  ReplayOptions options = star_options(AllreduceAlgorithm::RingAggregated, kAlpha, kBeta);
+  options.world_size = world;
+  options.skew.distributions.push_back(trace::parse_delay_distribution("all=exp:1"));
+  const ReplayResult result = replay_isolated(communication_only_workload(2, kBytes), options);
+  ASSERT_TRUE(result.failure.empty()) << result.failure;
+  ASSERT_EQ(static_cast<int>(result.events.size()), world);
+  // Every rank leaves the all-reduce together, after the last one's stall.
+  std::int64_t end = -1;
+  for (const auto& events : result.events) {
+    for (const auto& event : events) {
+      if (event.type != trace::EventType::AllreduceEnd) continue;
+      if (end < 0) end = event.t_ns;
+      EXPECT_EQ(event.t_ns, end);
+    }
+  }
 }
 
 TEST(Replay, OneRankNeedsNoNetwork) {
