@@ -96,23 +96,25 @@ def summary_of(bin_dir, trace):
     return json.loads(run([f"{bin_dir}/ddp-trace", "summary", "--json", trace]))
 
 
-def from_whatif(bin_dir, whatif_dir, out):
-    """Both checks on validate_whatif.py's measured runs in whatif_dir (nothing is measured)."""
-    traces = os.path.join(whatif_dir, "traces")
-    names = sorted(os.listdir(traces))
-
+def from_whatif(bin_dir, whatif_dirs, out):
+    """Both checks on validate_whatif.py's measured runs in whatif_dirs (nothing is measured):
+    the bucket family, and the slowdown and delay families, wherever they are."""
     def runs(family):
-        """{config: {rep: trace}} of one family."""
-        found = {}
-        for name in names:
-            if name.startswith(family + "-") and "-rep" in name and os.path.isdir(os.path.join(traces, name)):
-                config, rep = name[len(family) + 1:].rsplit("-rep", 1)
-                found.setdefault(config, {})[int(rep)] = os.path.join(traces, name)
-        return found
+        """{config: {rep: trace}} of one family, from the first directory that has it."""
+        for whatif_dir in whatif_dirs:
+            traces = os.path.join(whatif_dir, "traces")
+            found = {}
+            for name in sorted(os.listdir(traces)):
+                if name.startswith(family + "-") and "-rep" in name and os.path.isdir(os.path.join(traces, name)):
+                    config, rep = name[len(family) + 1:].rsplit("-rep", 1)
+                    found.setdefault(config, {})[int(rep)] = os.path.join(traces, name)
+            if found:
+                return found
+        return {}
 
     bucket = runs("bucket")
     if "cap25" not in bucket:
-        sys.exit(f"validate_advise.py: --from-whatif {whatif_dir}: expected bucket-cap25-repN traces, got none")
+        sys.exit(f"validate_advise.py: --from-whatif {' '.join(whatif_dirs)}: expected bucket-cap25-repN traces, got none")
     caps = sorted((c[len("cap"):] for c in bucket), key=float)
     median_s = {c: statistics.median(statistics.median(iteration_times(summary_of(bin_dir, t)))
                                      for t in bucket["cap" + c].values()) for c in caps}
@@ -126,27 +128,24 @@ def from_whatif(bin_dir, whatif_dir, out):
                             "predicted_gain": a["gain"], "best_measured_cap_mb": best,
                             "throughput_vs_best": median_s[best] / median_s[advised] if advised in median_s else None})
     stragglers = []
-    slow = runs("slowdown")
-    for config in sorted((c for c in slow if c != "x1"), key=lambda c: float(c[1:])):
-        for rep, trace in sorted(slow[config].items()):
-            if rep not in slow.get("x1", {}):
-                continue
-            base_mean = statistics.mean(iteration_times(summary_of(bin_dir, slow["x1"][rep])))
-            measured_cost = statistics.mean(iteration_times(summary_of(bin_dir, trace))) - base_mean
-            s = advise(bin_dir, trace, os.path.join(out, f"advice-slowdown-{config}-rep{rep}.json"),
-                       ["--bucket-caps", "1"])["stragglers"]
-            predicted = s["ranks"][1]["per_iteration_s"]
-            stragglers.append({"rep": rep, "run": config, "named": s["named"],
-                               "predicted_rank1_cost_s": predicted,
-                               "predicted_rank1_interval_s": s["ranks"][1]["interval_s"],
-                               "measured_cost_s": measured_cost,
-                               "error": (predicted - measured_cost) / measured_cost if measured_cost > 0 else None})
-    for rep, trace in sorted(slow.get("x1", {}).items()):
-        s = advise(bin_dir, trace, os.path.join(out, f"advice-slowdown-x1-rep{rep}.json"), ["--bucket-caps", "1"])["stragglers"]
-        stragglers.append({"rep": rep, "run": "x1", "named": s["named"],
-                           "predicted_rank1_cost_s": s["ranks"][1]["per_iteration_s"],
-                           "predicted_rank1_interval_s": s["ranks"][1]["interval_s"],
-                           "measured_cost_s": 0.0, "error": None})
+    # (family, unskewed config): rank 1 is slowed or stalled in every other config.
+    for family, base in (("slowdown", "x1"), ("delay", "none")):
+        skewed = runs(family)
+        for config in [c for c in skewed if c != base] + [base]:
+            for rep, trace in sorted(skewed[config].items()):
+                if rep not in skewed.get(base, {}):
+                    continue
+                base_mean = statistics.mean(iteration_times(summary_of(bin_dir, skewed[base][rep])))
+                measured_cost = (statistics.mean(iteration_times(summary_of(bin_dir, trace))) - base_mean
+                                 if config != base else 0.0)
+                s = advise(bin_dir, trace, os.path.join(out, f"advice-{family}-{config}-rep{rep}.json"),
+                           ["--bucket-caps", "1"])["stragglers"]
+                predicted = s["ranks"][1]["per_iteration_s"]
+                stragglers.append({"rep": rep, "run": f"{family}-{config}", "named": s["named"],
+                                   "predicted_rank1_cost_s": predicted,
+                                   "predicted_rank1_interval_s": s["ranks"][1]["interval_s"],
+                                   "measured_cost_s": measured_cost,
+                                   "error": (predicted - measured_cost) / measured_cost if measured_cost > 0 else None})
     return ({"measured_median_iteration_s": median_s, "advice": advice_rows}, stragglers)
 
 
@@ -157,8 +156,9 @@ def main():
     ap.add_argument("--caps", default="0.25,1,5,25,100", help="MiB, must include 25 (the advised-from baseline)")
     ap.add_argument("--bin-dir", default=os.path.join(ROOT, "build", "release", "bin"))
     ap.add_argument("--out", default=os.path.join(ROOT, "results", "advise"))
-    ap.add_argument("--from-whatif", metavar="DIR",
-                    help="check the runs validate_whatif.py measured in DIR instead of measuring")
+    ap.add_argument("--from-whatif", metavar="DIR", action="append",
+                    help="check the runs validate_whatif.py measured in DIR instead of measuring "
+                         "(repeatable: e.g. its --testbed runs and its --families delay runs)")
     args = ap.parse_args()
     caps = args.caps.split(",")
     if "25" not in caps:
@@ -166,7 +166,8 @@ def main():
     os.makedirs(args.out, exist_ok=True)
     if args.from_whatif:
         bucket, stragglers = from_whatif(args.bin_dir, args.from_whatif, args.out)
-        result = {"from_whatif": os.path.abspath(args.from_whatif), "bucket": bucket, "stragglers": stragglers}
+        result = {"from_whatif": [os.path.abspath(d) for d in args.from_whatif], "bucket": bucket,
+                  "stragglers": stragglers}
     else:
         result = {"reps": args.reps, "iterations": args.iterations,
                   "bucket": bucket_check(args.bin_dir, args.out, caps, args.reps, args.iterations),
