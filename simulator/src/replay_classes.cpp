@@ -22,7 +22,7 @@ double slowdown_of(const ReplayOptions& options, int rank) {
 int source_rank(const WorkloadModel& model, const ReplayOptions& options, int rank, std::int64_t iteration) {
   const int measured = static_cast<int>(model.costs.size());
   if (rank < measured) return rank;
-  const std::uint64_t draw = mix(mix(mix(options.skew.seed) ^ static_cast<std::uint64_t>(rank)) ^
+  const std::uint64_t draw = mix(mix(mix(options.rank_copy_seed) ^ static_cast<std::uint64_t>(rank)) ^
                                  static_cast<std::uint64_t>(iteration));
   return static_cast<int>(draw % static_cast<std::uint64_t>(measured));
 }

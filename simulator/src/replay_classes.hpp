@@ -25,7 +25,7 @@ struct RankClasses {
 };
 
 // The measured rank that simulated rank `rank` replays in simulated iteration `iteration`:
-// itself when it was measured, else one drawn from (skew seed, rank, iteration), so that
+// itself when it was measured, else one drawn from (rank_copy_seed, rank, iteration), so that
 // ranks beyond the trace follow the measured ranks' distribution without copying one
 // rank's pattern W/W_trace times.
 int source_rank(const WorkloadModel& model, const ReplayOptions& options, int rank, std::int64_t iteration);

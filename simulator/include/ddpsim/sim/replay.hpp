@@ -40,7 +40,7 @@ struct ReplayOptions {
   // SimGrid configuration "key:value", applied after kDefaultSimgridConfig.
   std::vector<std::string> simgrid_config;
   // What-ifs.
-  int world_size = 0;             // 0: the trace's; ranks beyond it replay a measured rank drawn from skew.seed
+  int world_size = 0;             // 0: the trace's; ranks beyond it replay a measured rank drawn from rank_copy_seed
   double timeout_s = 0;           // 0: none; else an all-reduce waiting longer fails the run
   std::map<int, double> slowdown;  // rank → factor on its compute phases
   // Stalls at the start of an iteration (--delay, --delay-dist, seed), drawn with the shared
@@ -52,6 +52,10 @@ struct ReplayOptions {
   // source iteration drawn from (resample_seed, k), the same one on every rank: a bootstrap
   // of the measured iterations that keeps what ranks had in common in each iteration.
   std::uint64_t resample_seed = 0;
+  // Which measured rank a rank beyond the trace replays, per (rank, iteration): its own
+  // stream, so new stall draws (skew.seed) do not also change the copied ranks
+  // (seeds_of_run in monte_carlo_runs.hpp derives both from one --seed).
+  std::uint64_t rank_copy_seed = 0;
   // An aggregated collective (ring-agg, tree) whose flows share links is timed with
   // SimGrid's flow model when it has at most this many flows, else with the max-min
   // bottleneck bound (network_phase.hpp). Either way once per message size.
