@@ -139,6 +139,14 @@ void compute_actor(Simulation& sim, int index) {
     record(EventType::OptimizerEnd);
     phase(costs.after_optimizer_s);
     record(EventType::IterationEnd);
+    // Evaluation between this iteration and the next (ddp-train --eval-every): its own
+    // phase, as measured, never training compute; it delays the next iteration's start.
+    if (costs.eval_after_s > 0) {
+      record(EventType::EvalBegin);
+      phase(costs.eval_after_s);
+      state.events.push_back(make_event(rank, label, EventType::EvalEnd, now()));
+      state.events.back().message = costs.eval_message;
+    }
   }
 }
 

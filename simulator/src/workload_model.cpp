@@ -113,6 +113,12 @@ RankIterationCosts costs_of(const IterationEvents& iteration, const std::vector<
   };
 
   RankIterationCosts costs;
+  for (const auto& [eval_begin, eval_end] : phases) {
+    if (eval_begin >= end) costs.eval_after_s += span_s(eval_begin, eval_end);
+  }
+  for (const Event* event : iteration.events()) {
+    if (event->type == EventType::EvalEnd && event->t_ns >= end) costs.eval_message = event->message;
+  }
   costs.before_forward_s = compute_s(begin, forward_begin);
   costs.forward_s = compute_s(forward_begin, forward_end);
   costs.before_backward_s = compute_s(forward_end, backward_begin);

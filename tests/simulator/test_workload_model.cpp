@@ -2,7 +2,9 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <map>
 
+#include "ddpsim/sim/replay.hpp"
 #include "ddpsim/sim/workload_model.hpp"
 #include "synthetic_trace.hpp"
 
@@ -122,6 +124,53 @@ TEST(WorkloadModel, EvaluationIsNotCompute) {
             << (inside ? " (evaluation inside)" : " (evaluation after)");
       }
     }
+  }
+}
+
+// #20: the replay plays an evaluation between iterations as its own phase (eval_begin ..
+// eval_end, its CORRECT/TOTAL carried over), not as compute: every iteration lasts as long as
+// without it, and the next one starts after it.
+TEST(WorkloadModel, ReplayKeepsEvaluationAsItsOwnPhase) {
+  testing::SyntheticRun run;
+  const trace::Trace plain = testing::make_synthetic_trace(run);
+  ReplayOptions options;
+  options.alpha_s = options.platform.alpha_s = run.alpha_s;
+  options.beta_bytes_per_s = options.platform.beta_bytes_per_s = run.beta_bytes_per_s;
+  options.iterations = run.iterations;
+  const ReplayResult without = replay_isolated(extract_workload(plain, ComputeMode::PerIteration), options);
+  const ReplayResult with = replay_isolated(
+      extract_workload(with_evaluation(plain, 4, 2.5, false), ComputeMode::PerIteration), options);
+  ASSERT_TRUE(with.failure.empty()) << with.failure;
+  const auto durations = [](const std::vector<trace::Event>& events) {
+    std::map<std::int64_t, std::int64_t> begin;
+    std::map<std::int64_t, double> length;
+    for (const auto& e : events) {
+      if (e.type == trace::EventType::IterationBegin) begin[e.iteration] = e.t_ns;
+      if (e.type == trace::EventType::IterationEnd) length[e.iteration] = (e.t_ns - begin[e.iteration]) * 1e-9;
+    }
+    return length;
+  };
+  for (int r = 0; r < run.world_size; ++r) {
+    const auto& events = with.events.at(static_cast<std::size_t>(r));
+    std::vector<trace::Event> evals;
+    for (const auto& e : events) {
+      if (e.type == trace::EventType::EvalBegin || e.type == trace::EventType::EvalEnd) evals.push_back(e);
+    }
+    ASSERT_EQ(evals.size(), 2u) << "rank " << r;
+    EXPECT_EQ(evals[0].type, trace::EventType::EvalBegin);
+    EXPECT_EQ(evals[0].iteration, 4);
+    EXPECT_NEAR((evals[1].t_ns - evals[0].t_ns) * 1e-9, 2.5, 1e-6);
+    EXPECT_EQ(evals[1].message, "812/1000");
+    const auto& next_begin = *std::find_if(events.begin(), events.end(), [](const trace::Event& e) {
+      return e.type == trace::EventType::IterationBegin && e.iteration == 5;
+    });
+    EXPECT_GE(next_begin.t_ns, evals[1].t_ns);
+    const auto a = durations(events);
+    const auto b = durations(without.events.at(static_cast<std::size_t>(r)));
+    ASSERT_EQ(a.size(), b.size());
+    // Iteration 5 waits in its all-reduces for ranks that start it at different times: the
+    // same as without the evaluation, since every rank evaluates for the same 2.5 s.
+    for (const auto& [iteration, seconds] : b) EXPECT_NEAR(a.at(iteration), seconds, 1e-6) << "iteration " << iteration;
   }
 }
 

@@ -43,6 +43,11 @@ struct RankIterationCosts {
   double before_optimizer_s = 0;  // backward_end → optimizer_begin
   double optimizer_s = 0;         // optimizer_begin → optimizer_end
   double after_optimizer_s = 0;   // optimizer_end → iteration_end
+  // Evaluation after iteration_end (ddp-train --eval-every): not training compute, replayed
+  // as its own phase between this iteration and the next; 0 when there was none. Its
+  // eval_end's message (CORRECT/TOTAL) is carried into the predicted trace.
+  double eval_after_s = 0;
+  std::string eval_message;
 
   // The iteration's compute time alone (no communication).
   double compute_total_s() const;
