@@ -29,6 +29,8 @@ gradients, batch 2048: forward + backward, ~0.15 s, about as long as the gradien
             loopback) from a Gloo all-reduce benchmark run in the same repetition; 4 ranks then
             share the 2 cores: each method is also predicted with every rank's compute
             stretched by the ranks per core ("+cpu-share", see cpu_share)
+  scaleout  1 host x 2 ranks -> 2 hosts x 2 ranks (opt-in: --families scaleout), the same
+            platform; the inter-node link only from the told rate (the baseline never used it)
 and the network methods are "trace" (calibrated from the baseline) and "told" (the rate the
 testbed was told, RATE/8 bytes/s, no latency).
 
@@ -92,7 +94,12 @@ def testbed_configs(name):
     if name == "world":
         base = COMM_BOUND + cap("1")
         return [("2x1", base, [], (2, 1)), ("2x2", base, ["--world-size", "4", *TWO_LEVEL], (2, 2))]
-    sys.exit(f"validate_whatif.py: --families: expected bucket, slowdown, delay or world, got {name}")
+    if name == "scaleout":
+        # One node of 2 ranks -> 2 nodes: the baseline never crossed the slow link, so only the
+        # told rate can describe it (the "trace" network is the node's loopback).
+        base = COMM_BOUND + cap("1")
+        return [("1x2", base, [], (1, 2)), ("2x2", base, ["--world-size", "4", *TWO_LEVEL], (2, 2))]
+    sys.exit(f"validate_whatif.py: --families: expected bucket, slowdown, delay, world or scaleout, got {name}")
 
 
 def family_configs(name):
@@ -287,7 +294,7 @@ def main():
             # rate the testbed was told ("told"). A 1-rank baseline has no all-reduce, so the
             # loopback world family predicts with the benchmark only. On the testbed the
             # benchmark measures the hosts' loopback: the two-level platform's intra-node link.
-            need_bench = "bench" in networks or (tb and family == "world")
+            need_bench = "bench" in networks or (tb and family in ("world", "scaleout"))
             alpha, beta = (network_benchmark(
                 os.path.join(args.out, "traces", f"network-rep{rep}.json"), args.resume)
                 if need_bench else (None, None))
@@ -298,10 +305,12 @@ def main():
                 kind = "reconstruction" if label == base_label else "prediction"
                 m = measured[label][1]["median_iteration_s"]
                 variants = [(net, "") for net in networks]
-                if tb and family == "world" and kind == "prediction":
+                if tb and family in ("world", "scaleout") and kind == "prediction":
                     variants += [(net, "+cpu-share") for net in networks]
                 for net, variant in variants:
                     if net == "trace" and family == "world" and kind == "prediction" and not tb:
+                        continue
+                    if net == "trace" and family == "scaleout" and kind == "prediction":
                         continue
                     for mode in modes:
                         method = f"{mode}/{net}{variant}"
