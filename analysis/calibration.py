@@ -2,32 +2,18 @@
 the bandwidth `ddp-sim calibrate` fitted from a trace recorded through that link (y), one
 marker per bucket cap, against the line y = x. Input: scripts/testbed_calibration.sh's
 calibration.csv."""
-import csv
 
 import pandas as pd
 
 import output
 import style
-from inputs import InputError
+from inputs import InputError, read_csv_rows
 
 COLUMNS = ("rate_mbit", "cap_mb", "told_bytes_per_s", "beta_bytes_per_s", "error_pct")
 
 
 def plotted_numbers(path):
-    try:
-        with open(path, newline="", encoding="utf-8") as file:
-            reader = csv.DictReader(file)
-            missing = [c for c in COLUMNS if c not in (reader.fieldnames or [])]
-            if missing:
-                raise InputError(path, "columns " + ", ".join(COLUMNS) + " (testbed_calibration.sh)",
-                                 "no " + ", ".join(missing))
-            rows = list(reader)
-    except FileNotFoundError:
-        raise InputError(path, "calibration.csv from scripts/testbed_calibration.sh", "no such file") from None
-    except OSError as error:  # a folder, or a path under a file
-        raise InputError(path, "a readable file", error.strerror or str(error)) from None
-    except UnicodeDecodeError as error:
-        raise InputError(path, "a CSV file", str(error)) from None
+    rows = read_csv_rows(path, COLUMNS, "scripts/testbed_calibration.sh")
     if not rows:
         raise InputError(path, "at least one calibrated rate", "none")
     plotted = []

@@ -3,6 +3,7 @@
 Every problem raises InputError("FILE: expected ..., got ..."); ddpsim-plot prints it and
 exits with status 2. Nothing here plots.
 """
+import csv
 import glob
 import json
 import math
@@ -32,6 +33,24 @@ class InputError(Exception):
             message += f", got {got}"
         super().__init__(message)
 
+
+
+def read_csv_rows(path, columns, source):
+    """The rows of a CSV file that must have `columns`; `source` names what writes it (for
+    the one-line error)."""
+    try:
+        with open(path, newline="", encoding="utf-8") as file:
+            reader = csv.DictReader(file)
+            missing = [c for c in columns if c not in (reader.fieldnames or [])]
+            if missing:
+                raise InputError(path, "columns " + ", ".join(columns) + f" ({source})", "no " + ", ".join(missing))
+            return list(reader)
+    except FileNotFoundError:
+        raise InputError(path, f"a CSV file from {source}", "no such file") from None
+    except OSError as error:  # a folder, or a path under a file
+        raise InputError(path, "a readable file", error.strerror or str(error)) from None
+    except UnicodeDecodeError as error:
+        raise InputError(path, "a CSV file", str(error)) from None
 
 def _short(value, limit=40):
     text = str(value)

@@ -3,33 +3,19 @@ configuration, the measured median iteration time of every repetition (small dot
 median (large), beside what ddp-sim predicted for it from each repetition's *baseline* trace
 (the same). The baseline itself is a
 reconstruction and is drawn hollow, so a reader never takes it for a prediction."""
-import csv
 import statistics
 
 import pandas as pd
 
 import output
 import style
-from inputs import InputError
+from inputs import InputError, read_csv_rows
 
 COLUMNS = ("family", "config", "kind", "rep", "mode", "measured_s", "predicted_s")
 
 
 def read_rows(path):
-    try:
-        with open(path, newline="", encoding="utf-8") as file:
-            reader = csv.DictReader(file)
-            missing = [c for c in COLUMNS if c not in (reader.fieldnames or [])]
-            if missing:
-                raise InputError(path, "columns " + ", ".join(COLUMNS) + " (validate_whatif.py's whatif.csv)",
-                                 "no " + ", ".join(missing))
-            return list(reader)
-    except FileNotFoundError:
-        raise InputError(path, "whatif.csv from simulator/bench/validate_whatif.py", "no such file") from None
-    except OSError as error:  # a folder, or a path under a file
-        raise InputError(path, "a readable file", error.strerror or str(error)) from None
-    except UnicodeDecodeError as error:
-        raise InputError(path, "a CSV file", str(error)) from None
+    return read_csv_rows(path, COLUMNS, "simulator/bench/validate_whatif.py's whatif.csv")
 
 
 def number(path, row, column):

@@ -12,6 +12,7 @@
 #include <regex>
 #include <string>
 
+#include "job_helpers.hpp"
 #include "launched_job.hpp"
 #include "param_dump.hpp"
 
@@ -28,18 +29,8 @@ using testing::Dump;
 using testing::max_abs_difference;
 using testing::read_dump;
 
-double max_difference(const Dump& a, const Dump& b) {
-  double worst = 0;
-  for (const auto& [key, values] : a) worst = std::max(worst, max_abs_difference(values, b.at(key)));
-  return worst;
-}
-
-JobResult run_ok(const ScratchDir& dir, const std::string& tag,
-                 const std::vector<std::string>& extra, int nproc = 2) {
-  const JobResult job = launch(train_command(dir, tag, extra), dir, nproc, tag);
-  EXPECT_EQ(job.exit_code, 0) << tag << ":\n" << job.output;
-  return job;
-}
+using testing::max_difference;
+using testing::run_ok;
 
 // train_command() is --quiet; the loss is on rank 0's closing line, so this job drops it.
 double final_loss(const ScratchDir& dir, const std::string& tag,

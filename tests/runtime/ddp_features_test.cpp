@@ -18,6 +18,7 @@
 
 #include "ddpsim/trace/io.hpp"
 #include "param_dump.hpp"
+#include "job_helpers.hpp"
 #include "launched_job.hpp"
 
 namespace ddpsim::runtime {
@@ -33,18 +34,8 @@ using testing::Dump;
 using testing::max_abs_difference;
 using testing::read_dump;
 
-double max_difference(const Dump& a, const Dump& b) {
-  double worst = 0;
-  for (const auto& [key, values] : a) worst = std::max(worst, max_abs_difference(values, b.at(key)));
-  return worst;
-}
-
-JobResult run_ok(const ScratchDir& dir, const std::string& tag,
-                 const std::vector<std::string>& extra, int nproc = 2) {
-  const JobResult job = launch(train_command(dir, tag, extra), dir, nproc, tag);
-  EXPECT_EQ(job.exit_code, 0) << tag << ":\n" << job.output;
-  return job;
-}
+using testing::max_difference;
+using testing::run_ok;
 
 TEST(Checkpoint, ResumedRunEndsWithTheParametersOfAStraightRun) {
   ScratchDir dir;
