@@ -118,21 +118,27 @@ TEST(PredictRealRun, StragglerWhatIfMatchesAMeasuredSlowedRun) {
     EXPECT_EQ(status, 0) << read_file(dir.path(name + ".log"));
     return nlohmann::json::parse(read_file(json));
   };
-  ASSERT_EQ(train("base", ""), 0) << read_file(dir.path("base.log"));
-  ASSERT_EQ(train("slow", "--slowdown 1=2"), 0) << read_file(dir.path("slow.log"));
+  // Interleaved, twice each (A B A B): one 16-iteration job's median moves by up to ~20 % with
+  // the machine's state (a slowed rank measured x1.31 once and x1.64 another time), more than
+  // the bound below allows; the mean over two interleaved jobs of each halves that.
+  const auto measured_median = [&](const std::string& name) {
+    // run() sends stdout to the log: the summary's JSON is that log.
+    EXPECT_EQ(run(std::string(DDP_TRACE_BINARY) + " summary --json " + dir.path(name),
+                  dir.path(name + ".summary.json")),
+              0)
+        << read_file(dir.path(name + ".summary.json"));
+    return nlohmann::json::parse(read_file(dir.path(name + ".summary.json")))["median_iteration_s"].get<double>();
+  };
+  for (const std::string rep : {"", "2"}) {
+    ASSERT_EQ(train("base" + rep, ""), 0) << read_file(dir.path("base" + rep + ".log"));
+    ASSERT_EQ(train("slow" + rep, "--slowdown 1=2"), 0) << read_file(dir.path("slow" + rep + ".log"));
+  }
   const auto reconstruction = replay("reconstruction", "");
   const auto whatif = replay("whatif", "--slowdown 1=2");
-  const double measured_base = reconstruction["measured"]["median_iteration_s"].get<double>();
   const double replayed_base = reconstruction["predicted"]["median_iteration_s"].get<double>();
   const double predicted_slow = whatif["predicted"]["median_iteration_s"].get<double>();
-
-  // run() sends stdout to the log: the summary's JSON is that log.
-  ASSERT_EQ(run(std::string(DDP_TRACE_BINARY) + " summary --json " + dir.path("slow"),
-                dir.path("slow.summary.json")),
-            0)
-      << read_file(dir.path("slow.summary.json"));
-  const double measured_slow =
-      nlohmann::json::parse(read_file(dir.path("slow.summary.json")))["median_iteration_s"].get<double>();
+  const double measured_base = (measured_median("base") + measured_median("base2")) / 2;
+  const double measured_slow = (measured_median("slow") + measured_median("slow2")) / 2;
   const double measured_ratio = measured_slow / measured_base;
   const double predicted_ratio = predicted_slow / replayed_base;
   std::printf("straggler what-if: measured x%.3f, predicted x%.3f\n", measured_ratio, predicted_ratio);
