@@ -22,11 +22,7 @@ namespace {
 
 namespace fs = std::filesystem;
 
-ddpsim::launch::testing::RunOptions within(int seconds) {
-  ddpsim::launch::testing::RunOptions options;
-  options.timeout = std::chrono::seconds(seconds);
-  return options;
-}
+using ddpsim::launch::testing::within;
 using ddpsim::launch::testing::lines_of;
 using ddpsim::launch::testing::run_process;
 using ddpsim::trace::testing::TempDir;

@@ -33,6 +33,13 @@ struct RunOptions {
 
 ProcessResult run_process(const std::vector<std::string>& argv, const RunOptions& options = {});
 
+// Options that only set the timeout.
+inline RunOptions within(int seconds) {
+  RunOptions options;
+  options.timeout = std::chrono::seconds(seconds);
+  return options;
+}
+
 // Lines of `text` (without the newlines).
 std::vector<std::string> lines_of(const std::string& text);
 
