@@ -25,6 +25,7 @@ only; needs ddp-launch, ddp-train, ddp-trace and ddp-sim (build/release/bin).
     simulator/bench/validate_advise.py --from-whatif results/whatif-testbed [--out DIR]
 """
 import argparse
+import functools
 import json
 import os
 import statistics
@@ -92,7 +93,9 @@ def straggler_check(bin_dir, out, reps, iterations):
     return results
 
 
+@functools.lru_cache(maxsize=None)
 def summary_of(bin_dir, trace):
+    """ddp-trace summary --json of a trace, read once (a baseline serves every skewed run)."""
     return json.loads(run([f"{bin_dir}/ddp-trace", "summary", "--json", trace]))
 
 

@@ -154,10 +154,6 @@ def measure(bin_dir, trace, flags, ranks, iterations, seed, resume=False, testbe
     return json.loads(run([f"{bin_dir}/ddp-trace", "summary", "--json", trace]))
 
 
-def measured_ranks(configs, label):
-    return next(ranks for l, _, _, ranks in configs if l == label)
-
-
 def cpu_share(base_ranks, ranks):
     """The testbed's hosts are namespaces of one machine: all ranks share its cores. A uniform
     model of that: every rank's compute stretched by (ranks per core in the what-if) / (ranks
@@ -301,7 +297,7 @@ def main():
             net_flags = {"trace": [], "told": told,
                          "bench": ["--latency", repr(alpha), "--bandwidth", repr(beta)]}
             first_row = len(rows)
-            for label, _, whatif, _ in configs:
+            for label, _, whatif, ranks in configs:
                 kind = "reconstruction" if label == base_label else "prediction"
                 m = measured[label][1]["median_iteration_s"]
                 variants = [(net, "") for net in networks]
@@ -321,7 +317,7 @@ def main():
                         if "two-level" in whatif:
                             flags += ["--intra-bandwidth", repr(beta)]
                         if variant:
-                            flags += cpu_share(configs[0][3], measured_ranks(configs, label))
+                            flags += cpu_share(configs[0][3], ranks)
                         report = predict(args.bin_dir, base_trace, flags, mode,
                                          args.bootstrap_runs, pj)
                         p = report["predicted"]
