@@ -48,6 +48,7 @@ int run(const Flags& flags) {
   report.options = &prepared.options;
   report.result = &result;
   report.calibration = prepared.calibration;
+  report.compute_stretch = prepared.compute_stretch;
   report.measured = trace::summarize(prepared.measured);
   report.predicted = trace::summarize(predicted);
   std::cout << sim::report_to_text(report) << sim::distribution_to_text(distribution);

@@ -71,6 +71,10 @@ void add_replay_options(CLI::App* command, ReplayFlags& flags) {
   command->add_option("--first-bucket-cap-mb", flags.first_bucket_cap_mb,
                       "What-if: the first bucket's cap, MiB (default: the trace's)")
       ->check(bucket_cap_mb(false));
+  command->add_option("--cores", flags.cores,
+                      "What-if: the trace's ranks and the simulated ones share one machine of N cores; "
+                      "compute is stretched by max(1, W/N) / max(1, W_trace/N)")
+      ->check(integer_in(1, kIntMax));
 }
 
 sim::ReplayRequest to_request(const ReplayFlags& flags) {
@@ -110,6 +114,7 @@ sim::ReplayRequest to_request(const ReplayFlags& flags) {
   for (const auto& text : flags.delay_dist) skew.distributions.push_back(trace::parse_delay_distribution(text));
   request.bucket_cap_mb = flags.bucket_cap_mb;
   request.first_bucket_cap_mb = flags.first_bucket_cap_mb;
+  request.cores = flags.cores;
   return request;
 }
 

@@ -41,6 +41,7 @@ struct ReplayFlags {
   bool bootstrap = false;
   std::optional<double> bucket_cap_mb;
   std::optional<double> first_bucket_cap_mb;
+  int cores = 0;
 };
 
 void add_replay_options(CLI::App* command, ReplayFlags& flags);

@@ -113,6 +113,11 @@ PreparedReplay prepare_replay(const ReplayRequest& request) {
   options.skew = request.skew;
   options.skew.slowdowns.clear();
   choose_platform(request, options);
+  if (request.cores < 0) throw RequestError("--cores: expected a number of cores >= 1, got " + std::to_string(request.cores));
+  if (request.cores > 0) {
+    prepared.compute_stretch = shared_cores_stretch(request.cores, prepared.model.world_size, prepared.world_size());
+    stretch_compute(prepared.model, prepared.compute_stretch);
+  }
   return prepared;
 }
 

@@ -46,7 +46,11 @@ std::string report_to_text(const ReplayReport& report) {
   text << "ddp-sim replay " << report.trace_dir << "\n";
   text << "  workload: " << model.world_size << " ranks measured, " << result.events.size()
        << " simulated, " << model.bucket_bytes.size() << " buckets, compute " << to_string(model.mode)
-       << " over " << model.source_iterations.size() << " iterations\n";
+       << " over " << model.source_iterations.size() << " iterations";
+  if (report.compute_stretch != 1) {
+    text << ", stretched x" << format("%.3g", report.compute_stretch) << " (ranks sharing cores)";
+  }
+  text << "\n";
   text << "  network: " << to_string(options.algorithm) << " on " << options.platform.describe() << "\n";
   text << "  alpha " << format("%.3f", options.alpha_s * 1e6) << " us, beta "
        << format("%.4f", options.beta_bytes_per_s / 1e9) << " GB/s ("
@@ -93,6 +97,7 @@ std::string report_to_json(const ReplayReport& report) {
   json["allreduce"] = to_string(options.algorithm);
   json["platform"] = options.platform.describe();
   json["compute"] = to_string(report.model->mode);
+  json["compute_stretch"] = report.compute_stretch;
   json["world_size"] = result.events.size();
   json["network"] = {{"alpha_s", options.alpha_s},
                      {"beta_bytes_per_s", options.beta_bytes_per_s},

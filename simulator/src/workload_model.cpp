@@ -41,6 +41,29 @@ const RankIterationCosts& WorkloadModel::costs_for(int rank, std::int64_t simula
   return per_rank.at(static_cast<std::size_t>(simulated_iteration) % per_rank.size());
 }
 
+void stretch_compute(WorkloadModel& model, double factor) {
+  for (auto& per_rank : model.costs) {
+    for (RankIterationCosts& costs : per_rank) {
+      for (double* phase : {&costs.before_forward_s, &costs.forward_s, &costs.before_backward_s,
+                            &costs.backward_compute_s, &costs.backward_tail_s, &costs.before_optimizer_s,
+                            &costs.optimizer_s, &costs.after_optimizer_s, &costs.eval_after_s}) {
+        *phase *= factor;
+      }
+      for (double& ready : costs.bucket_ready_s) ready *= factor;
+      for (double& ready : costs.grad_ready_s) {
+        if (ready >= 0) ready *= factor;  // -1: unknown, kept
+      }
+    }
+  }
+}
+
+double shared_cores_stretch(int cores, int trace_world_size, int world_size) {
+  const auto ranks_per_core = [cores](int ranks) {
+    return std::max(1.0, static_cast<double>(ranks) / static_cast<double>(cores));
+  };
+  return ranks_per_core(world_size) / ranks_per_core(trace_world_size);
+}
+
 namespace {
 
 constexpr double kNsToS = 1e-9;

@@ -75,6 +75,11 @@ const std::vector<BadInput> kReplayFlags = {
     {"--first-bucket-cap-mb 0", "--first-bucket-cap-mb: expected MiB"},
     {"--first-bucket-cap-mb inf", "--first-bucket-cap-mb: expected MiB"},
     {"--first-bucket-cap-mb 1e300", "--first-bucket-cap-mb: expected MiB"},
+    {"--cores 0", "--cores: expected an integer in [1, "},
+    {"--cores -3", "--cores: expected an integer"},
+    {"--cores 2.5", "--cores: expected an integer"},
+    {"--cores x", "--cores: expected an integer"},
+    {"--cores 99999999999", "--cores: expected an integer"},
     // The skew flags follow the trace library's SkewSpec rules, as ddp-train does.
     {"--slowdown 1=0.5", "--slowdown 1=0.5: expected RANK=F with F >= 1"},
     {"--slowdown 1=0", "--slowdown 1=0: expected RANK=F with F >= 1"},

@@ -2,6 +2,7 @@
 // measured rank a rank beyond the trace copies), and the library's Monte Carlo loop.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <map>
 #include <set>
 #include <utility>
@@ -101,6 +102,39 @@ TEST(MonteCarloSeeds, BadPlansNameTheirFlag) {
   } catch (const RequestError& error) {
     EXPECT_NE(std::string(error.what()).find("--bootstrap"), std::string::npos) << error.what();
   }
+}
+
+// --cores N stretches compute exactly as a --slowdown of every simulated rank by the same factor.
+TEST(SharedCores, PreparedReplayStretchesLikeASlowdownOfEveryRank) {
+  testing::SyntheticRun run;  // 4 ranks
+  testing::TempDir dir;
+  trace::write_trace(dir.path("measured"), testing::make_synthetic_trace(run));
+  ReplayRequest request;
+  request.trace_dir = dir.path("measured");
+  request.world_size = 8;
+  request.iterations = 4;
+  ReplayRequest shared = request;
+  shared.cores = 4;  // 4 ranks on 4 cores -> 8: x2
+  ReplayRequest slowed = request;
+  for (int rank = 0; rank < 8; ++rank) slowed.skew.slowdowns.push_back({rank, 2.0});
+  const PreparedReplay with_cores = prepare_replay(shared);
+  EXPECT_DOUBLE_EQ(with_cores.compute_stretch, 2.0);
+  EXPECT_DOUBLE_EQ(prepare_replay(request).compute_stretch, 1.0);
+  const auto end_of = [](const ReplayResult& result) {
+    std::int64_t end = 0;
+    for (const auto& events : result.events) {
+      for (const trace::Event& event : events) end = std::max(end, event.t_ns);
+    }
+    return end;
+  };
+  const PreparedReplay with_slowdowns = prepare_replay(slowed);
+  const std::int64_t stretched = end_of(replay_isolated(with_cores.model, with_cores.options));
+  EXPECT_EQ(stretched, end_of(replay_isolated(with_slowdowns.model, with_slowdowns.options)));
+  const PreparedReplay plain = prepare_replay(request);
+  EXPECT_GT(stretched, end_of(replay_isolated(plain.model, plain.options)));
+  ReplayRequest bad = request;
+  bad.cores = -1;
+  EXPECT_THROW(prepare_replay(bad), RequestError);
 }
 
 }  // namespace

@@ -195,5 +195,35 @@ TEST(WorkloadModel, SkippedAmpStepStillAllReduces) {
   EXPECT_EQ(model.bucket_bytes[0], 4 * (128 + 2097152));
 }
 
+TEST(SharedCores, StretchIsRanksPerCoreOverTheTracesOwn) {
+  EXPECT_DOUBLE_EQ(shared_cores_stretch(2, 2, 4), 2.0);  // 2 ranks on 2 cores -> 4: x2
+  EXPECT_DOUBLE_EQ(shared_cores_stretch(2, 1, 2), 1.0);  // never below one rank per core
+  EXPECT_DOUBLE_EQ(shared_cores_stretch(2, 2, 3), 1.5);
+  EXPECT_DOUBLE_EQ(shared_cores_stretch(2, 4, 2), 0.5);  // a trace that was itself oversubscribed
+  EXPECT_DOUBLE_EQ(shared_cores_stretch(16, 2, 8), 1.0);
+}
+
+TEST(SharedCores, StretchScalesEveryComputePhaseAndKeepsUnknownGradients) {
+  testing::SyntheticRun run;
+  const WorkloadModel measured = extract_workload(testing::make_synthetic_trace(run), ComputeMode::PerIteration);
+  WorkloadModel model = measured;
+  model.costs[1][2].grad_ready_s[0] = -1;  // unknown
+  stretch_compute(model, 2.5);
+  for (std::size_t r = 0; r < model.costs.size(); ++r) {
+    for (std::size_t k = 0; k < model.costs[r].size(); ++k) {
+      const RankIterationCosts& before = measured.costs[r][k];
+      const RankIterationCosts& after = model.costs[r][k];
+      EXPECT_NEAR(after.compute_total_s(), 2.5 * before.compute_total_s(), 1e-12);
+      EXPECT_NEAR(after.forward_s, 2.5 * before.forward_s, 1e-12);
+      for (std::size_t b = 0; b < after.bucket_ready_s.size(); ++b) {
+        EXPECT_NEAR(after.bucket_ready_s[b], 2.5 * before.bucket_ready_s[b], 1e-12);
+      }
+    }
+  }
+  EXPECT_EQ(model.costs[1][2].grad_ready_s[0], -1);
+  EXPECT_NEAR(model.costs[1][2].grad_ready_s[1], 2.5 * measured.costs[1][2].grad_ready_s[1], 1e-12);
+  EXPECT_EQ(model.bucket_bytes, measured.bucket_bytes);  // communication untouched
+}
+
 }  // namespace
 }  // namespace ddpsim::sim

@@ -48,6 +48,10 @@ struct ReplayRequest {
   trace::SkewSpec skew;
   std::optional<double> bucket_cap_mb;
   std::optional<double> first_bucket_cap_mb;
+  // 0: compute as measured. N: the trace's ranks and the what-if's all share one machine's N
+  // cores (loopback, or testbed hosts that are namespaces of one machine): compute is stretched
+  // by shared_cores_stretch(N, the trace's ranks, the simulated ranks).
+  int cores = 0;
 };
 
 struct PreparedReplay {
@@ -55,6 +59,7 @@ struct PreparedReplay {
   WorkloadModel model;
   ReplayOptions options;
   std::optional<Calibration> calibration;  // set when α, β came from the trace
+  double compute_stretch = 1;  // applied to every rank's compute (ReplayRequest::cores)
 
   // The simulated world size: the request's, else the trace's.
   int world_size() const { return options.world_size > 0 ? options.world_size : model.world_size; }

@@ -18,6 +18,7 @@ struct ReplayReport {
   ReplayOptions const* options = nullptr;
   ReplayResult const* result = nullptr;
   std::optional<Calibration> calibration;  // when α, β came from the trace
+  double compute_stretch = 1;              // PreparedReplay::compute_stretch (--cores)
   trace::Summary measured;
   trace::Summary predicted;
 };

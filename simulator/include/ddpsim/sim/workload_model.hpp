@@ -23,9 +23,9 @@ namespace ddpsim::sim {
 
 // How measured compute durations become simulated ones.
 enum class ComputeMode {
-  Median,        // per rank and phase, the median over the chosen iterations (default)
+  Median,        // per rank and phase, the median over the chosen iterations
   Mean,          // the mean instead
-  PerIteration,  // simulated iteration k replays source iteration k (cycling)
+  PerIteration,  // simulated iteration k replays source iteration k (cycling); ddp-sim's default
 };
 
 const char* to_string(ComputeMode mode);
@@ -88,5 +88,17 @@ class WorkloadError : public std::runtime_error {
 // iterations when others exist. Missing optional events (e.g. no forward_* recorded) become
 // zero-length phases.
 WorkloadModel extract_workload(const trace::Trace& trace, ComputeMode mode);
+
+// Every compute phase of every rank and iteration, its gradient and bucket ready offsets and
+// its evaluation, times `factor` (> 0). Stalls and communication are not compute and stay.
+void stretch_compute(WorkloadModel& model, double factor);
+
+// Ranks that share the cores of one machine (loopback, or testbed hosts that are namespaces of
+// one machine) slow each other's compute once there are more ranks than cores. The stretch of a
+// what-if with `world_size` ranks over a trace measured with `trace_world_size` ranks, all on
+// `cores` cores: max(1, world_size / cores) / max(1, trace_world_size / cores). A uniform model:
+// it ignores that a rank waiting on the network leaves its core to others (so it overstates the
+// stretch of communication-bound jobs) and the CPU Gloo's copies take (so it understates it).
+double shared_cores_stretch(int cores, int trace_world_size, int world_size);
 
 }  // namespace ddpsim::sim
