@@ -154,15 +154,12 @@ def measure(bin_dir, trace, flags, ranks, iterations, seed, resume=False, testbe
     return json.loads(run([f"{bin_dir}/ddp-trace", "summary", "--json", trace]))
 
 
-def cpu_share(base_ranks, ranks):
-    """The testbed's hosts are namespaces of one machine: all ranks share its cores. A uniform
-    model of that: every rank's compute stretched by (ranks per core in the what-if) / (ranks
-    per core in the baseline), at least 1 (2x1 -> 2x2 on 2 cores: x2). It ignores that ranks
-    waiting on the network leave the cores to the others (so it overestimates the stretch) and
-    the CPU that Gloo's copies take (so it underestimates it)."""
-    cores = os.cpu_count() or 1
-    factor = max(1.0, world_of(ranks) / cores) / max(1.0, world_of(base_ranks) / cores)
-    return [f for r in range(world_of(ranks)) for f in ("--slowdown", f"{r}={factor:g}")]
+def cpu_share():
+    """The testbed's hosts are namespaces of one machine: all ranks share its cores. ddp-sim's
+    --cores N stretches every rank's compute by (ranks per core in the what-if) / (ranks per
+    core in the baseline), at least 1 (2x1 -> 2x2 on 2 cores: x2); see shared_cores_stretch in
+    simulator/include/ddpsim/sim/workload_model.hpp for what the uniform model leaves out."""
+    return ["--cores", str(os.cpu_count() or 1)]
 
 
 def told_network(rate):
@@ -317,7 +314,7 @@ def main():
                         if "two-level" in whatif:
                             flags += ["--intra-bandwidth", repr(beta)]
                         if variant:
-                            flags += cpu_share(configs[0][3], ranks)
+                            flags += cpu_share()
                         report = predict(args.bin_dir, base_trace, flags, mode,
                                          args.bootstrap_runs, pj)
                         p = report["predicted"]
