@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cctype>
+#include <cmath>
 
 #include "names.hpp"
 
@@ -16,15 +17,29 @@ void replace_all(std::string& text, const std::string& from, const std::string& 
 }  // namespace
 
 Command train_command(const ExperimentSpec& spec, const Point& point, const std::string& bin_dir,
-                      const std::string& trace_dir) {
+                      const std::string& trace_dir, const std::string& testbed_script) {
   const Workload& w = spec.workload;
-  Command command = {bin_dir + "/ddp-launch", "--nproc-per-node", std::to_string(point.world_size),
-                     "--master-port", "0", "--",
-                     bin_dir + "/ddp-train",
+  Command command;
+  if (spec.launch.testbed()) {
+    // As simulator/bench/validate_whatif.py's measure(): testbed.sh replaces {hosts}, {host},
+    // {ranks} and {master} in every host's command line.
+    command = {testbed_script.empty() ? "scripts/testbed.sh" : testbed_script, "--quiet",
+               "--hosts", std::to_string(point.hosts),
+               "--ranks-per-host", std::to_string(point.world_size / point.hosts),
+               "--rate", spec.launch.testbed_rate,
+               "--timeout", format_number(std::ceil(spec.limits.job_timeout_s)), "--",
+               bin_dir + "/ddp-launch", "--nnodes", "{hosts}", "--node-rank", "{host}",
+               "--nproc-per-node", "{ranks}", "--master-addr", "{master}", "--master-port", "29500",
+               "--"};
+  } else {
+    command = {bin_dir + "/ddp-launch", "--nproc-per-node", std::to_string(point.world_size),
+               "--master-port", "0", "--"};
+  }
+  command.insert(command.end(), {bin_dir + "/ddp-train",
                      "--model", w.model,
                      "--iterations", std::to_string(w.iterations),
                      "--batch-size", std::to_string(w.batch_size),
-                     "--bucket-cap-mb", format_number(point.bucket_cap_mb)};
+                     "--bucket-cap-mb", format_number(point.bucket_cap_mb)});
   if (point.first_bucket_cap_mb) {
     command.insert(command.end(), {"--first-bucket-cap-mb", format_number(*point.first_bucket_cap_mb)});
   }
@@ -35,6 +50,7 @@ Command train_command(const ExperimentSpec& spec, const Point& point, const std:
   if (point.timeout_s) command.insert(command.end(), {"--timeout", format_number(*point.timeout_s)});
   for (const auto& flag : point.slowdown) command.insert(command.end(), {"--slowdown", flag});
   for (const auto& flag : point.delay) command.insert(command.end(), {"--delay", flag});
+  for (const auto& flag : point.delay_dist) command.insert(command.end(), {"--delay-dist", flag});
   command.insert(command.end(), w.args.begin(), w.args.end());
   command.insert(command.end(), {"--trace-dir", trace_dir, "--quiet"});
   return command;
@@ -50,8 +66,10 @@ Command calibrate_command(const ExperimentSpec& spec, const std::string& bin_dir
 
 Command replay_command(const ExperimentSpec& spec, const Point& point, const WhatIf* what_if,
                        const std::string& bin_dir, const std::string& trace_dir,
-                       const std::string& calibration_json, const std::string& out_dir) {
+                       const std::string& calibration_json, const std::string& out_dir,
+                       const std::string& report_json) {
   Command command = {bin_dir + "/ddp-sim", "replay", trace_dir, "--out", out_dir};
+  if (!report_json.empty()) command.insert(command.end(), {"--json", report_json});
   for (const auto& arg : spec.predict.replay_args)
     command.push_back(substitute_placeholders(arg, trace_dir, calibration_json));
   // The simulator applies no timeout unless told: give it the one the real job ran with,
@@ -68,6 +86,30 @@ Command replay_command(const ExperimentSpec& spec, const Point& point, const Wha
       command.push_back(substitute_placeholders(arg, trace_dir, calibration_json));
   }
   return command;
+}
+
+WhatIf cross_prediction(const ExperimentSpec& spec, const Point& baseline, const Point& point) {
+  WhatIf what_if;
+  what_if.name = "from-" + baseline.id;
+  auto& args = what_if.args;
+  if (point.bucket_cap_mb != baseline.bucket_cap_mb)
+    args.insert(args.end(), {"--bucket-cap-mb", format_number(point.bucket_cap_mb)});
+  if (point.first_bucket_cap_mb && point.first_bucket_cap_mb != baseline.first_bucket_cap_mb)
+    args.insert(args.end(), {"--first-bucket-cap-mb", format_number(*point.first_bucket_cap_mb)});
+  for (const auto& flag : point.slowdown) args.insert(args.end(), {"--slowdown", flag});
+  for (const auto& flag : point.delay) args.insert(args.end(), {"--delay", flag});
+  for (const auto& flag : point.delay_dist) args.insert(args.end(), {"--delay-dist", flag});
+  if (point.world_size != baseline.world_size) {
+    args.insert(args.end(), {"--world-size", std::to_string(point.world_size)});
+    what_if.world_size = point.world_size;
+  }
+  if (point.world_size != baseline.world_size || point.hosts != baseline.hosts)
+    args.insert(args.end(), spec.predict.world_size_args.begin(), spec.predict.world_size_args.end());
+  if (point.timeout_s && point.timeout_s != baseline.timeout_s) {
+    args.insert(args.end(), {spec.predict.timeout_flag, format_number(*point.timeout_s)});
+    what_if.timeout_s = point.timeout_s;
+  }
+  return what_if;
 }
 
 Command summary_command(const std::string& bin_dir, const std::string& trace_dir) {

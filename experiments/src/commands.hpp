@@ -29,18 +29,34 @@ struct Layout {
   std::string log_file(const std::string& run, const std::string& step) const {
     return root + "/logs/" + run + "." + step + ".log";
   }
+  // ddp-sim replay's JSON report (--json) of a replay step: its interval, when bootstrapped.
+  std::string report_json(const std::string& run, const std::string& step) const {
+    return root + "/logs/" + run + "." + step + ".json";
+  }
 };
 
-// ddp-launch --nproc-per-node W --master-port 0 -- ddp-train ... --trace-dir DIR --quiet
+// ddp-launch --nproc-per-node W --master-port 0 -- ddp-train ... --trace-dir DIR --quiet, or on
+// the testbed ([launch] testbed_rate): TESTBED_SCRIPT --quiet --hosts H --ranks-per-host W/H
+// --rate RATE --timeout T -- ddp-launch --nnodes {hosts} --node-rank {host} --nproc-per-node
+// {ranks} --master-addr {master} --master-port 29500 -- ddp-train ...
 Command train_command(const ExperimentSpec& spec, const Point& point, const std::string& bin_dir,
-                      const std::string& trace_dir);
+                      const std::string& trace_dir, const std::string& testbed_script = "");
 // ddp-sim calibrate TRACE --json FILE [calibrate_args]
 Command calibrate_command(const ExperimentSpec& spec, const std::string& bin_dir,
                           const std::string& trace_dir, const std::string& calibration_json);
-// ddp-sim replay TRACE --out DIR [replay_args] [--timeout POINT_TIMEOUT] [what-if args]
+// ddp-sim replay TRACE --out DIR [--json REPORT] [replay_args] [--timeout POINT_TIMEOUT]
+// [what-if args]
 Command replay_command(const ExperimentSpec& spec, const Point& point, const WhatIf* what_if,
                        const std::string& bin_dir, const std::string& trace_dir,
-                       const std::string& calibration_json, const std::string& out_dir);
+                       const std::string& calibration_json, const std::string& out_dir,
+                       const std::string& report_json = "");
+
+// The what-if that predicts `point` from the trace of `baseline` (a point without skew): the
+// replay flags of every difference, named "from-BASELINE_ID". bucket_cap_mb -> --bucket-cap-mb,
+// first_bucket_cap_mb -> --first-bucket-cap-mb, slowdown/delay/delay_dist -> --slowdown/--delay/
+// --delay-dist (each flag), world size -> --world-size W + [predict] world_size_args (hosts
+// alone -> world_size_args), timeout_s -> [predict] timeout_flag T.
+WhatIf cross_prediction(const ExperimentSpec& spec, const Point& baseline, const Point& point);
 // ddp-trace summary DIR --json (stdout is the JSON)
 Command summary_command(const std::string& bin_dir, const std::string& trace_dir);
 

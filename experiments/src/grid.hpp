@@ -19,7 +19,10 @@ struct Point {
   std::optional<double> first_bucket_cap_mb;
   SkewSetting slowdown;
   SkewSetting delay;
+  SkewSetting delay_dist;
   std::optional<double> timeout_s;
+  int hosts = 1;  // testbed hosts; world_size / hosts ranks each
+  bool unskewed() const { return slowdown.empty() && delay.empty() && delay_dist.empty(); }
 };
 
 // One execution: repetition `rep` (0-based) of point `point` (an index into the points).
@@ -33,10 +36,14 @@ struct RunKey {
 // names only the axes that take more than one value, so ids stay short.
 std::vector<Point> expand_grid(const Grid& grid);
 
-// Repetition r of every point before repetition r+1 (A B C A B C …): machine drift (the CPU
-// speed on these machines switches ~2x mid-run) then hits every point alike instead of
-// biasing the points that happened to run during a slow phase.
+// Repetition r of every point before repetition r+1, and within repetition r the points'
+// order rotated by r (A B C, B C A, C A B, …): machine drift (the CPU speed on these machines
+// switches ~2x mid-run) then hits every point alike, and no point always runs first (or
+// always right after the baseline).
 std::vector<RunKey> interleaved_schedule(size_t num_points, int repetitions);
+
+// The point `[predict] baseline` names (its index), or nullopt when the spec has none.
+std::optional<size_t> baseline_point(const std::vector<Point>& points, const Baseline& baseline);
 
 // The runs of `schedule` not yet in `finished` ((point id, rep) pairs), in schedule order.
 std::vector<RunKey> pending_runs(const std::vector<RunKey>& schedule,

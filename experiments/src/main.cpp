@@ -40,6 +40,10 @@ int main(int argc, char** argv) {
                   "Directory holding ddp-launch, ddp-train, ddp-sim, ddp-trace")
       ->capture_default_str();
   run->add_flag("--dry-run", options.dry_run, "Print the commands that would run, run nothing");
+  run->add_option("--testbed-script", options.testbed_script,
+                  "scripts/testbed.sh, for specs with [launch] testbed_rate (default: relative to "
+                  "the current directory, the repository root)")
+      ->capture_default_str();
 
   try {
     app.parse(argc, argv);
@@ -59,6 +63,15 @@ int main(int argc, char** argv) {
       std::cerr << "ddp-experiment: --bin-dir " << options.bin_dir
                 << ": expected a directory with ddp-launch, ddp-train, ddp-sim and ddp-trace\n";
       return 2;
+    }
+    if (spec.launch.testbed()) {
+      options.testbed_script = fs::absolute(options.testbed_script).lexically_normal().string();
+      if (!options.dry_run && ::access(options.testbed_script.c_str(), X_OK) != 0) {
+        std::cerr << "ddp-experiment: --testbed-script " << options.testbed_script
+                  << ": expected the executable scripts/testbed.sh ([launch] testbed_rate in "
+                  << spec_path << "; run from the repository root or pass --testbed-script)\n";
+        return 2;
+      }
     }
     return run_experiment(spec, options, std::cout, std::cerr);
   } catch (const fs::filesystem_error& error) {

@@ -45,6 +45,15 @@ void Progress::finished(const std::string& run, const std::string& result) {
   }
 }
 
+void Progress::note(const std::string& what, const std::string& result) {
+  if (terminal_) {
+    out_ << "\r\033[K" << what << ": " << result << '\n';
+    draw("");
+  } else {
+    out_ << "ddp-experiment: " << what << ": " << result << std::endl;
+  }
+}
+
 void Progress::done() {
   if (terminal_) out_ << '\n' << std::flush;
 }

@@ -13,6 +13,7 @@ class Progress {
   Progress(std::ostream& out, size_t total, bool terminal);
   void starting(const std::string& run);         // before a run starts
   void finished(const std::string& run, const std::string& result);  // after it ends
+  void note(const std::string& what, const std::string& result);  // a line that is not a run
   void done();                                    // ends the bar's line
 
  private:

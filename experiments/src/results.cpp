@@ -11,16 +11,26 @@ namespace ddpsim::experiment {
 const std::vector<std::string>& summary_columns() {
   static const std::vector<std::string> columns = {
       "experiment", "point", "rep", "variant",
+      // prediction: replayed from the baseline's trace, compared with this point's own run;
+      // reconstruction: the point's trace replayed at its own configuration; whatif: a replay
+      // with no measurement; measurement: measured only
+      "kind",
       // the measured configuration
-      "world_size", "bucket_cap_mb", "first_bucket_cap_mb", "slowdown", "delay", "timeout_s",
-      "batch_size", "iterations",
+      "world_size", "hosts", "bucket_cap_mb", "first_bucket_cap_mb", "slowdown", "delay",
+      "delay_dist", "timeout_s", "batch_size", "iterations",
       // what the prediction is for (differs from the above only in what-if rows)
       "predicted_world_size", "predicted_timeout_s",
       // results: iteration times are medians over the run's iterations >= 1
       "measured_iter_s", "predicted_iter_s", "error_pct",
+      // the 90 % interval of the predicted median (replay_args with --runs N --bootstrap), and
+      // whether the measured median lies in it
+      "predicted_lo_s", "predicted_hi_s", "inside",
+      // with delay_dist: measured vs predicted iteration-time distributions (iterations >= 1)
+      "ks_distance", "p50_error_pct", "p90_error_pct", "p99_error_pct",
       "measured_samples_per_s", "predicted_samples_per_s", "measured_iterations",
       "measured_failed", "measured_failure", "predicted_failed", "predicted_failure",
-      "job_exit", "job_wall_s", "status", "message", "trace_dir", "predicted_dir"};
+      "job_exit", "job_wall_s", "status", "message", "trace_dir", "replayed_trace",
+      "predicted_dir"};
   return columns;
 }
 
@@ -143,6 +153,13 @@ void drop_cut_last_line(const std::string& path) {
   std::filesystem::resize_file(path, last_newline == std::string::npos ? 0 : last_newline + 1, ignored);
 }
 
+bool summary_header_is_current(const std::string& path) {
+  std::ifstream in(path);
+  std::string line;
+  if (!in || !std::getline(in, line)) return true;  // nothing there yet: written fresh
+  return line + "\n" == header_line();
+}
+
 void append_rows(const std::string& path, const std::vector<Row>& rows) {
   drop_cut_last_line(path);
   std::FILE* file = std::fopen(path.c_str(), "a");
@@ -215,9 +232,11 @@ std::map<std::pair<std::string, int>, Row> runs_to_predict_again(const std::vect
     auto it = measured.find(key);
     if (broken.count(key) || it == measured.end()) continue;
     Row row = it->second;
-    for (const char* column : {"predicted_world_size", "predicted_timeout_s", "predicted_iter_s",
-                               "error_pct", "predicted_samples_per_s", "predicted_failed",
-                               "predicted_failure", "message", "predicted_dir"})
+    for (const char* column : {"kind", "predicted_world_size", "predicted_timeout_s",
+                               "predicted_iter_s", "error_pct", "predicted_lo_s", "predicted_hi_s",
+                               "inside", "ks_distance", "p50_error_pct", "p90_error_pct",
+                               "p99_error_pct", "predicted_samples_per_s", "predicted_failed",
+                               "predicted_failure", "message", "replayed_trace", "predicted_dir"})
       row.erase(column);
     row["status"] = "ok";
     again[key] = row;

@@ -22,6 +22,9 @@ std::vector<Row> read_summary(const std::string& path);
 
 // Appends rows (writing the header first when the file is new or empty), flushed at once.
 void append_rows(const std::string& path, const std::vector<Row>& rows);
+// False when the file's header is not today's columns (results of an older ddp-experiment):
+// the runner then rewrites it before appending.
+bool summary_header_is_current(const std::string& path);
 // Replaces the file atomically (temp file + rename) with exactly these rows.
 void rewrite_summary(const std::string& path, const std::vector<Row>& rows);
 

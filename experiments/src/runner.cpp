@@ -4,7 +4,10 @@
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
+#include <map>
+#include <set>
 #include <sstream>
+#include <tuple>
 
 #include "commands.hpp"
 #include "names.hpp"
@@ -49,8 +52,9 @@ std::string seconds_text(double seconds) {
 // Runs the tools of one point × repetition and turns their outputs into rows.
 class RunExecutor {
  public:
-  RunExecutor(const ExperimentSpec& spec, const Layout& layout, const std::string& bin_dir)
-      : spec_(spec), layout_(layout), bin_dir_(bin_dir) {}
+  RunExecutor(const ExperimentSpec& spec, const Layout& layout, const std::string& bin_dir,
+              const std::string& testbed_script)
+      : spec_(spec), layout_(layout), bin_dir_(bin_dir), testbed_script_(testbed_script) {}
 
   // Empty when interrupted (nothing is recorded, so the run is redone next time).
   std::vector<Row> execute(const Point& point, int rep) {
@@ -64,9 +68,13 @@ class RunExecutor {
 
     const std::string train_log = layout_.log_file(name, "train");
     const auto started = std::chrono::steady_clock::now();
-    const ProcessResult job = run_process(train_command(spec_, point, bin_dir_, trace), train_log,
-                                          train_log, spec_.limits.job_timeout_s);
+    // On the testbed, testbed.sh enforces job_timeout_s itself (exit 124) and tears its
+    // namespaces down; our own guard comes later, for a testbed that hangs.
+    const double guard_s = spec_.limits.job_timeout_s + (spec_.launch.testbed() ? 60 : 0);
+    ProcessResult job = run_process(train_command(spec_, point, bin_dir_, trace, testbed_script_),
+                                    train_log, train_log, guard_s);
     if (job.interrupted) return {};
+    if (spec_.launch.testbed() && job.exit_code == 124) job.timed_out = true;
     base["job_exit"] = job.launch_error.empty() ? std::to_string(job.exit_code) : "";
     base["job_wall_s"] = seconds_text(
         std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count());
@@ -100,6 +108,7 @@ class RunExecutor {
     const std::string name = run_name(point, rep);
     const std::string trace = layout_.trace_dir(name);
     Row base = std::move(measured);
+    base["kind"] = "measurement";
     base["predicted_world_size"] = std::to_string(point.world_size);
     base["predicted_timeout_s"] = point.timeout_s ? format_number(*point.timeout_s) : "";
     if (!spec_.predict.enabled) return {base};
@@ -107,6 +116,7 @@ class RunExecutor {
       base["message"] = "no prediction: world size below [predict] min_world_size";
       return {base};
     }
+    base["kind"] = "reconstruction";
 
     const std::string calibration = layout_.calibration_json(name);
     const std::string calibrate_log = layout_.log_file(name, "calibrate");
@@ -121,39 +131,70 @@ class RunExecutor {
                                                  describe_failure(calibrated, calibrate_log);
 
     std::vector<Row> rows;
-    if (!predict(base, nullptr, point, name, trace, calibration)) return {};
+    if (!predict(base, nullptr, point, point, name, trace, calibration)) return {};
     rows.push_back(base);
     for (const auto& what_if : spec_.predict.what_ifs) {
       Row row = config_row(spec_, point, rep);
       row["variant"] = what_if.name;
+      row["kind"] = "whatif";
       row["status"] = "ok";
       row["predicted_world_size"] = std::to_string(what_if.world_size.value_or(point.world_size));
       row["predicted_timeout_s"] = what_if.timeout_s ? format_number(*what_if.timeout_s)
                                    : point.timeout_s ? format_number(*point.timeout_s) : "";
       row["trace_dir"] = relative(trace);
       row["job_exit"] = base["job_exit"];
-      if (!predict(row, &what_if, point, name, trace, calibration)) return {};
+      if (!predict(row, &what_if, point, point, name, trace, calibration)) return {};
       rows.push_back(row);
     }
     return rows;
   }
 
+  // The prediction of `point`'s repetition `rep` from the baseline's trace of that repetition,
+  // compared with `measured` (the point's own measured row). nullopt when interrupted.
+  std::optional<Row> cross_predict(const Row& measured, const Point& point, const Point& baseline,
+                                   int rep) {
+    const std::string name = run_name(point, rep);
+    const std::string base_name = run_name(baseline, rep);
+    const WhatIf what_if = cross_prediction(spec_, baseline, point);
+    Row row = config_row(spec_, point, rep);
+    row["variant"] = what_if.name;
+    row["kind"] = "prediction";
+    row["status"] = "ok";
+    for (const char* column : {"measured_iter_s", "measured_samples_per_s", "measured_iterations",
+                               "measured_failed", "measured_failure", "job_exit", "job_wall_s",
+                               "trace_dir"}) {
+      auto it = measured.find(column);
+      if (it != measured.end()) row[column] = it->second;
+    }
+    row["predicted_world_size"] = std::to_string(point.world_size);
+    row["predicted_timeout_s"] = point.timeout_s ? format_number(*point.timeout_s) : "";
+    calibrate_note_.clear();
+    if (!predict(row, &what_if, baseline, point, name, layout_.trace_dir(base_name),
+                 layout_.calibration_json(base_name)))
+      return std::nullopt;
+    return row;
+  }
+
  private:
-  // Replays the trace (with a what-if's flags) and fills the predicted columns of `row`.
-  // False when interrupted.
-  bool predict(Row& row, const WhatIf* what_if, const Point& point, const std::string& name,
-               const std::string& trace, const std::string& calibration) {
+  // Replays `trace` (recorded at configuration `replayed`, with a what-if's flags) and fills
+  // the predicted columns of `row`, the row of run `name` of point `compared` (whose measured
+  // columns, if any, it is compared with). False when interrupted.
+  bool predict(Row& row, const WhatIf* what_if, const Point& replayed, const Point& compared,
+               const std::string& name, const std::string& trace, const std::string& calibration) {
     const std::string variant = what_if ? what_if->name : "";
     const std::string out_dir = layout_.prediction_dir(name, variant);
     const std::string step = what_if ? "replay-" + variant : "replay";
     const std::string log = layout_.log_file(name, step);
+    const std::string report = layout_.report_json(name, step);
     fs::remove_all(out_dir);  // a previous attempt's prediction must not be read as this one's
     fs::remove(log);
+    fs::remove(report);
     const ProcessResult replay = run_process(
-        replay_command(spec_, point, what_if, bin_dir_, trace, calibration, out_dir), log, log,
-        spec_.limits.tool_timeout_s);
+        replay_command(spec_, replayed, what_if, bin_dir_, trace, calibration, out_dir, report),
+        log, log, spec_.limits.tool_timeout_s);
     if (replay.interrupted) return false;
     row["predicted_dir"] = relative(out_dir);
+    row["replayed_trace"] = relative(trace);
     if (!replay.launch_error.empty()) {
       row = prediction_error(row, "ddp-sim replay: " + replay.launch_error);
       return true;
@@ -166,14 +207,54 @@ class RunExecutor {
       row = prediction_error(row, "ddp-sim replay " + describe_failure(replay, log) + calibrate_note_);
       return true;
     }
-    const int world_size = what_if && what_if->world_size ? *what_if->world_size : point.world_size;
+    const int world_size = what_if && what_if->world_size ? *what_if->world_size : replayed.world_size;
     fill_results(row, "predicted", *predicted, world_size);
     const std::string& measured = row["measured_iter_s"];
     if (!measured.empty() && !row["predicted_iter_s"].empty()) {
       const double m = std::stod(measured), p = std::stod(row["predicted_iter_s"]);
       row["error_pct"] = seconds_text(100.0 * (p - m) / m);
     }
+    // The 90 % interval of the predicted median, when the replay was bootstrapped.
+    if (fs::exists(report)) {
+      try {
+        if (auto interval = parse_replay_interval(read_file(report), report)) {
+          row["predicted_lo_s"] = seconds_text(interval->first);
+          row["predicted_hi_s"] = seconds_text(interval->second);
+          if (!measured.empty()) {
+            const double m = std::stod(measured);
+            row["inside"] = interval->first <= m && m <= interval->second ? "1" : "0";
+          }
+        }
+      } catch (const std::exception& e) {
+        row = prediction_error(row, e.what());
+        return true;
+      }
+    }
+    // A random stall per iteration: compare the whole distribution, not only the median.
+    if (!compared.delay_dist.empty() && !measured.empty()) {
+      const auto measured_times = measured_iteration_times(run_name(compared, std::stoi(row["rep"])));
+      if (!measured_times.empty() && !predicted->iteration_times_s.empty()) {
+        const DistributionErrors d = compare_distributions(measured_times, predicted->iteration_times_s);
+        row["ks_distance"] = seconds_text(d.ks);
+        row["p50_error_pct"] = seconds_text(d.p50_error_pct);
+        row["p90_error_pct"] = seconds_text(d.p90_error_pct);
+        row["p99_error_pct"] = seconds_text(d.p99_error_pct);
+      }
+    }
     return true;
+  }
+
+  // The measured run's iteration times (>= 1), from its summary JSON (written when it was
+  // measured; summarized again if that file is gone). Empty when unreadable.
+  std::vector<double> measured_iteration_times(const std::string& name) {
+    const std::string json_file = layout_.log_file(name, "summary") + ".json";
+    try {
+      if (fs::exists(json_file)) return parse_trace_summary(read_file(json_file), json_file).iteration_times_s;
+    } catch (const std::exception&) {
+    }
+    std::string why;
+    auto summary = summarize(layout_.trace_dir(name), name, "summary-again", why);
+    return summary ? summary->iteration_times_s : std::vector<double>{};
   }
 
   std::optional<TraceSummary> summarize(const std::string& dir, const std::string& name,
@@ -225,6 +306,12 @@ class RunExecutor {
     fs::remove_all(layout_.prediction_dir(name, ""));
     for (const auto& what_if : spec_.predict.what_ifs)
       fs::remove_all(layout_.prediction_dir(name, what_if.name));
+    if (spec_.predict.baseline.enabled) {
+      // The prediction of this run from the baseline (named after it): redone after it.
+      for (const auto& entry : fs::directory_iterator(layout_.root + "/predictions"))
+        if (entry.path().filename().string().rfind(name + "-from-", 0) == 0)
+          fs::remove_all(entry.path());
+    }
     const std::string prefix = name + ".";
     for (const auto& entry : fs::directory_iterator(layout_.root + "/logs"))
       if (entry.path().filename().string().rfind(prefix, 0) == 0) fs::remove(entry.path());
@@ -237,6 +324,7 @@ class RunExecutor {
   const ExperimentSpec& spec_;
   const Layout& layout_;
   const std::string& bin_dir_;
+  const std::string& testbed_script_;
   std::string calibrate_note_;
 };
 
@@ -269,29 +357,121 @@ std::string describe_rows(const std::vector<Row>& rows) {
   return text;
 }
 
+// Which runs are measured well enough to replay, and which cross predictions exist: the
+// state the baseline predictions are scheduled from (summary.csv rows, kept and appended).
+class CrossState {
+ public:
+  CrossState(const std::vector<Point>& points, std::optional<size_t> baseline, std::string variant)
+      : points_(points), baseline_(baseline), variant_(std::move(variant)) {}
+
+  void add(const Row& row) {
+    const auto rep = row.find("rep");
+    if (rep == row.end()) return;
+    int r = -1;
+    try {
+      r = std::stoi(rep->second);
+    } catch (const std::exception&) {
+      return;
+    }
+    const std::string& variant = row.at("variant");
+    const std::string& status = row.at("status");
+    if (variant.empty() && status != "error") measured_[{row.at("point"), r}] = row;
+    if (!variant_.empty() && variant == variant_) predicted_.insert({row.at("point"), r});
+  }
+  // The cross predictions that can be made now and are not there: (point index, rep, the
+  // point's measured row), repetitions in order.
+  std::vector<std::tuple<size_t, int, Row>> due(int repetitions) const {
+    std::vector<std::tuple<size_t, int, Row>> out;
+    if (!baseline_) return out;
+    const std::string& base_id = points_[*baseline_].id;
+    for (int rep = 0; rep < repetitions; ++rep) {
+      if (!measured_.count({base_id, rep})) continue;
+      for (size_t i = 0; i < points_.size(); ++i) {
+        if (i == *baseline_ || predicted_.count({points_[i].id, rep})) continue;
+        auto it = measured_.find({points_[i].id, rep});
+        if (it != measured_.end()) out.emplace_back(i, rep, it->second);
+      }
+    }
+    return out;
+  }
+  void mark_predicted(const std::string& point, int rep) { predicted_.insert({point, rep}); }
+
+ private:
+  const std::vector<Point>& points_;
+  std::optional<size_t> baseline_;
+  std::string variant_;
+  std::map<std::pair<std::string, int>, Row> measured_;
+  std::set<std::pair<std::string, int>> predicted_;
+};
+
+std::string describe_prediction(const Row& row) {
+  if (row.at("status") != "ok") return "ERROR " + row.at("message");
+  auto number = [&](const char* key, const char* format) {
+    auto it = row.find(key);
+    if (it == row.end() || it->second.empty()) return std::string("-");
+    char buffer[32];
+    std::snprintf(buffer, sizeof buffer, format, std::stod(it->second));
+    return std::string(buffer);
+  };
+  std::string text = "predicted " + number("predicted_iter_s", "%.4g") + " s/it vs measured " +
+                     number("measured_iter_s", "%.4g") + " s/it";
+  if (number("error_pct", "%+.1f") != "-") text += " (" + number("error_pct", "%+.1f") + " %)";
+  return text;
+}
+
 void print_dry_run(const ExperimentSpec& spec, const Layout& layout, const std::string& bin_dir,
-                   const std::vector<Point>& points, const std::vector<RunKey>& pending,
-                   size_t total, std::ostream& out) {
+                   const std::string& testbed_script, const std::vector<Point>& points,
+                   const std::vector<RunKey>& pending, size_t total, CrossState cross,
+                   std::ostream& out) {
   out << "# " << spec.name << ": " << points.size() << " points x " << spec.repetitions
       << " repetitions = " << total << " runs, " << pending.size() << " to do\n";
+  const auto baseline = baseline_point(points, spec.predict.baseline);
+  // The cross predictions become due as the runs they need are measured: print each where a
+  // real run would make it.
+  auto print_due = [&] {
+    if (!spec.predict.enabled) return;
+    for (const auto& [index, rep, row] : cross.due(spec.repetitions)) {
+      const Point& point = points[index];
+      const std::string name = run_name(point, rep);
+      const std::string base_name = run_name(points[*baseline], rep);
+      const WhatIf what_if = cross_prediction(spec, points[*baseline], point);
+      const std::string dir = layout.prediction_dir(name, what_if.name);
+      out << "# " << name << " predicted from " << base_name << '\n';
+      out << shell_quote(replay_command(spec, points[*baseline], &what_if, bin_dir,
+                                        layout.trace_dir(base_name), layout.calibration_json(base_name),
+                                        dir, layout.report_json(name, "replay-" + what_if.name)))
+          << '\n';
+      out << shell_quote(summary_command(bin_dir, dir)) << '\n';
+      cross.mark_predicted(point.id, rep);
+    }
+  };
+  print_due();
   for (const auto& run : pending) {
     const Point& point = points[run.point];
     const std::string name = run_name(point, run.rep);
     const std::string trace = layout.trace_dir(name);
     const std::string calibration = layout.calibration_json(name);
     out << "# " << name << '\n';
-    out << shell_quote(train_command(spec, point, bin_dir, trace)) << '\n';
+    out << shell_quote(train_command(spec, point, bin_dir, trace, testbed_script)) << '\n';
     out << shell_quote(summary_command(bin_dir, trace)) << '\n';
+    cross.add({{"point", point.id}, {"rep", std::to_string(run.rep)}, {"variant", ""}, {"status", "ok"}});
     if (!spec.predict.enabled) continue;
-    out << shell_quote(calibrate_command(spec, bin_dir, trace, calibration)) << '\n';
-    const std::string base_out = layout.prediction_dir(name, "");
-    out << shell_quote(replay_command(spec, point, nullptr, bin_dir, trace, calibration, base_out)) << '\n';
-    out << shell_quote(summary_command(bin_dir, base_out)) << '\n';
-    for (const auto& what_if : spec.predict.what_ifs) {
-      const std::string dir = layout.prediction_dir(name, what_if.name);
-      out << shell_quote(replay_command(spec, point, &what_if, bin_dir, trace, calibration, dir)) << '\n';
-      out << shell_quote(summary_command(bin_dir, dir)) << '\n';
+    if (point.world_size >= spec.predict.min_world_size) {
+      out << shell_quote(calibrate_command(spec, bin_dir, trace, calibration)) << '\n';
+      const std::string base_out = layout.prediction_dir(name, "");
+      out << shell_quote(replay_command(spec, point, nullptr, bin_dir, trace, calibration, base_out,
+                                        layout.report_json(name, "replay")))
+          << '\n';
+      out << shell_quote(summary_command(bin_dir, base_out)) << '\n';
+      for (const auto& what_if : spec.predict.what_ifs) {
+        const std::string dir = layout.prediction_dir(name, what_if.name);
+        out << shell_quote(replay_command(spec, point, &what_if, bin_dir, trace, calibration, dir,
+                                          layout.report_json(name, "replay-" + what_if.name)))
+            << '\n';
+        out << shell_quote(summary_command(bin_dir, dir)) << '\n';
+      }
     }
+    print_due();
   }
 }
 
@@ -304,10 +484,12 @@ Row config_row(const ExperimentSpec& spec, const Point& point, int rep) {
       {"rep", std::to_string(rep)},
       {"variant", ""},
       {"world_size", std::to_string(point.world_size)},
+      {"hosts", spec.launch.testbed() ? std::to_string(point.hosts) : ""},
       {"bucket_cap_mb", format_number(point.bucket_cap_mb)},
       {"first_bucket_cap_mb", point.first_bucket_cap_mb ? format_number(*point.first_bucket_cap_mb) : ""},
       {"slowdown", join(point.slowdown, " ")},
       {"delay", join(point.delay, " ")},
+      {"delay_dist", join(point.delay_dist, " ")},
       {"timeout_s", point.timeout_s ? format_number(*point.timeout_s) : ""},
       {"batch_size", std::to_string(spec.workload.batch_size)},
       {"iterations", std::to_string(spec.workload.iterations)},
@@ -319,14 +501,24 @@ int run_experiment(const ExperimentSpec& spec, const RunOptions& options, std::o
   const Layout layout{options.out_root + "/" + spec.name};
   const auto points = expand_grid(spec.grid);
   const auto schedule = interleaved_schedule(points.size(), spec.repetitions);
+  const auto baseline = spec.predict.enabled ? baseline_point(points, spec.predict.baseline)
+                                             : std::nullopt;
+  const std::string cross_variant = baseline ? "from-" + points[*baseline].id : "";
 
   auto rows = read_summary(layout.summary_csv());
   const auto repredict = runs_to_predict_again(rows);
   const auto kept = rows_of_finished_runs(rows);
   const auto pending = pending_runs(schedule, points, finished_runs(kept));
 
+  // What the baseline predictions can use: finished runs, and the measurements of runs whose
+  // predictions are redone (their measurement is kept).
+  CrossState cross(points, baseline, cross_variant);
+  for (const auto& row : kept) cross.add(row);
+
   if (options.dry_run) {
-    print_dry_run(spec, layout, options.bin_dir, points, pending, schedule.size(), out);
+    for (const auto& [key, row] : repredict) cross.add(row);
+    print_dry_run(spec, layout, options.bin_dir, options.testbed_script, points, pending,
+                  schedule.size(), cross, out);
     return 0;
   }
 
@@ -334,9 +526,11 @@ int run_experiment(const ExperimentSpec& spec, const RunOptions& options, std::o
     fs::create_directories(layout.root + "/" + sub);
   check_same_spec(layout.provenance_json(), spec);
   write_provenance(layout.provenance_json(), spec, options.command_line, options.bin_dir);
-  if (kept.size() != rows.size()) rewrite_summary(layout.summary_csv(), kept);
+  if (kept.size() != rows.size() || !summary_header_is_current(layout.summary_csv()))
+    rewrite_summary(layout.summary_csv(), kept);
 
-  if (pending.empty()) {
+  const auto due = cross.due(spec.repetitions);
+  if (pending.empty() && due.empty()) {
     err << "ddp-experiment: " << spec.name << ": all " << schedule.size()
         << " runs already in " << layout.summary_csv() << '\n';
     return 0;
@@ -348,8 +542,29 @@ int run_experiment(const ExperimentSpec& spec, const RunOptions& options, std::o
 
   install_interrupt_handlers();
   Progress progress(err, pending.size(), options.progress_bar);
-  RunExecutor executor(spec, layout, options.bin_dir);
+  RunExecutor executor(spec, layout, options.bin_dir, options.testbed_script);
   bool any_error = false;
+  // Every point of a repetition predicted from that repetition's baseline, as soon as both
+  // are measured (so a rerun after an interruption only adds what is missing).
+  auto predict_due = [&]() -> bool {
+    for (const auto& [index, rep, measured] : cross.due(spec.repetitions)) {
+      const Point& point = points[index];
+      const std::string label = run_name(point, rep) + " from " + run_name(points[*baseline], rep);
+      progress.starting(label);
+      auto row = executor.cross_predict(measured, point, points[*baseline], rep);
+      if (!row || interrupt_requested()) {
+        progress.done();
+        err << "ddp-experiment: interrupted during " << label << "; rerun to resume\n";
+        return false;
+      }
+      append_rows(layout.summary_csv(), {*row});
+      cross.add(*row);
+      any_error = any_error || row->at("status") != "ok";
+      progress.note(label, describe_prediction(*row));
+    }
+    return true;
+  };
+  if (!predict_due()) return 130;
   for (const auto& run : pending) {
     const Point& point = points[run.point];
     const std::string name = run_name(point, run.rep);
@@ -365,8 +580,12 @@ int run_experiment(const ExperimentSpec& spec, const RunOptions& options, std::o
       return 130;
     }
     append_rows(layout.summary_csv(), run_rows);
-    for (const auto& row : run_rows) any_error = any_error || row.at("status") != "ok";
+    for (const auto& row : run_rows) {
+      any_error = any_error || row.at("status") != "ok";
+      cross.add(row);
+    }
     progress.finished(name, describe_rows(run_rows));
+    if (!predict_due()) return 130;
   }
   progress.done();
   out << layout.summary_csv() << '\n';

@@ -15,6 +15,7 @@ namespace ddpsim::experiment {
 struct RunOptions {
   std::string out_root = "results";  // results go to OUT_ROOT/NAME/
   std::string bin_dir;               // where ddp-launch, ddp-train, ddp-sim, ddp-trace live
+  std::string testbed_script = "scripts/testbed.sh";  // for specs with [launch] testbed_rate
   bool dry_run = false;              // print the commands, run nothing, write nothing
   bool progress_bar = false;         // redraw a bar (stderr is a terminal) instead of lines
   std::vector<std::string> command_line;  // for provenance

@@ -1,6 +1,8 @@
 #include "spec.hpp"
 
+#include <cctype>
 #include <cmath>
+#include <type_traits>
 #include <filesystem>
 #include <fstream>
 #include <set>
@@ -216,14 +218,142 @@ void parse_workload(const Section& s, Workload& w) {
 
 void parse_grid(const Section& s, Grid& g) {
   s.allow_only({"world_sizes", "bucket_cap_mb", "first_bucket_cap_mb", "slowdown", "delay",
-                "timeout_s"});
+                "delay_dist", "timeout_s", "hosts"});
   // ddp-launch starts at most 4096 ranks on one node.
   if (auto v = s.integers("world_sizes", 1, 4096)) g.world_sizes = *v;
   if (auto v = s.numbers("bucket_cap_mb", true)) g.bucket_cap_mb = *v;
   if (auto v = s.numbers("first_bucket_cap_mb", true)) g.first_bucket_cap_mb = *v;
   if (auto v = s.skew_axis("slowdown")) g.slowdown = *v;
   if (auto v = s.skew_axis("delay")) g.delay = *v;
+  if (auto v = s.skew_axis("delay_dist")) g.delay_dist = *v;
   if (auto v = s.numbers("timeout_s", true)) g.timeout_s = *v;
+  if (auto v = s.integers("hosts", 1, 4096)) g.hosts = *v;
+}
+
+// A rate as tc writes it: digits, then one of tc's units ("200mbit", "1.5gbit").
+bool is_tc_rate(const std::string& rate) {
+  size_t digits = 0;
+  while (digits < rate.size() && (std::isdigit(static_cast<unsigned char>(rate[digits])) ||
+                                  (rate[digits] == '.' && digits > 0)))
+    ++digits;
+  if (digits == 0) return false;
+  const std::string unit = rate.substr(digits);
+  for (const char* known : {"bit", "kbit", "mbit", "gbit", "tbit", "bps", "kbps", "mbps", "gbps", "tbps"})
+    if (unit == known) return true;
+  return false;
+}
+
+// [launch]: the testbed. `hosts` here is a one-value [grid] hosts axis.
+void parse_launch(const Section& s, Launch& l, Grid& g, const std::string& path) {
+  s.allow_only({"testbed_rate", "hosts"});
+  if (auto v = s.string("testbed_rate")) {
+    if (!is_tc_rate(*v))
+      s.fail(*s.find("testbed_rate"), "[launch] testbed_rate: expected a rate in tc units like "
+                                      "\"200mbit\", got \"" + *v + "\"");
+    l.testbed_rate = *v;
+  }
+  if (const auto* node = s.find("hosts")) {
+    if (!node->is_integer()) s.wrong_type(*node, "hosts", "an integer");
+    if (!g.hosts.empty())
+      s.fail(*node, "[launch] hosts: expected hosts in one place, got [grid] hosts too");
+    g.hosts = {*s.integer("hosts", 1)};
+  }
+  if (!l.testbed()) {
+    for (int h : g.hosts)
+      if (h > 1)
+        throw SpecError(path + ": [launch] testbed_rate: expected a rate (several hosts run on "
+                               "scripts/testbed.sh), got none");
+  } else if (g.hosts.empty()) {
+    throw SpecError(path + ": [launch] hosts: expected a number of hosts (or a [grid] hosts "
+                           "axis) with testbed_rate, got none");
+  }
+  for (int h : g.hosts)
+    for (int w : g.world_sizes)
+      if (w % h != 0)
+        throw SpecError(path + ": [grid] world_sizes: expected a multiple of hosts = " +
+                        std::to_string(h) + " (ranks per host = world size / hosts), got " +
+                        std::to_string(w));
+}
+
+std::string quoted_setting(const SkewSetting& setting) {
+  std::string text;
+  for (const auto& flag : setting) text += (text.empty() ? "" : ", ") + flag;
+  return "\"" + text + "\"";
+}
+
+template <typename T>
+std::string value_list(const std::vector<T>& values) {
+  std::string text;
+  for (const auto& v : values) {
+    text += text.empty() ? "" : ", ";
+    if constexpr (std::is_same_v<T, int>) text += std::to_string(v);
+    else text += format_number(v);
+  }
+  return text;
+}
+
+// [predict] baseline = { AXIS = VALUE, ... }: one grid point, without skew.
+void parse_baseline(const Section& predict, const toml::node& node, const Grid& grid,
+                    const std::string& path, Baseline& b) {
+  if (!node.is_table()) predict.wrong_type(node, "baseline", "an inline table like { bucket_cap_mb = 25 }");
+  Section s(*node.as_table(), "predict.baseline", path);
+  s.allow_only({"world_sizes", "bucket_cap_mb", "first_bucket_cap_mb", "slowdown", "delay",
+                "delay_dist", "timeout_s", "hosts"});
+  b.enabled = true;
+  // A numeric axis: the named value must be one of the grid's; an unnamed one must have one.
+  auto pick = [&](std::string_view key, const auto& values, auto& out, bool integer) {
+    using Value = typename std::decay_t<decltype(values)>::value_type;
+    if (const auto* v = s.find(key)) {
+      Value value{};
+      if (integer) {
+        if (!v->is_integer()) s.wrong_type(*v, key, "an integer");
+        value = static_cast<Value>(v->as_integer()->get());
+      } else {
+        value = static_cast<Value>(*s.number(key, true));
+      }
+      bool found = false;
+      for (const auto& g : values) found = found || g == value;
+      if (!found) {
+        std::ostringstream got;
+        if (integer) got << static_cast<long>(value); else got << format_number(static_cast<double>(value));
+        s.fail(*v, "[predict.baseline] " + std::string(key) + ": expected one of the [grid] values (" +
+                       (values.empty() ? std::string("none: the axis is not in [grid]") : value_list(values)) +
+                       "), got " + got.str());
+      }
+      out = value;
+    } else if (values.size() > 1) {
+      predict.fail(node, "[predict] baseline: expected a value for [grid] " + std::string(key) +
+                             " (it has " + std::to_string(values.size()) + " values), got none");
+    } else if (values.size() == 1) {
+      out = values.front();
+    }
+  };
+  pick("world_sizes", grid.world_sizes, b.world_size, true);
+  pick("bucket_cap_mb", grid.bucket_cap_mb, b.bucket_cap_mb, false);
+  pick("first_bucket_cap_mb", grid.first_bucket_cap_mb, b.first_bucket_cap_mb, false);
+  pick("timeout_s", grid.timeout_s, b.timeout_s, false);
+  pick("hosts", grid.hosts, b.hosts, true);
+  // Skew: the baseline runs without any (a replay can add skew, never remove it).
+  for (const auto& [key, axis] : {std::pair<std::string_view, const std::vector<SkewSetting>*>{"slowdown", &grid.slowdown},
+                                  {"delay", &grid.delay}, {"delay_dist", &grid.delay_dist}}) {
+    if (const auto* v = s.find(key)) {
+      if (!v->is_string()) s.wrong_type(*v, key, "\"\" (no skew)");
+      if (!v->as_string()->get().empty())
+        s.fail(*v, "[predict.baseline] " + std::string(key) + ": expected \"\" (no skew: a replay "
+                   "cannot remove skew), got \"" + v->as_string()->get() + "\"");
+      bool unskewed = false;
+      for (const auto& setting : *axis) unskewed = unskewed || setting.empty();
+      if (!unskewed)
+        s.fail(*v, "[predict.baseline] " + std::string(key) + ": expected \"\" among the [grid] " +
+                       std::string(key) + " values, got none");
+    } else if (axis->size() > 1) {
+      predict.fail(node, "[predict] baseline: expected a value for [grid] " + std::string(key) +
+                             " (it has " + std::to_string(axis->size()) + " values), got none");
+    } else if (!axis->front().empty()) {
+      predict.fail(node, "[predict] baseline: expected a point without skew (a replay cannot remove "
+                         "skew), got [grid] " + std::string(key) + " = " + quoted_setting(axis->front()));
+    }
+  }
 }
 
 void parse_limits(const Section& s, Limits& l) {
@@ -232,9 +362,12 @@ void parse_limits(const Section& s, Limits& l) {
   if (auto v = s.number("tool_timeout_s", true)) l.tool_timeout_s = *v;
 }
 
-void parse_predict(const Section& s, const std::string& path, Prediction& p) {
+void parse_predict(const Section& s, const std::string& path, const Grid& grid, Prediction& p) {
   s.allow_only({"enabled", "replay_args", "calibrate_args", "world_sizes", "world_size_flag",
-                "timeouts_s", "timeout_flag", "whatif", "min_world_size"});
+                "timeouts_s", "timeout_flag", "whatif", "min_world_size", "baseline",
+                "world_size_args"});
+  if (const auto* node = s.find("baseline")) parse_baseline(s, *node, grid, path, p.baseline);
+  if (auto v = s.strings("world_size_args")) p.world_size_args = *v;
   if (auto v = s.boolean("enabled")) p.enabled = *v;
   if (auto v = s.integer("min_world_size", 1)) p.min_world_size = *v;
   if (auto v = s.strings("replay_args")) p.replay_args = *v;
@@ -270,6 +403,9 @@ void parse_predict(const Section& s, const std::string& path, Prediction& p) {
   }
   std::set<std::string> seen;
   for (const auto& what_if : p.what_ifs) {
+    if (p.baseline.enabled && what_if.name.rfind("from-", 0) == 0)
+      throw SpecError(path + ": [predict] what-if '" + what_if.name + "': expected a name not "
+                             "starting with 'from-' (the predictions from the baseline are named so)");
     if (!seen.insert(what_if.name).second)
       throw SpecError(path + ": [predict] what-if '" + what_if.name + "' is defined twice");
   }
@@ -301,12 +437,15 @@ ExperimentSpec parse_spec(const std::string& text, const std::string& path) {
   spec.name = stem_of(path);
 
   Section top(root, "top level", path);
-  top.allow_only({"experiment", "workload", "grid", "predict", "limits"});
+  top.allow_only({"experiment", "workload", "grid", "launch", "predict", "limits"});
   const toml::table empty;
   parse_experiment(Section(sub_table(root, "experiment", path, empty), "experiment", path), spec);
   parse_workload(Section(sub_table(root, "workload", path, empty), "workload", path), spec.workload);
   parse_grid(Section(sub_table(root, "grid", path, empty), "grid", path), spec.grid);
-  parse_predict(Section(sub_table(root, "predict", path, empty), "predict", path), path, spec.predict);
+  parse_launch(Section(sub_table(root, "launch", path, empty), "launch", path), spec.launch,
+               spec.grid, path);
+  parse_predict(Section(sub_table(root, "predict", path, empty), "predict", path), path, spec.grid,
+                spec.predict);
   parse_limits(Section(sub_table(root, "limits", path, empty), "limits", path), spec.limits);
 
   if (!root.get("workload"))

@@ -38,7 +38,23 @@ struct Grid {
   std::vector<double> first_bucket_cap_mb;  // empty = ddp-train's default
   std::vector<SkewSetting> slowdown = {{}};
   std::vector<SkewSetting> delay = {{}};
+  std::vector<SkewSetting> delay_dist = {{}};  // --delay-dist RANK=exp:MEAN etc.
   std::vector<double> timeout_s;  // empty = ddp-train's default
+  // Testbed hosts (scripts/testbed.sh); empty = one machine, no testbed. Each point runs
+  // world_size / hosts ranks per host.
+  std::vector<int> hosts;
+};
+
+// The configuration that cross-configuration predictions replay: one value per grid axis
+// named in `[predict] baseline`; an axis it does not name must have a single value.
+struct Baseline {
+  bool enabled = false;
+  std::optional<int> world_size;
+  std::optional<double> bucket_cap_mb;
+  std::optional<double> first_bucket_cap_mb;
+  std::optional<double> timeout_s;
+  std::optional<int> hosts;
+  // The skew axes may only name "" (no skew): a replay cannot remove skew.
 };
 
 // A prediction made from every measured trace besides the one of the measured configuration:
@@ -61,6 +77,19 @@ struct Prediction {
   // Points with fewer ranks get no prediction: ddp-sim calibrates the network from the
   // all-reduces of the trace, and a 1-rank run has none.
   int min_world_size = 2;
+  // Cross-configuration predictions: every other point is predicted from the baseline's trace
+  // of the same repetition (summary.csv kind = prediction).
+  Baseline baseline;
+  // Extra replay flags for a prediction whose world size (or hosts) differs from the
+  // baseline's, after --world-size W (a platform for the new layout, ...).
+  std::vector<std::string> world_size_args;
+};
+
+// How the real jobs are launched: on this machine (ddp-launch --nproc-per-node W), or, when
+// testbed_rate is set, as hosts of scripts/testbed.sh joined by links shaped to that rate.
+struct Launch {
+  std::string testbed_rate;  // tc units ("200mbit"); empty = no testbed
+  bool testbed() const { return !testbed_rate.empty(); }
 };
 
 struct Limits {
@@ -77,6 +106,7 @@ struct ExperimentSpec {
   Workload workload;
   Grid grid;
   Prediction predict;
+  Launch launch;
   Limits limits;
 };
 

@@ -1,5 +1,7 @@
 #include "trace_summary.hpp"
 
+#include <algorithm>
+#include <cmath>
 #include <stdexcept>
 
 #include <nlohmann/json.hpp>
@@ -29,12 +31,75 @@ TraceSummary parse_trace_summary(const std::string& json_text, const std::string
   } else if (auto list = json.find("iterations"); list != json.end() && list->is_array()) {
     summary.complete_iterations = static_cast<int>(list->size());
   }
+  if (auto list = json.find("iterations"); list != json.end() && list->is_array()) {
+    for (const auto& it : *list) {
+      if (!it.is_object()) continue;
+      const auto index = it.find("iteration");
+      const auto time = it.find("time_s");
+      if (time == it.end() || !time->is_number()) continue;
+      if (index != it.end() && index->is_number() && index->get<double>() < 1) continue;
+      summary.iteration_times_s.push_back(time->get<double>());
+    }
+  }
   if (auto it = json.find("failures"); it != json.end()) {
     if (!it->is_array()) throw std::runtime_error(source + ": expected 'failures' to be an array");
     for (const auto& failure : *it)
       summary.failures.push_back(failure.is_string() ? failure.get<std::string>() : failure.dump());
   }
   return summary;
+}
+
+std::optional<std::pair<double, double>> parse_replay_interval(const std::string& json_text,
+                                                               const std::string& source) {
+  nlohmann::json json;
+  try {
+    json = nlohmann::json::parse(json_text);
+  } catch (const nlohmann::json::exception& e) {
+    throw std::runtime_error(source + ": expected ddp-sim replay's JSON report, got a parse error (" +
+                             std::string(e.what()) + ")");
+  }
+  if (!json.is_object()) throw std::runtime_error(source + ": expected a JSON object");
+  const auto interval = json.find("interval");
+  if (interval == json.end()) return std::nullopt;
+  const auto median = interval->is_object() ? interval->find("median_iteration_s") : interval->end();
+  if (median == interval->end() || !median->is_array() || median->size() != 2 ||
+      !(*median)[0].is_number() || !(*median)[1].is_number())
+    throw std::runtime_error(source + ": expected interval.median_iteration_s = [lo, hi]");
+  return std::make_pair((*median)[0].get<double>(), (*median)[1].get<double>());
+}
+
+double quantile(std::vector<double> values, double q) {
+  std::sort(values.begin(), values.end());
+  if (values.empty()) return std::nan("");
+  const double position = q * static_cast<double>(values.size() - 1);
+  const size_t low = static_cast<size_t>(position);
+  const size_t high = std::min(low + 1, values.size() - 1);
+  return values[low] + (values[high] - values[low]) * (position - static_cast<double>(low));
+}
+
+DistributionErrors compare_distributions(const std::vector<double>& measured,
+                                         const std::vector<double>& predicted) {
+  std::vector<double> a = measured, b = predicted;
+  std::sort(a.begin(), a.end());
+  std::sort(b.begin(), b.end());
+  DistributionErrors out;
+  // The largest gap between the two empirical CDFs, evaluated at every sample value.
+  size_t i = 0, j = 0;
+  while (i < a.size() && j < b.size()) {
+    const double x = std::min(a[i], b[j]);
+    while (i < a.size() && a[i] <= x) ++i;
+    while (j < b.size() && b[j] <= x) ++j;
+    out.ks = std::max(out.ks, std::fabs(static_cast<double>(i) / static_cast<double>(a.size()) -
+                                        static_cast<double>(j) / static_cast<double>(b.size())));
+  }
+  auto error = [&](double q) {
+    const double m = quantile(a, q);
+    return 100.0 * (quantile(b, q) - m) / m;
+  };
+  out.p50_error_pct = error(0.5);
+  out.p90_error_pct = error(0.9);
+  out.p99_error_pct = error(0.99);
+  return out;
 }
 
 }  // namespace ddpsim::experiment

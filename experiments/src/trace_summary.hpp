@@ -2,7 +2,9 @@
 // the JSON mirrors struct Summary's field names).
 #pragma once
 
+#include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace ddpsim::experiment {
@@ -12,7 +14,25 @@ struct TraceSummary {
   int complete_iterations = 0;
   double median_iteration_s = 0;  // 0 when no iteration completed
   std::vector<std::string> failures;  // "rank R iteration I bucket B: kind: message"
+  std::vector<double> iteration_times_s;  // time_s of every complete iteration >= 1
 };
+
+// The interval of a replay's predicted median (ddp-sim replay --runs N --bootstrap --json
+// REPORT: "interval": {"median_iteration_s": [lo, hi]}); nullopt when the report has none.
+// Throws std::runtime_error naming `source` on JSON that is not a report.
+std::optional<std::pair<double, double>> parse_replay_interval(const std::string& json_text,
+                                                               const std::string& source);
+
+// How far apart two samples' distributions are.
+struct DistributionErrors {
+  double ks = 0;           // two-sample Kolmogorov-Smirnov statistic
+  double p50_error_pct = 0, p90_error_pct = 0, p99_error_pct = 0;  // (predicted - measured) / measured
+};
+// Quantiles interpolate linearly between order statistics (numpy's default). Both samples
+// must be non-empty.
+DistributionErrors compare_distributions(const std::vector<double>& measured,
+                                         const std::vector<double>& predicted);
+double quantile(std::vector<double> values, double q);
 
 // Parses the JSON text; throws std::runtime_error naming `source` and the missing or
 // mistyped field.

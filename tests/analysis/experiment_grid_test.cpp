@@ -7,6 +7,7 @@
 #include "grid.hpp"
 #include "names.hpp"
 #include "results.hpp"
+#include "trace_summary.hpp"
 
 namespace ddpsim::experiment {
 namespace {
@@ -54,9 +55,11 @@ TEST(ExperimentGrid, SinglePointIsBaseAndRepeatedValuesStayDistinct) {
   EXPECT_EQ(points[1].id, "delay1-500at5_2");
 }
 
-TEST(ExperimentGrid, InterleavesRepetitions) {
-  const auto schedule = interleaved_schedule(3, 2);
-  const std::vector<RunKey> expected = {{0, 0}, {1, 0}, {2, 0}, {0, 1}, {1, 1}, {2, 1}};
+TEST(ExperimentGrid, InterleavesRepetitionsRotatingTheOrder) {
+  // Repetition r starts at point r (A B C, B C A, C A B, A B C): no point always runs first.
+  const auto schedule = interleaved_schedule(3, 4);
+  const std::vector<RunKey> expected = {{0, 0}, {1, 0}, {2, 0}, {1, 1}, {2, 1}, {0, 1},
+                                        {2, 2}, {0, 2}, {1, 2}, {0, 3}, {1, 3}, {2, 3}};
   EXPECT_EQ(schedule, expected);
 }
 
@@ -155,6 +158,123 @@ TEST(ExperimentCommands, ReplayGetsThePointsTimeoutUnlessAWhatIfSetsOne) {
   EXPECT_EQ(replay_command(spec, point, &shorter, "/b", "/t", "/c", "/o"),
             (Command{"/b/ddp-sim", "replay", "/t", "--out", "/o", "--timeout", "0.5"}));
   EXPECT_EQ(replay_command(spec, Point{}, nullptr, "/b", "/t", "/c", "/o").size(), 5u);
+}
+
+// Cross-configuration predictions (issue #16): every difference between a point and the
+// baseline becomes the replay flag that asks ddp-sim for it; nothing else is added.
+TEST(ExperimentCommands, CrossPredictionFlagsComeFromThePointsDifferences) {
+  ExperimentSpec spec;
+  spec.predict.world_size_args = {"--platform", "two-level", "--gpus-per-node", "2"};
+  Point base;
+  base.id = "cap25";
+  base.world_size = 2;
+  base.bucket_cap_mb = 25;
+  base.first_bucket_cap_mb = 25;
+  base.timeout_s = 30;
+  base.hosts = 2;
+
+  EXPECT_TRUE(cross_prediction(spec, base, base).args.empty());  // the baseline itself
+
+  Point caps = base;
+  caps.bucket_cap_mb = 0.25;
+  caps.first_bucket_cap_mb = 0.25;
+  auto what_if = cross_prediction(spec, base, caps);
+  EXPECT_EQ(what_if.name, "from-cap25");
+  EXPECT_EQ(what_if.args, (std::vector<std::string>{"--bucket-cap-mb", "0.25", "--first-bucket-cap-mb", "0.25"}));
+  EXPECT_FALSE(what_if.world_size.has_value());
+  EXPECT_FALSE(what_if.timeout_s.has_value());
+
+  Point skewed = base;
+  skewed.slowdown = {"1=2", "0=1.5"};
+  skewed.delay = {"1=500@5"};
+  skewed.delay_dist = {"1=exp:20"};
+  EXPECT_EQ(cross_prediction(spec, base, skewed).args,
+            (std::vector<std::string>{"--slowdown", "1=2", "--slowdown", "0=1.5", "--delay", "1=500@5",
+                                      "--delay-dist", "1=exp:20"}));
+
+  Point bigger = base;
+  bigger.world_size = 4;
+  what_if = cross_prediction(spec, base, bigger);
+  EXPECT_EQ(what_if.args, (std::vector<std::string>{"--world-size", "4", "--platform", "two-level",
+                                                    "--gpus-per-node", "2"}));
+  EXPECT_EQ(what_if.world_size, 4);
+
+  Point spread = base;  // same ranks over fewer hosts: the layout flags only
+  spread.hosts = 1;
+  EXPECT_EQ(cross_prediction(spec, base, spread).args, spec.predict.world_size_args);
+
+  Point later = base;
+  later.timeout_s = 2;
+  what_if = cross_prediction(spec, base, later);
+  EXPECT_EQ(what_if.args, (std::vector<std::string>{"--timeout", "2"}));
+  EXPECT_EQ(what_if.timeout_s, 2.0);
+  // The replay of the baseline's trace: the what-if's timeout, not the baseline's.
+  EXPECT_EQ(replay_command(spec, base, &what_if, "/b", "/t", "/c", "/o", "/r.json"),
+            (Command{"/b/ddp-sim", "replay", "/t", "--out", "/o", "--json", "/r.json", "--timeout", "2"}));
+  // Same timeout as the baseline: the replay keeps the baseline's.
+  EXPECT_EQ(replay_command(spec, base, &(what_if = cross_prediction(spec, base, caps)), "/b", "/t",
+                           "/c", "/o"),
+            (Command{"/b/ddp-sim", "replay", "/t", "--out", "/o", "--timeout", "30",
+                     "--bucket-cap-mb", "0.25", "--first-bucket-cap-mb", "0.25"}));
+}
+
+TEST(ExperimentGrid, BaselineNamesOneUnskewedPoint) {
+  Grid grid;
+  grid.bucket_cap_mb = {1, 25};
+  grid.slowdown = {{"1=2"}, {}};
+  const auto points = expand_grid(grid);
+  Baseline baseline;
+  EXPECT_FALSE(baseline_point(points, baseline).has_value());
+  baseline.enabled = true;
+  baseline.bucket_cap_mb = 25;
+  const auto index = baseline_point(points, baseline);
+  ASSERT_TRUE(index.has_value());
+  EXPECT_EQ(points[*index].id, "cap25_slownone");
+}
+
+TEST(ExperimentCommands, TestbedJobsRunThroughTestbedSh) {
+  ExperimentSpec spec;
+  spec.launch.testbed_rate = "200mbit";
+  spec.limits.job_timeout_s = 600;
+  spec.workload.args = {"--width", "256"};
+  Point point;
+  point.world_size = 4;
+  point.hosts = 2;
+  point.delay_dist = {"1=exp:100"};
+  const std::string line = shell_quote(train_command(spec, point, "/b", "/r/t", "/repo/scripts/testbed.sh"));
+  EXPECT_EQ(line.rfind("/repo/scripts/testbed.sh --quiet --hosts 2 --ranks-per-host 2 --rate 200mbit "
+                       "--timeout 600 -- /b/ddp-launch --nnodes '{hosts}' --node-rank '{host}' "
+                       "--nproc-per-node '{ranks}' --master-addr '{master}' --master-port 29500 -- "
+                       "/b/ddp-train --model mlp ", 0), 0u) << line;
+  EXPECT_NE(line.find(" --delay-dist 1=exp:100 --width 256 --trace-dir /r/t --quiet"), std::string::npos) << line;
+}
+
+TEST(ExperimentDistributions, KsAndQuantileErrors) {
+  // Identical samples: nothing apart. Disjoint samples: KS 1.
+  EXPECT_DOUBLE_EQ(compare_distributions({1, 2, 3}, {3, 2, 1}).ks, 0.0);
+  EXPECT_DOUBLE_EQ(compare_distributions({1, 2, 3}, {4, 5, 6}).ks, 1.0);
+  // Shifted by one: at every step the CDFs are 1/4 apart.
+  const auto d = compare_distributions({1, 2, 3, 4}, {2, 3, 4, 5});
+  EXPECT_DOUBLE_EQ(d.ks, 0.25);
+  EXPECT_DOUBLE_EQ(d.p50_error_pct, 100.0 * (3.5 - 2.5) / 2.5);
+  EXPECT_DOUBLE_EQ(quantile({1, 2, 3, 4}, 0.9), 3.7);  // numpy's linear interpolation
+  EXPECT_DOUBLE_EQ(d.p90_error_pct, 100.0 * (4.7 - 3.7) / 3.7);
+}
+
+TEST(ExperimentDistributions, SummaryKeepsIterationTimesFromOneAndReplayIntervals) {
+  const auto summary = parse_trace_summary(
+      R"({"world_size": 2, "median_iteration_s": 0.2, "iterations": [
+          {"iteration": 0, "time_s": 9.0}, {"iteration": 1, "time_s": 0.2}, {"iteration": 2, "time_s": 0.3}]})",
+      "s.json");
+  EXPECT_EQ(summary.iteration_times_s, (std::vector<double>{0.2, 0.3}));
+  const auto interval = parse_replay_interval(
+      R"({"interval": {"median_iteration_s": [0.1, 0.3], "level": 0.9}})", "r.json");
+  ASSERT_TRUE(interval.has_value());
+  EXPECT_DOUBLE_EQ(interval->first, 0.1);
+  EXPECT_DOUBLE_EQ(interval->second, 0.3);
+  EXPECT_FALSE(parse_replay_interval(R"({"predicted": {}})", "r.json").has_value());
+  EXPECT_THROW(parse_replay_interval(R"({"interval": {"median_iteration_s": 3}})", "r.json"),
+               std::runtime_error);
 }
 
 }  // namespace

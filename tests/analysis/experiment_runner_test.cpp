@@ -47,7 +47,8 @@ echo "$*" >> "$here/sim.log"
 case "$1" in
   calibrate) echo '{}' > "$4" ;;
   replay) [ -f "$here/sim-fail" ] && { echo "ddp-sim: replay broke" >&2; exit 2; }
-          mkdir -p "$4"; echo predicted > "$4/source"; [ -f "$2/failure" ] && touch "$4/failure" ;;
+          mkdir -p "$4"; echo predicted > "$4/source"; [ -f "$2/failure" ] && touch "$4/failure"
+          [ "$5" = "--json" ] && echo '{"interval": {"median_iteration_s": [0.3, 0.45]}}' > "$6" ;;
 esac
 exit 0
 )SH";
@@ -112,7 +113,8 @@ world_sizes = [8]
 TEST_F(RunnerTest, RunsInterleavedWritesRowsAndResumes) {
   const auto spec = parse_spec(kSpec, root_ + "/caps.toml");
   ASSERT_EQ(run(spec), 0) << stderr_;
-  EXPECT_EQ(launched(), (std::vector<std::string>{"cap1-rep0", "cap5-rep0", "cap1-rep1", "cap5-rep1"}));
+  // Interleaved, the order rotated per repetition.
+  EXPECT_EQ(launched(), (std::vector<std::string>{"cap1-rep0", "cap5-rep0", "cap5-rep1", "cap1-rep1"}));
 
   const auto rows = read_summary(root_ + "/results/caps/summary.csv");
   ASSERT_EQ(rows.size(), 8u);  // per run: the measured configuration + the W=8 what-if
@@ -252,7 +254,9 @@ TEST_F(RunnerTest, DryRunPrintsCommandsAndWritesNothing) {
   EXPECT_NE(text.find(bin_ + "/ddp-launch --nproc-per-node 2 --master-port 0 -- " + bin_ +
                       "/ddp-train --model mlp"), std::string::npos) << text;
   EXPECT_NE(text.find("replay " + root_ + "/results/caps/traces/cap5-rep1 --out " + root_ +
-                      "/results/caps/predictions/cap5-rep1-w8 --world-size 8"), std::string::npos) << text;
+                      "/results/caps/predictions/cap5-rep1-w8 --json " + root_ +
+                      "/results/caps/logs/cap5-rep1.replay-w8.json --world-size 8"),
+            std::string::npos) << text;
   EXPECT_FALSE(fs::exists(root_ + "/results"));
   EXPECT_FALSE(fs::exists(bin_ + "/launch.log"));
 }
@@ -268,6 +272,119 @@ TEST_F(RunnerTest, RefusesToResumeWithAnotherSpec) {
     EXPECT_NE(std::string(error.what()).find("came from a different spec"), std::string::npos)
         << error.what();
   }
+}
+
+// Cross-configuration predictions (issue #16): each point predicted from the same
+// repetition's baseline trace, as soon as both are measured; resumed without measuring again.
+const char* kPredictSpec = R"(
+[experiment]
+name = "whatif"
+repetitions = 2
+[workload]
+model = "mlp"
+batch_size = 32
+[grid]
+bucket_cap_mb = [1, 25]
+[predict]
+baseline = { bucket_cap_mb = 25 }
+)";
+
+const Row* find_row(const std::vector<Row>& rows, const std::string& point, int rep,
+                    const std::string& variant) {
+  for (const auto& row : rows)
+    if (row.at("point") == point && row.at("rep") == std::to_string(rep) && row.at("variant") == variant)
+      return &row;
+  return nullptr;
+}
+
+TEST_F(RunnerTest, PredictsEveryPointFromTheSameRepetitionsBaseline) {
+  const auto spec = parse_spec(kPredictSpec, root_ + "/whatif.toml");
+  ASSERT_EQ(run(spec), 0) << stderr_;
+  EXPECT_EQ(launched(), (std::vector<std::string>{"cap1-rep0", "cap25-rep0", "cap25-rep1", "cap1-rep1"}));
+  const auto rows = read_summary(root_ + "/results/whatif/summary.csv");
+  ASSERT_EQ(rows.size(), 6u);  // 4 measured + reconstructed, 2 predicted
+  for (int rep = 0; rep < 2; ++rep) {
+    const Row* own = find_row(rows, "cap1", rep, "");
+    const Row* predicted = find_row(rows, "cap1", rep, "from-cap25");
+    ASSERT_TRUE(own && predicted) << rep;
+    EXPECT_EQ(own->at("kind"), "reconstruction");
+    EXPECT_EQ(find_row(rows, "cap25", rep, "")->at("kind"), "reconstruction");
+    EXPECT_EQ(find_row(rows, "cap25", rep, "from-cap25"), nullptr);  // never from itself
+    EXPECT_EQ(predicted->at("kind"), "prediction");
+    EXPECT_EQ(predicted->at("status"), "ok");
+    EXPECT_EQ(predicted->at("bucket_cap_mb"), "1");
+    EXPECT_DOUBLE_EQ(std::stod(predicted->at("measured_iter_s")), 0.5);
+    EXPECT_DOUBLE_EQ(std::stod(predicted->at("predicted_iter_s")), 0.4);
+    EXPECT_NEAR(std::stod(predicted->at("error_pct")), -20.0, 1e-9);
+    EXPECT_DOUBLE_EQ(std::stod(predicted->at("predicted_lo_s")), 0.3);
+    EXPECT_DOUBLE_EQ(std::stod(predicted->at("predicted_hi_s")), 0.45);
+    EXPECT_EQ(predicted->at("inside"), "0");  // 0.5 measured is above the interval
+    EXPECT_EQ(predicted->at("trace_dir"), "traces/cap1-rep" + std::to_string(rep));
+    EXPECT_EQ(predicted->at("replayed_trace"), "traces/cap25-rep" + std::to_string(rep));
+    EXPECT_EQ(predicted->at("predicted_dir"), "predictions/cap1-rep" + std::to_string(rep) + "-from-cap25");
+  }
+  // The replay of the baseline's trace asks for the point's cap; the rep-0 prediction waits for
+  // the baseline (measured after cap1), the rep-1 one follows cap1 at once.
+  std::vector<std::string> cross;
+  for (const auto& call : lines(bin_ + "/sim.log"))
+    if (call.find("--bucket-cap-mb") != std::string::npos) cross.push_back(call);
+  ASSERT_EQ(cross.size(), 2u);
+  EXPECT_NE(cross[0].find("replay " + root_ + "/results/whatif/traces/cap25-rep0 --out " + root_ +
+                          "/results/whatif/predictions/cap1-rep0-from-cap25"), std::string::npos) << cross[0];
+  EXPECT_NE(cross[0].find(" --bucket-cap-mb 1"), std::string::npos) << cross[0];
+  EXPECT_NE(cross[1].find("traces/cap25-rep1 "), std::string::npos) << cross[1];
+}
+
+TEST_F(RunnerTest, MissingBaselineMeasurementPredictsAfterItIsMeasuredOnResume) {
+  const auto spec = parse_spec(kPredictSpec, root_ + "/whatif.toml");
+  write(bin_ + "/fail-match", "cap25-rep0");
+  EXPECT_EQ(run(spec), 1);
+  auto rows = read_summary(root_ + "/results/whatif/summary.csv");
+  EXPECT_EQ(find_row(rows, "cap1", 0, "from-cap25"), nullptr);  // no baseline, no prediction
+  EXPECT_NE(find_row(rows, "cap1", 1, "from-cap25"), nullptr);
+
+  fs::remove(bin_ + "/fail-match");
+  ASSERT_EQ(run(spec), 0) << stderr_;
+  EXPECT_EQ(launched().size(), 5u);  // only the baseline of rep 0 measured again
+  EXPECT_EQ(launched().back(), "cap25-rep0");
+  rows = read_summary(root_ + "/results/whatif/summary.csv");
+  ASSERT_EQ(rows.size(), 6u);
+  const Row* predicted = find_row(rows, "cap1", 0, "from-cap25");
+  ASSERT_NE(predicted, nullptr);
+  EXPECT_EQ(predicted->at("status"), "ok");
+  for (const auto& row : rows) EXPECT_EQ(row.at("status"), "ok");
+
+  // A prediction row lost (the runner stopped between the baseline and the prediction):
+  // the next run only predicts it.
+  std::vector<Row> without;
+  for (const auto& row : rows)
+    if (!(row.at("point") == "cap1" && row.at("rep") == "1" && row.at("variant") == "from-cap25"))
+      without.push_back(row);
+  rewrite_summary(root_ + "/results/whatif/summary.csv", without);
+  const size_t sim_calls = lines(bin_ + "/sim.log").size();
+  ASSERT_EQ(run(spec), 0) << stderr_;
+  EXPECT_EQ(launched().size(), 5u);
+  EXPECT_EQ(lines(bin_ + "/sim.log").size(), sim_calls + 1);  // one replay, no calibration
+  EXPECT_NE(find_row(read_summary(root_ + "/results/whatif/summary.csv"), "cap1", 1, "from-cap25"),
+            nullptr);
+}
+
+TEST_F(RunnerTest, DryRunPrintsEachPredictionWhereItBecomesDue) {
+  auto spec = parse_spec(kPredictSpec, root_ + "/whatif.toml");
+  options_.dry_run = true;
+  std::ostringstream out, err;
+  ASSERT_EQ(run_experiment(spec, options_, out, err), 0);
+  const std::string text = out.str();
+  const auto at = [&](const std::string& what) { return text.find(what); };
+  ASSERT_NE(at("# cap1-rep0 predicted from cap25-rep0"), std::string::npos) << text;
+  EXPECT_LT(at("# cap25-rep0\n"), at("# cap1-rep0 predicted from cap25-rep0"));
+  EXPECT_LT(at("# cap1-rep0 predicted from cap25-rep0"), at("# cap25-rep1\n"));
+  EXPECT_LT(at("# cap1-rep1\n"), at("# cap1-rep1 predicted from cap25-rep1"));
+  EXPECT_NE(at("replay " + root_ + "/results/whatif/traces/cap25-rep1 --out " + root_ +
+               "/results/whatif/predictions/cap1-rep1-from-cap25 --json " + root_ +
+               "/results/whatif/logs/cap1-rep1.replay-from-cap25.json --bucket-cap-mb 1\n"),
+            std::string::npos) << text;
+  EXPECT_FALSE(fs::exists(root_ + "/results"));
 }
 
 }  // namespace

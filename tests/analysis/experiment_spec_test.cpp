@@ -131,6 +131,93 @@ TEST(ExperimentSpecErrors, MissingWorkloadAndDuplicateWhatIf) {
             "bad.toml: [predict] what-if 'w4' is defined twice");
 }
 
+// [predict] baseline, world_size_args, [grid] delay_dist / hosts and [launch] (issue #16).
+const char* kBaselineSpec = R"(
+[workload]
+[grid]
+bucket_cap_mb = [0.25, 25]
+slowdown = ["", "1=2"]
+delay_dist = ["", "1=exp:20"]
+[launch]
+testbed_rate = "200mbit"
+hosts = 2
+[predict]
+baseline = { bucket_cap_mb = 25, slowdown = "", delay_dist = "" }
+world_size_args = ["--platform", "two-level"]
+)";
+
+TEST(ExperimentSpec, ParsesBaselineLaunchAndNewAxes) {
+  const ExperimentSpec spec = parse_spec(kBaselineSpec, "b.toml");
+  EXPECT_TRUE(spec.predict.baseline.enabled);
+  EXPECT_EQ(spec.predict.baseline.bucket_cap_mb, 25.0);
+  EXPECT_EQ(spec.predict.baseline.world_size, 2);  // the grid's only world size
+  EXPECT_EQ(spec.predict.baseline.hosts, 2);
+  EXPECT_EQ(spec.predict.world_size_args, (std::vector<std::string>{"--platform", "two-level"}));
+  EXPECT_EQ(spec.grid.delay_dist[1], (SkewSetting{"1=exp:20"}));
+  EXPECT_EQ(spec.grid.hosts, (std::vector<int>{2}));
+  EXPECT_EQ(spec.launch.testbed_rate, "200mbit");
+  EXPECT_TRUE(spec.launch.testbed());
+}
+
+std::string with_predict(const std::string& predict, const std::string& grid = "bucket_cap_mb = [1, 25]\n") {
+  return "[workload]\n[grid]\n" + grid + "[predict]\n" + predict;
+}
+
+TEST(ExperimentSpecErrors, BaselineMustBeAnUnskewedGridPoint) {
+  EXPECT_EQ(error_of(with_predict("baseline = { bucket_cap_mb = 5 }\n")),
+            "bad.toml:5: [predict.baseline] bucket_cap_mb: expected one of the [grid] values (1, 25), got 5");
+  EXPECT_EQ(error_of(with_predict("baseline = { world_sizes = 2 }\n")),
+            "bad.toml:5: [predict] baseline: expected a value for [grid] bucket_cap_mb (it has 2 values), got none");
+  EXPECT_EQ(error_of(with_predict("baseline = { bucket_cap_mb = 1, hosts = 2 }\n")),
+            "bad.toml:5: [predict.baseline] hosts: expected one of the [grid] values (none: the axis is not in [grid]), got 2");
+  EXPECT_EQ(error_of(with_predict("baseline = { bucket_cap_mb = \"1\" }\n")),
+            "bad.toml:5: [predict.baseline] bucket_cap_mb: expected a number, got a string");
+  EXPECT_EQ(error_of(with_predict("baseline = { cap = 1 }\n")).rfind(
+                "bad.toml:5: unknown key 'cap' in [predict.baseline] (expected one of: world_sizes, ", 0),
+            0u);
+  EXPECT_EQ(error_of(with_predict("baseline = 25\n")),
+            "bad.toml:5: [predict] baseline: expected an inline table like { bucket_cap_mb = 25 }, got an integer");
+  // Skew: a replay can add it, never remove it.
+  EXPECT_EQ(error_of(with_predict("baseline = { bucket_cap_mb = 1, slowdown = \"1=2\" }\n",
+                                  "bucket_cap_mb = [1, 25]\nslowdown = [\"\", \"1=2\"]\n")),
+            "bad.toml:6: [predict.baseline] slowdown: expected \"\" (no skew: a replay cannot remove skew), got \"1=2\"");
+  EXPECT_EQ(error_of(with_predict("baseline = { bucket_cap_mb = 1 }\n",
+                                  "bucket_cap_mb = [1, 25]\ndelay = \"1=500@5\"\n")),
+            "bad.toml:6: [predict] baseline: expected a point without skew (a replay cannot remove skew), got [grid] delay = \"1=500@5\"");
+  EXPECT_EQ(error_of(with_predict("baseline = { bucket_cap_mb = 1 }\n",
+                                  "bucket_cap_mb = [1, 25]\ndelay_dist = [\"\", \"1=exp:5\"]\n")),
+            "bad.toml:6: [predict] baseline: expected a value for [grid] delay_dist (it has 2 values), got none");
+  EXPECT_EQ(error_of(with_predict("baseline = { bucket_cap_mb = 1, delay_dist = \"\" }\n",
+                                  "bucket_cap_mb = [1, 25]\ndelay_dist = [\"1=exp:9\", \"1=exp:5\"]\n")),
+            "bad.toml:6: [predict.baseline] delay_dist: expected \"\" among the [grid] delay_dist values, got none");
+  EXPECT_EQ(error_of(with_predict("world_size_args = \"--cores 2\"\n")),
+            "bad.toml:5: [predict] world_size_args: expected an array of strings, got a string");
+  EXPECT_EQ(error_of(with_predict("baseline = { bucket_cap_mb = 1 }\n[[predict.whatif]]\nname = \"from-x\"\n")),
+            "bad.toml: [predict] what-if 'from-x': expected a name not starting with 'from-' (the "
+            "predictions from the baseline are named so)");
+}
+
+TEST(ExperimentSpecErrors, LaunchOnTheTestbed) {
+  EXPECT_EQ(error_of("[workload]\n[launch]\ntestbed_rate = \"fast\"\nhosts = 2\n"),
+            "bad.toml:3: [launch] testbed_rate: expected a rate in tc units like \"200mbit\", got \"fast\"");
+  EXPECT_EQ(error_of("[workload]\n[launch]\ntestbed_rate = \"200mbit\"\n"),
+            "bad.toml: [launch] hosts: expected a number of hosts (or a [grid] hosts axis) with "
+            "testbed_rate, got none");
+  EXPECT_EQ(error_of("[workload]\n[launch]\nhosts = 2\n"),
+            "bad.toml: [launch] testbed_rate: expected a rate (several hosts run on "
+            "scripts/testbed.sh), got none");
+  EXPECT_EQ(error_of("[workload]\n[grid]\nworld_sizes = [2, 3]\n[launch]\ntestbed_rate = \"1gbit\"\nhosts = 2\n"),
+            "bad.toml: [grid] world_sizes: expected a multiple of hosts = 2 (ranks per host = "
+            "world size / hosts), got 3");
+  EXPECT_EQ(error_of("[workload]\n[grid]\nhosts = [1, 2]\n[launch]\ntestbed_rate = \"1gbit\"\nhosts = 2\n"),
+            "bad.toml:6: [launch] hosts: expected hosts in one place, got [grid] hosts too");
+  EXPECT_EQ(error_of("[workload]\n[launch]\ntestbed_rate = \"1gbit\"\nhosts = 0\n"),
+            "bad.toml:4: [launch] hosts: expected an integer >= 1, got 0");
+  EXPECT_EQ(error_of("[workload]\n[launch]\nrate = \"1gbit\"\n").rfind(
+                "bad.toml:3: unknown key 'rate' in [launch]", 0),
+            0u);
+}
+
 TEST(ExperimentSpecErrors, MissingFile) {
   try {
     parse_spec_file("/nonexistent/spec.toml");
