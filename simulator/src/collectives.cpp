@@ -154,19 +154,18 @@ void JoinPoint::join(int participant, double deadline_s) {
   }
 }
 
-CommunicationGroup::CommunicationGroup(std::vector<sg4::Host*> hosts_in, int participants,
-                                       AllreduceAlgorithm algorithm, double alpha, double beta,
-                                       bool flow_model_required, std::int64_t max_simulated_flows)
-    : hosts(std::move(hosts_in)), join_point(participants), phase_done(participants), alpha_s(alpha),
+CommunicationGroup::CommunicationGroup(const Routes& routes, int participants, AllreduceAlgorithm algorithm,
+                                       double alpha, double beta, bool flow_model_required,
+                                       std::int64_t max_simulated_flows)
+    : world(routes.world_size()), join_point(participants), phase_done(participants), alpha_s(alpha),
       beta_bytes_per_s(beta) {
-  const int world = world_size();
   if (world <= 1) return;
   if (algorithm == AllreduceAlgorithm::Ring) {
     for (int r = 0; r < world; ++r) ring_inbox.push_back(sg4::Mailbox::by_name("ring-inbox-" + std::to_string(r)));
   } else if (algorithm == AllreduceAlgorithm::RingAggregated) {
-    phase.emplace(hosts, ring_pattern(world), flow_model_required, max_simulated_flows);
+    phase.emplace(routes, ring_pattern(world), flow_model_required, max_simulated_flows);
   } else if (algorithm == AllreduceAlgorithm::Tree) {
-    phase.emplace(hosts, tree_pattern(world), flow_model_required, max_simulated_flows);
+    phase.emplace(routes, tree_pattern(world), flow_model_required, max_simulated_flows);
   }
 }
 

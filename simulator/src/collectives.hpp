@@ -47,15 +47,16 @@ struct Participant {
 
 // What the ranks share to run collectives.
 struct CommunicationGroup {
-  // hosts[r]: rank r's host, for all W ranks; `participants` actors call each collective.
-  // flow_model_required: a --cfg changed the network model (network_phase.hpp).
-  CommunicationGroup(std::vector<simgrid::s4u::Host*> hosts, int participants, AllreduceAlgorithm algorithm,
-                     double alpha_s, double beta_bytes_per_s, bool flow_model_required,
-                     std::int64_t max_simulated_flows);
+  // routes: between the W = routes.world_size() ranks (routes.hpp); `participants` actors
+  // call each collective. flow_model_required: a --cfg changed the network model
+  // (network_phase.hpp). A phase whose method is Flows needs the platform's hosts
+  // (phase->set_hosts) before it runs.
+  CommunicationGroup(const Routes& routes, int participants, AllreduceAlgorithm algorithm, double alpha_s,
+                     double beta_bytes_per_s, bool flow_model_required, std::int64_t max_simulated_flows);
 
-  int world_size() const { return static_cast<int>(hosts.size()); }
+  int world_size() const { return world; }
 
-  std::vector<simgrid::s4u::Host*> hosts;
+  int world = 0;
   std::vector<simgrid::s4u::Mailbox*> ring_inbox;  // explicit ring: ring_inbox[r] holds messages to rank r
   JoinPoint join_point;  // everyone has arrived: the collective starts
   JoinPoint phase_done;  // the network phase that was being simulated is over

@@ -3,7 +3,6 @@
 
 #include <simgrid/s4u/Comm.hpp>
 #include <simgrid/s4u/Engine.hpp>
-#include <simgrid/s4u/Link.hpp>
 
 #include <algorithm>
 #include <set>
@@ -30,23 +29,22 @@ bool NetworkPhase::FlowBound::operator<(const FlowBound& other) const {
          std::tie(other.latency_s, other.flows_on_link, other.link_bandwidth);
 }
 
-NetworkPhase::NetworkPhase(const std::vector<sg4::Host*>& hosts, FlowPattern pattern, bool flow_model_required,
+NetworkPhase::NetworkPhase(const Routes& routes, FlowPattern pattern, bool flow_model_required,
                            std::int64_t max_simulated_flows)
-    : hosts_(hosts), pattern_(std::move(pattern)) {
+    : pattern_(std::move(pattern)) {
   // Every flow's route, and how many flows of the pattern each link carries. A fat pipe
   // gives each flow its full bandwidth, so it counts as carrying one.
   const std::size_t count = pattern_.from.size();
-  std::vector<std::vector<sg4::Link*>> routes(count);
+  std::vector<std::vector<RouteHop>> hops(count);
   std::vector<double> latencies(count, 0);
-  std::unordered_map<const sg4::Link*, int> load;
+  std::unordered_map<std::uint64_t, int> load;
+  load.reserve(2 * count);
   for (std::size_t i = 0; i < count; ++i) {
-    sg4::Host* from = hosts_[static_cast<std::size_t>(pattern_.from[i])];
-    sg4::Host* to = hosts_[static_cast<std::size_t>(pattern_.to[i])];
-    if (from == to) continue;
-    from->route_to(to, routes[i], &latencies[i]);
+    if (pattern_.from[i] == pattern_.to[i]) continue;
+    latencies[i] = routes.route(pattern_.from[i], pattern_.to[i], hops[i]);
     max_latency_s_ = std::max(max_latency_s_, latencies[i]);
-    for (const sg4::Link* link : routes[i]) {
-      if (link->get_sharing_policy() != sg4::Link::SharingPolicy::FATPIPE) ++load[link];
+    for (const RouteHop& hop : hops[i]) {
+      if (!hop.fatpipe) ++load[hop.link];
     }
   }
   int most_loaded = 0;
@@ -56,10 +54,10 @@ NetworkPhase::NetworkPhase(const std::vector<sg4::Host*>& hosts, FlowPattern pat
   for (std::size_t i = 0; i < count; ++i) {
     FlowBound bound;
     bound.latency_s = latencies[i];
-    for (const sg4::Link* link : routes[i]) {
-      const auto found = load.find(link);
+    for (const RouteHop& hop : hops[i]) {
+      const auto found = hop.fatpipe ? load.end() : load.find(hop.link);
       const double flows = found == load.end() ? 1.0 : found->second;
-      const double bandwidth = link->get_bandwidth();
+      const double bandwidth = hop.bandwidth;
       if (bound.link_bandwidth == 0 || flows / bandwidth > bound.flows_on_link / bound.link_bandwidth) {
         bound.flows_on_link = flows;
         bound.link_bandwidth = bandwidth;

@@ -20,6 +20,9 @@
 //               bound can only overstate when routes of different latencies meet on that
 //               link (a flow still in its latency does not share yet). Linear in flows
 //               (SimGrid 3.32 takes quadratic time in the number of concurrent comms).
+// The routes come from routes.hpp: for the built-in platforms computed from their
+// description, so Exact and Bottleneck need no SimGrid platform of W hosts (replay.cpp
+// builds one only when the phase's method is Flows, or for the explicit ring).
 #pragma once
 
 #include <simgrid/s4u/Host.hpp>
@@ -28,6 +31,8 @@
 #include <map>
 #include <optional>
 #include <vector>
+
+#include "routes.hpp"
 
 namespace ddpsim::sim {
 
@@ -42,9 +47,9 @@ const char* to_string(PhaseMethod method);
 
 class NetworkPhase {
  public:
-  // hosts[r]: rank r's host. flow_model_required: a --cfg changed the network model, whose
-  // sharing the closed forms do not know.
-  NetworkPhase(const std::vector<simgrid::s4u::Host*>& hosts, FlowPattern pattern, bool flow_model_required,
+  // routes: between the world's ranks. flow_model_required: a --cfg changed the network
+  // model, whose sharing the closed forms do not know.
+  NetworkPhase(const Routes& routes, FlowPattern pattern, bool flow_model_required,
                std::int64_t max_simulated_flows);
 
   PhaseMethod method() const { return method_; }
@@ -56,6 +61,8 @@ class NetworkPhase {
   std::optional<double> known_duration_s(std::uint64_t bytes) const;
   // Flows: true while one actor is simulating a phase of this size.
   bool simulating(std::uint64_t bytes) const { return simulating_.count(bytes) > 0; }
+  // Flows: the platform's hosts, hosts[r] rank r's; set before the first simulate().
+  void set_hosts(std::vector<simgrid::s4u::Host*> hosts) { hosts_ = std::move(hosts); }
   // Flows: starts every flow from the calling actor, waits for all (throws
   // CollectiveTimeout past deadline_s) and remembers the duration.
   void simulate(std::uint64_t bytes, double deadline_s);

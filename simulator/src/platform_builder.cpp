@@ -149,6 +149,15 @@ std::vector<sg4::Host*> build_platform(const PlatformSpec& spec, int world_size)
   throw SimulationError("unknown platform kind");
 }
 
+std::vector<sg4::Host*> build_hosts_only(const std::vector<int>& ranks) {
+  auto* zone = sg4::create_star_zone("actors");
+  std::vector<sg4::Host*> hosts;
+  hosts.reserve(ranks.size());
+  for (int rank : ranks) hosts.push_back(zone->create_host(rank_host_name(rank), kHostSpeedFlops));
+  zone->seal();
+  return hosts;
+}
+
 double max_route_latency_s(const std::vector<sg4::Host*>& sources,
                            const std::vector<sg4::Host*>& destinations) {
   double worst = 0;

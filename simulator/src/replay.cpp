@@ -11,11 +11,13 @@
 #include <chrono>
 #include <cmath>
 #include <memory>
+#include <optional>
 
 #include "collectives.hpp"
 #include "ddpsim/trace/splitmix.hpp"
 #include "platform_builder.hpp"
 #include "replay_classes.hpp"
+#include "routes.hpp"
 
 namespace sg4 = simgrid::s4u;
 
@@ -281,9 +283,20 @@ ClassReplayResult replay_classes(const WorkloadModel& model, const ReplayOptions
   const auto wall_start = std::chrono::steady_clock::now();
   const int world = options.world_size > 0 ? options.world_size : model.world_size;
 
-  int argc = 1;
   char program[] = "ddp-sim";
+#if defined(__SANITIZE_ADDRESS__)
+  // Under ASan (the asan preset) actors run as threads: SimGrid's default raw contexts switch
+  // stacks behind ASan's back, so a timeout thrown in an actor was reported as a
+  // stack-buffer-underflow on the actor's stack (github.com/google/sanitizers/issues/189).
+  // SimGrid documents threads as its debugger-friendly factory; the factory is chosen when the
+  // engine starts, so it goes on the engine's command line.
+  char threads[] = "--cfg=contexts/factory:thread";
+  char* argv[] = {program, threads, nullptr};
+  int argc = 2;
+#else
   char* argv[] = {program, nullptr};
+  int argc = 1;
+#endif
   sg4::Engine engine(&argc, argv);
   // SimGrid logs every configuration change at INFO; only its errors matter here.
   xbt_log_control_set("root.thres:error");
@@ -305,21 +318,44 @@ ClassReplayResult replay_classes(const WorkloadModel& model, const ReplayOptions
     apply_simgrid_config("contexts/guard-size:0");
   }
 
-  std::vector<sg4::Host*> hosts = build_platform(options.platform, world);
   // The closed forms know CM02's sharing without cross-traffic; another network model or
   // option is left to SimGrid's flows (network_phase.hpp).
   const bool network_reconfigured = configured("network/");
   const int participants = classes.size();
+  // hosts[r]: rank r's host, when the whole platform is built. A built-in platform's routes
+  // come from its description (routes.hpp): SimGrid 3.32 builds the two-level platform in
+  // time quadratic in W, so it is built only when a message is simulated on it.
+  std::vector<sg4::Host*> hosts;
+  std::unique_ptr<Routes> routes;
+  if (options.platform.kind == PlatformKind::File) {
+    hosts = build_platform(options.platform, world);
+    routes = simgrid_routes(hosts);
+  } else {
+    routes = platform_routes(options.platform, world);
+  }
   Simulation sim{model,
                  options,
                  std::move(classes),
-                 CommunicationGroup(hosts, participants, options.algorithm, options.alpha_s,
+                 CommunicationGroup(*routes, participants, options.algorithm, options.alpha_s,
                                     options.beta_bytes_per_s, network_reconfigured, options.max_simulated_flows),
                  std::vector<RankState>(static_cast<std::size_t>(participants)),
                  {}};
+  routes.reset();
+  std::optional<NetworkPhase>& phase = sim.group.phase;
+  const bool sends = options.algorithm == AllreduceAlgorithm::Ring || (phase && phase->method() == PhaseMethod::Flows);
+  if (sends && hosts.empty()) hosts = build_platform(options.platform, world);
+  if (phase && phase->method() == PhaseMethod::Flows) phase->set_hosts(hosts);
+  std::vector<sg4::Host*> actor_hosts;  // per class
+  if (hosts.empty()) {
+    std::vector<int> first_ranks;
+    for (const auto& members : sim.classes.members) first_ranks.push_back(members.front());
+    actor_hosts = build_hosts_only(first_ranks);
+  } else {
+    for (const auto& members : sim.classes.members) actor_hosts.push_back(hosts[static_cast<std::size_t>(members.front())]);
+  }
   for (int index = 0; index < participants; ++index) {
     const int rank = sim.classes.members[static_cast<std::size_t>(index)].front();
-    sg4::Host* host = hosts[static_cast<std::size_t>(rank)];
+    sg4::Host* host = actor_hosts[static_cast<std::size_t>(index)];
     sg4::Actor::create("compute-" + std::to_string(rank), host, [&sim, index] { compute_actor(sim, index); });
     sg4::Actor::create("comm-" + std::to_string(rank), host, [&sim, index] { comm_actor(sim, index); });
   }
