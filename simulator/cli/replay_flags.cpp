@@ -29,7 +29,7 @@ CLI::Option* add_repeatable(CLI::App* command, const std::string& name, std::vec
 void add_replay_options(CLI::App* command, ReplayFlags& flags) {
   command->add_option("TRACE_DIR", flags.trace_dir, "Recorded trace directory")->required();
   command->add_option("--compute", flags.compute, "Compute durations: per-iteration (default), median or mean");
-  command->add_option("--iterations", flags.iterations, "Iterations to simulate (default 3; per-iteration: all)")
+  command->add_option("--iterations", flags.iterations, "Iterations to simulate (default: the trace's, or 3 with median/mean compute and no stalls)")
       ->check(integer_in(1, std::numeric_limits<std::int64_t>::max()));
   command->add_option("--allreduce", flags.allreduce, "ring, ring-agg (default), analytic or tree");
   command->add_option("--bandwidth", flags.bandwidth, "Link bandwidth, bytes/s (default: calibrated)")

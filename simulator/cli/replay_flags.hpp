@@ -20,7 +20,7 @@ struct ReplayFlags {
   // median mode replays every rank at its median speed and loses the cost of noisy ranks
   // meeting at each all-reduce.
   std::string compute = "per-iteration";
-  std::int64_t iterations = 0;  // 0: 3, or every source iteration with per-iteration
+  std::int64_t iterations = 0;  // 0: every source iteration with per-iteration or stalls, else 3
   std::string allreduce = "ring-agg";
   std::optional<double> bandwidth;
   std::optional<double> latency;

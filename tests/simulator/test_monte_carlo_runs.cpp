@@ -137,5 +137,28 @@ TEST(SharedCores, PreparedReplayStretchesLikeASlowdownOfEveryRank) {
   EXPECT_THROW(prepare_replay(bad), RequestError);
 }
 
+// Median compute replays 3 iterations, unless stalls are asked: then the whole trace, and in
+// every mode at least through a stalled iteration (3 draws of exp(100 ms) were a lottery).
+TEST(PreparedReplay, StallsReplayEveryIterationAndReachTheirIteration) {
+  testing::SyntheticRun run;  // 10 iterations: 1..9 are replayed
+  testing::TempDir dir;
+  trace::write_trace(dir.path("measured"), testing::make_synthetic_trace(run));
+  ReplayRequest request;
+  request.trace_dir = dir.path("measured");
+  request.compute = ComputeMode::Median;
+  EXPECT_EQ(prepare_replay(request).options.iterations, 3);
+  ReplayRequest random = request;
+  random.skew.distributions.push_back(trace::parse_delay_distribution("1=exp:100"));
+  EXPECT_EQ(prepare_replay(random).options.iterations, 9);
+  ReplayRequest late = request;
+  late.skew.delays.push_back(trace::parse_delay("1=500@40"));
+  EXPECT_EQ(prepare_replay(late).options.iterations, 40);  // iterations 1..40
+  late.compute = ComputeMode::PerIteration;
+  EXPECT_EQ(prepare_replay(late).options.iterations, 40);
+  ReplayRequest asked = random;
+  asked.iterations = 5;
+  EXPECT_EQ(prepare_replay(asked).options.iterations, 5);
+}
+
 }  // namespace
 }  // namespace ddpsim::sim

@@ -29,7 +29,7 @@ class RequestError : public std::runtime_error {
 struct ReplayRequest {
   std::string trace_dir;
   ComputeMode compute = ComputeMode::PerIteration;
-  std::int64_t iterations = 0;  // 0: 3, or every source iteration with per-iteration
+  std::int64_t iterations = 0;  // 0: every source iteration with per-iteration or stalls, else 3
   AllreduceAlgorithm algorithm = AllreduceAlgorithm::RingAggregated;
   std::optional<double> bandwidth;  // unset: calibrated from the trace
   std::optional<double> latency;
