@@ -30,6 +30,13 @@ trace::Trace make_predicted_trace(const WorkloadModel& model, const ReplayOption
     for (const auto& entry : list) simgrid_config += (simgrid_config.empty() ? "" : " ") + entry;
   }
 
+  trace::SkewSpec replayed_skew = options.skew;
+  for (const auto& [slow_rank, factor] : options.slowdown) replayed_skew.slowdowns.push_back({slow_rank, factor});
+  std::string source_skew;
+  for (const auto& [key, value] : model.source_meta.skew) {
+    source_skew += (source_skew.empty() ? "" : " ") + key + "=" + value;
+  }
+
   for (int rank = 0; rank < world; ++rank) {
     trace::RankTrace rank_trace;
     trace::RunMeta& meta = rank_trace.meta;
@@ -46,9 +53,10 @@ trace::Trace make_predicted_trace(const WorkloadModel& model, const ReplayOption
     meta.world_size = world;
     meta.bucket_assignments = {trace::BucketAssignment{0, model.buckets}};
     if (options.timeout_s > 0) meta.timeout_s = options.timeout_s;
-    for (const auto& [slow_rank, factor] : options.slowdown) {
-      meta.skew["slowdown." + std::to_string(slow_rank)] = number(factor);
-    }
+    // The skew is the replay's own what-ifs, in the syntax FORMAT.md defines; the measured
+    // compute still holds whatever the source run injected, which is said, not re-declared.
+    meta.skew = replayed_skew.to_meta();
+    if (!source_skew.empty()) meta.settings["sim.source_skew"] = source_skew;
     meta.settings["sim.allreduce"] = to_string(options.algorithm);
     meta.settings["sim.platform"] = options.platform.describe();
     meta.settings["sim.alpha_s"] = number(options.alpha_s);

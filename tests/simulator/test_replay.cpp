@@ -260,5 +260,31 @@ TEST(ReplayErrors, PlatformFileWithTooFewHosts) {
   }
 }
 
+// A predicted trace declares the replay's own skew in FORMAT.md's syntax (it once copied the
+// source's and added `slowdown.R` keys no reader defines, and dropped --delay/--delay-dist);
+// what the source run injected is said in settings, since its compute still holds it.
+TEST(PredictedTrace, DeclaresTheReplaysOwnSkew) {
+  testing::SyntheticRun run;
+  testing::TempDir dir;
+  trace::Trace source = testing::make_synthetic_trace(run);
+  for (auto& rank : source.ranks) rank.meta.skew = {{"slowdown", "1=2"}, {"seed", "0"}};
+  trace::write_trace(dir.path("measured"), source);
+  const WorkloadModel model = extract_workload(trace::read_trace(dir.path("measured")), ComputeMode::Median);
+  ReplayOptions options = calibrated_options(calibrate(trace::read_trace(dir.path("measured")), AllreduceAlgorithm::Ring),
+                                             AllreduceAlgorithm::RingAggregated);
+  options.slowdown[2] = 1.5;
+  options.skew.delays.push_back(trace::parse_delay("0=5@2"));
+  options.skew.distributions.push_back(trace::parse_delay_distribution("1=exp:3"));
+  options.skew.seed = 9;
+  trace::write_trace(dir.path("predicted"), make_predicted_trace(model, options, replay_isolated(model, options)));
+  const trace::Trace predicted = trace::read_trace(dir.path("predicted"));
+  const std::map<std::string, std::string> expected = {
+      {"slowdown", "2=1.5"}, {"delay", "0=5@2"}, {"delay_dist", "1=exp:3"}, {"seed", "9"}};
+  EXPECT_EQ(predicted.meta().skew, expected);
+  EXPECT_EQ(predicted.meta().settings.at("sim.source_skew"), "seed=0 slowdown=1=2");
+  // Its skew parses back into the spec that was replayed.
+  EXPECT_EQ(trace::parse_slowdown(predicted.meta().skew.at("slowdown")).factor, 1.5);
+}
+
 }  // namespace
 }  // namespace ddpsim::sim
