@@ -80,6 +80,27 @@ TEST(ValidateMeta, SettingThatIsNotAString) {
   EXPECT_EQ(parse_error(meta), "m.json:1: expected workload.batch_size to be a string, got number 32");
 }
 
+// bucket_cap_bytes_list (DDP's bucket_cap_mb_list) is optional within version 1: absent in
+// every older trace, read back as given, positive integers only.
+TEST(ValidateMeta, BucketCapListIsOptionalAndReadBack) {
+  json meta = good_meta();
+  ASSERT_FALSE(meta.contains("bucket_cap_bytes_list"));  // not written when empty
+  meta["bucket_cap_bytes_list"] = {1048576, 4194304, 26214400};
+  const RankTrace rank = parse_rank(meta.dump(), kHeader, "m.json", "e.csv");
+  EXPECT_EQ(rank.meta.bucket_cap_bytes_list, (std::vector<std::int64_t>{1048576, 4194304, 26214400}));
+  EXPECT_EQ(json::parse(meta_to_json(rank.meta))["bucket_cap_bytes_list"], meta["bucket_cap_bytes_list"]);
+}
+
+TEST(ValidateMeta, BucketCapListOfNonPositiveOrNonIntegerCaps) {
+  json meta = good_meta();
+  meta["bucket_cap_bytes_list"] = {1048576, 0};
+  EXPECT_EQ(parse_error(meta), "m.json:1: expected bucket_cap_bytes_list[1] in [1, inf], got 0");
+  meta["bucket_cap_bytes_list"] = {"1MiB"};
+  EXPECT_EQ(parse_error(meta), "m.json:1: expected bucket_cap_bytes_list[0] to be an integer, got string \"1MiB\"");
+  meta["bucket_cap_bytes_list"] = 1048576;
+  EXPECT_EQ(parse_error(meta), "m.json:1: expected bucket_cap_bytes_list to be an array, got number 1048576");
+}
+
 TEST(ValidateMeta, ErrorPointsAtTheLineOfTheField) {
   std::string text = meta_to_json(testing::example_meta(0, 1));
   const std::string good = "\"world_size\": 1";

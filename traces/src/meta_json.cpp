@@ -42,6 +42,8 @@ std::string meta_to_json(const RunMeta& meta) {
   out["parameters"] = parameters;
   out["bucket_cap_bytes"] = meta.bucket_cap_bytes;
   out["first_bucket_cap_bytes"] = meta.first_bucket_cap_bytes;
+  // Only when given: a trace without a list reads exactly as before.
+  if (!meta.bucket_cap_bytes_list.empty()) out["bucket_cap_bytes_list"] = meta.bucket_cap_bytes_list;
   ordered_json assignments = ordered_json::array();
   for (const BucketAssignment& layout : meta.bucket_assignments) {
     assignments.push_back(
@@ -187,6 +189,17 @@ void check_nesting(const std::string& text, const std::string& file) {
     } else if (c == ']' || c == '}') {
       --depth;
     }
+  }
+}
+
+// Optional (added within version 1): absent means no per-bucket list.
+void read_bucket_cap_list(const MetaChecker& check, const json& root, RunMeta& meta) {
+  if (!root.contains("bucket_cap_bytes_list")) return;
+  const json& list = check.typed_field(root, "bucket_cap_bytes_list", json::value_t::array, "an array");
+  for (std::size_t i = 0; i < list.size(); ++i) {
+    meta.bucket_cap_bytes_list.push_back(check.int_value(list[i], "bucket_cap_bytes_list[" + std::to_string(i) + "]",
+                                                         "bucket_cap_bytes_list", 1,
+                                                         std::numeric_limits<std::int64_t>::max()));
   }
 }
 
@@ -345,6 +358,7 @@ RunMeta meta_from_json(const std::string& text, const std::string& file) {
       check.int_field(root, "bucket_cap_bytes", "bucket_cap_bytes", "bucket_cap_bytes");
   meta.first_bucket_cap_bytes = check.int_field(root, "first_bucket_cap_bytes",
                                                 "first_bucket_cap_bytes", "first_bucket_cap_bytes");
+  read_bucket_cap_list(check, root, meta);
   read_bucket_assignments(check, root, meta);
 
   const json& timeout = check.field(root, "timeout_s", "timeout_s", "timeout_s");

@@ -59,6 +59,9 @@ struct RunMeta {
   std::vector<Parameter> parameters;
   std::int64_t bucket_cap_bytes = 25LL * 1024 * 1024;
   std::int64_t first_bucket_cap_bytes = 1024LL * 1024;
+  // DDP's bucket_cap_mb_list in bytes (PyTorch 2.13, PR #169026): bucket i's cap, the last
+  // repeating (c10d's size-limit vector). Empty: none given, the two caps above apply.
+  std::vector<std::int64_t> bucket_cap_bytes_list;
   std::vector<BucketAssignment> bucket_assignments;
   double timeout_s = 1800.0;
   std::map<std::string, std::string> skew;
