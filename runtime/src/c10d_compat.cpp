@@ -21,6 +21,7 @@
 
 #include "ddpsim/runtime/device_selection.hpp"
 #include "ddpsim/runtime/failure_kind.hpp"
+#include "ddpsim/runtime/train_options.hpp"
 
 namespace ddpsim::runtime::compat {
 namespace {
@@ -189,15 +190,16 @@ c10::intrusive_ptr<c10d::ProcessGroup> make_process_group(const ProcessGroupSpec
 std::shared_ptr<c10d::Reducer> make_reducer(
     std::vector<at::Tensor> params, std::vector<std::vector<size_t>> bucket_indices,
     c10::intrusive_ptr<c10d::ProcessGroup> group, std::int64_t bucket_bytes_cap,
-    std::int64_t first_bucket_bytes_cap, std::unordered_map<size_t, std::string> param_names) {
+    std::int64_t first_bucket_bytes_cap, std::unordered_map<size_t, std::string> param_names,
+    std::vector<std::int64_t> bucket_bytes_cap_list) {
   std::vector<bool> expect_sparse_gradients(params.size(), false);
   const bool find_unused_parameters = false;
   const bool gradient_as_bucket_view = false;
   const bool skip_all_reduce_unused_params = false;
   const bool use_python_reducer = false;
   // Empty: the Reducer rebuilds buckets with its own rule (first_bucket_bytes_cap, then
-  // bucket_bytes_cap), as Python DDP asks when no per-bucket caps are given.
-  std::vector<std::int64_t> bucket_bytes_cap_list;
+  // bucket_bytes_cap), as Python DDP asks when no per-bucket caps are given; otherwise these
+  // limits replace that rule in Reducer::rebuild_buckets.
   // 2.13 added bucket_bytes_cap_list; the LibTorch 2.11 on the GPU machines we were lent has
   // the constructor without it. Choosing by what compiles keeps one code path for both.
   using Params = std::vector<at::Tensor>;
@@ -213,6 +215,10 @@ std::shared_ptr<c10d::Reducer> make_reducer(
         gradient_as_bucket_view, std::move(param_names), first_bucket_bytes_cap,
         skip_all_reduce_unused_params, use_python_reducer, std::move(bucket_bytes_cap_list));
   } else {
+    if (!bucket_bytes_cap_list.empty()) {
+      throw UsageError(std::string("--bucket-caps-mb: expected a LibTorch whose Reducer takes a per-bucket cap list (2.13+), got ") +
+                       TORCH_VERSION);
+    }
     return std::make_shared<c10d::Reducer>(
         std::move(params), std::move(bucket_indices), std::move(group),
         std::move(expect_sparse_gradients), bucket_bytes_cap, find_unused_parameters,

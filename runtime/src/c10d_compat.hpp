@@ -78,12 +78,16 @@ int bind_cuda_device(int local_rank);
 c10::intrusive_ptr<c10d::ProcessGroup> make_process_group(const ProcessGroupSpec& spec);
 
 // c10d::Reducer with find_unused_parameters = false, gradient_as_bucket_view = false and dense
-// gradients: the configuration Python DDP uses by default.
+// gradients: the configuration Python DDP uses by default. `bucket_bytes_cap_list` non-empty:
+// the Reducer rebuilds its buckets with these limits (bucket i's cap, the last repeating)
+// instead of {first_bucket_bytes_cap, bucket_bytes_cap}, as Python DDP's bucket_cap_mb_list
+// asks; a LibTorch whose Reducer lacks the list refuses it (UsageError).
 std::shared_ptr<c10d::Reducer> make_reducer(
     std::vector<at::Tensor> params, std::vector<std::vector<size_t>> bucket_indices,
     c10::intrusive_ptr<c10d::ProcessGroup> group, std::int64_t bucket_bytes_cap,
     std::int64_t first_bucket_bytes_cap,
-    std::unordered_map<size_t, std::string> param_names);
+    std::unordered_map<size_t, std::string> param_names,
+    std::vector<std::int64_t> bucket_bytes_cap_list = {});
 
 // Sees each bucket's all-reduce from the comm hook. on_launch runs on the autograd thread that
 // made the bucket ready, just before the collective starts; on_complete runs on the backend's

@@ -48,15 +48,22 @@ DistributedDataParallel::DistributedDataParallel(
   // which gradients appear; the Reducer rebuilds buckets from the observed order, using
   // bucket_cap and first_bucket_cap, at the start of iteration 1. Python reverses the lists to
   // approximate backward order.
-  const std::vector<size_t> initial_limit = {
+  // With a per-bucket list (bucket_cap_mb_list) Python DDP 2.13 buckets iteration 0 by the list
+  // too (BucketCapacityConfig.compute_bucket_size_limits), in registration order, reversed;
+  // the Reducer then rebuilds with the same list.
+  std::vector<size_t> initial_limit = {
       static_cast<size_t>(std::numeric_limits<std::int64_t>::max())};
+  if (!settings.bucket_cap_bytes_list.empty()) {
+    initial_limit.assign(settings.bucket_cap_bytes_list.begin(), settings.bucket_cap_bytes_list.end());
+  }
   auto bucket_indices =
       std::get<0>(c10d::compute_bucket_assignment_by_size(params_, initial_limit));
   std::reverse(bucket_indices.begin(), bucket_indices.end());
 
   reducer_ = compat::make_reducer(params_, std::move(bucket_indices), group_,
                                   settings.bucket_cap_bytes,
-                                  settings.first_bucket_cap_bytes, std::move(param_names));
+                                  settings.first_bucket_cap_bytes, std::move(param_names),
+                                  settings.bucket_cap_bytes_list);
   logger_ = std::make_shared<c10d::Logger>(reducer_);
   // Weak in the Reducer, as in Python, to avoid a reference cycle.
   reducer_->set_logger(logger_);

@@ -24,6 +24,8 @@ namespace ddpsim::runtime {
 struct DdpSettings {
   std::int64_t bucket_cap_bytes = 25LL * 1024 * 1024;
   std::int64_t first_bucket_cap_bytes = 1024 * 1024;
+  // DDP's bucket_cap_mb_list in bytes (bucket i's cap, the last repeating); empty: none.
+  std::vector<std::int64_t> bucket_cap_bytes_list;
 };
 
 class DistributedDataParallel {

@@ -2,6 +2,7 @@
 
 #include <CLI/CLI.hpp>
 
+#include <algorithm>
 #include <cerrno>
 #include <cmath>
 #include <cstdlib>
@@ -59,6 +60,28 @@ CLI::Validator fits_in_64_bits(bool non_negative) {
         return "";
       },
       "INT");
+}
+
+// "1,4,25" -> {1, 4, 25}; every entry a finite number in (0, kMaxBucketCapMb], or one line.
+std::vector<double> parse_bucket_caps(const std::string& text) {
+  const std::string expected =
+      "--bucket-caps-mb " + text + ": expected a comma-separated list of positive MiB up to 1048576 (e.g. 1,4,25)";
+  std::vector<double> caps;
+  std::size_t start = 0;
+  while (true) {
+    const std::size_t comma = text.find(',', start);
+    const std::string item = text.substr(start, comma == std::string::npos ? std::string::npos : comma - start);
+    char* end = nullptr;
+    errno = 0;
+    const double value = item.empty() ? std::nan("") : std::strtod(item.c_str(), &end);
+    require(!item.empty() && end != nullptr && *end == '\0' && errno == 0 && std::isfinite(value) && value > 0 &&
+                value <= kMaxBucketCapMb,
+            expected);
+    caps.push_back(value);
+    if (comma == std::string::npos) break;
+    start = comma + 1;
+  }
+  return caps;
 }
 
 // About how many parameters the synthetic workloads will allocate (double: no overflow).
@@ -140,11 +163,22 @@ void validate(const TrainOptions& o) {
 }  // namespace
 
 std::int64_t TrainOptions::bucket_cap_bytes() const {
+  if (!bucket_caps_mb.empty()) {
+    return static_cast<std::int64_t>(*std::max_element(bucket_caps_mb.begin(), bucket_caps_mb.end()) * kBytesPerMiB);
+  }
   return static_cast<std::int64_t>(bucket_cap_mb * kBytesPerMiB);
 }
 
 std::int64_t TrainOptions::first_bucket_cap_bytes() const {
+  // Python DDP with bucket_cap_mb_list: first_bucket_bytes_cap = bucket_bytes_cap = max(list).
+  if (!bucket_caps_mb.empty()) return bucket_cap_bytes();
   return static_cast<std::int64_t>(first_bucket_cap_mb * kBytesPerMiB);
+}
+
+std::vector<std::int64_t> TrainOptions::bucket_cap_bytes_list() const {
+  std::vector<std::int64_t> bytes;
+  for (double cap_mb : bucket_caps_mb) bytes.push_back(static_cast<std::int64_t>(cap_mb * kBytesPerMiB));
+  return bytes;
 }
 
 std::map<std::string, std::string> TrainOptions::workload_settings() const {
@@ -221,6 +255,11 @@ std::optional<TrainOptions> parse_train_options(int argc, const char* const* arg
   app.add_option("--first-bucket-cap-mb", o.first_bucket_cap_mb,
                  "cap of the first bucket in MiB (PyTorch's _DEFAULT_FIRST_BUCKET_BYTES)")
       ->capture_default_str();
+  std::string bucket_caps_text;
+  const CLI::Option* bucket_caps_given = app.add_option(
+      "--bucket-caps-mb", bucket_caps_text,
+      "per-bucket caps in MiB, e.g. 1,4,25: bucket i's cap, the last repeating (DDP's "
+      "bucket_cap_mb_list); not with --bucket-cap-mb/--first-bucket-cap-mb");
   app.add_option("--backend", o.backend, "gloo | nccl")->capture_default_str();
   app.add_option("--init", o.init_method, "env:// | file:///PATH | tcp://HOST:PORT")
       ->capture_default_str();
@@ -335,6 +374,11 @@ std::optional<TrainOptions> parse_train_options(int argc, const char* const* arg
     throw UsageError(error.what());
   }
   o.skew.seed = skew_seed_given->count() > 0 ? skew_seed : o.seed;
+  if (bucket_caps_given->count() > 0) {
+    require(app.get_option("--bucket-cap-mb")->count() == 0 && app.get_option("--first-bucket-cap-mb")->count() == 0,
+            "--bucket-caps-mb: expected either the list or --bucket-cap-mb/--first-bucket-cap-mb, got both");
+    o.bucket_caps_mb = parse_bucket_caps(bucket_caps_text);
+  }
   validate(o);
   return o;
 }

@@ -138,6 +138,7 @@ trace::RunMeta make_run_meta(const TrainOptions& o, const launch::DistEnv& env,
   }
   meta.bucket_cap_bytes = o.bucket_cap_bytes();
   meta.first_bucket_cap_bytes = o.first_bucket_cap_bytes();
+  meta.bucket_cap_bytes_list = o.bucket_cap_bytes_list();
   meta.timeout_s = o.timeout_s;
   meta.skew = o.skew.to_meta();
   meta.settings = {
@@ -284,6 +285,7 @@ class Trainer {
     DdpSettings settings;
     settings.bucket_cap_bytes = o_.bucket_cap_bytes();
     settings.first_bucket_cap_bytes = o_.first_bucket_cap_bytes();
+    settings.bucket_cap_bytes_list = o_.bucket_cap_bytes_list();
     ddp_ = std::make_unique<DistributedDataParallel>(
         module, group, settings,
         make_comm_hook(o_.comm_hook, group, tracer_.get()));

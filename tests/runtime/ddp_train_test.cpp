@@ -225,6 +225,72 @@ TEST(DdpBuckets, SmallerBucketCapGivesMoreBuckets) {
   EXPECT_GT(small_buckets, default_buckets);
 }
 
+// --bucket-caps-mb (DDP's bucket_cap_mb_list): the Reducer rebuilds the buckets with the list,
+// bucket i closing once its bytes reach cap i, the last cap repeating. The expected layout is
+// worked out here, independently of c10d and of the simulator, from the order in which rank 0's
+// gradients became ready in iteration 0 (the order the Reducer rebuilds from).
+TEST(DdpBuckets, ListOfCapsBuildsTheBucketsTheListAsksFor) {
+  TempDir dir;
+  // 4 x (512 x 512) weights (1 MiB each, 2 KiB biases) and a 10 x 512 output layer.
+  auto args = [&](std::vector<std::string> caps, const std::string& trace) {
+    std::vector<std::string> a = {"--model", "mlp", "--width", "512", "--depth", "4", "--batch-size", "4",
+                                  "--iterations", "3", "--quiet", "--trace-dir", dir / trace};
+    a.insert(a.end(), caps.begin(), caps.end());
+    return a;
+  };
+  run_job(2, args({"--bucket-caps-mb", "0.25,2,0.25"}, "list"), dir, "list");
+  run_job(2, args({"--bucket-cap-mb", "25"}, "single"), dir, "single");
+  const trace::Trace t = trace::read_trace(dir / "list");
+  const trace::RunMeta& meta = t.meta();
+  constexpr std::int64_t kMiB = 1 << 20;
+  const std::vector<std::int64_t> limits = {kMiB / 4, 2 * kMiB, kMiB / 4};
+  EXPECT_EQ(meta.bucket_cap_bytes_list, limits);
+  EXPECT_EQ(meta.bucket_cap_bytes, 2 * kMiB);  // max(list), as Python DDP sets it
+
+  // Rank 0's gradient order in iteration 0.
+  std::vector<int> order;
+  for (const trace::Event& e : t.ranks[0].events) {
+    if (e.iteration == 0 && e.type == trace::EventType::GradReady) order.push_back(e.param);
+  }
+  ASSERT_EQ(order.size(), meta.parameters.size());
+  std::vector<std::set<int>> expected(1);
+  std::int64_t bytes = 0;
+  std::size_t limit = 0;
+  for (int p : order) {
+    expected.back().insert(p);
+    bytes += meta.parameters[static_cast<std::size_t>(p)].bytes();
+    if (bytes >= limits[limit]) {
+      expected.emplace_back();
+      bytes = 0;
+      limit = std::min(limit + 1, limits.size() - 1);
+    }
+  }
+  if (expected.back().empty()) expected.pop_back();
+  ASSERT_EQ(meta.bucket_assignments.back().first_iteration, 1);
+  const auto& rebuilt = meta.bucket_assignments.back().buckets;
+  std::vector<std::set<int>> recorded;
+  for (const auto& bucket : rebuilt) recorded.emplace_back(bucket.begin(), bucket.end());
+  EXPECT_EQ(recorded, expected);
+  // Here: ~1.02 MiB (closed at 0.25), ~2.004 MiB (closed at 2), ~1.002 MiB (0.25 repeating).
+  ASSERT_EQ(rebuilt.size(), 3u);
+  EXPECT_GE(meta.bucket_bytes(meta.bucket_assignments.back(), 1), 2 * kMiB);
+  // Every all-reduce of iteration 1 on: one per bucket of this layout, with its bytes.
+  for (const trace::RankTrace& rank : t.ranks) {
+    std::map<int, std::int64_t> allreduced;
+    for (const trace::Event& e : rank.events) {
+      if (e.iteration >= 1 && e.type == trace::EventType::AllreduceBegin) allreduced[e.bucket] = e.bytes;
+    }
+    ASSERT_EQ(allreduced.size(), rebuilt.size());
+    for (const auto& [bucket, wire] : allreduced) EXPECT_EQ(wire, meta.bucket_bytes(meta.bucket_assignments.back(), bucket));
+  }
+  // Iteration 0 is bucketed by the list too (in registration order), as Python DDP does.
+  EXPECT_GT(meta.bucket_assignments.front().buckets.size(), 1u);
+  // One cap (first bucket 1 MiB, then 25 MiB) gives another layout: 2 buckets.
+  const trace::Trace single = trace::read_trace(dir / "single");
+  EXPECT_TRUE(single.meta().bucket_cap_bytes_list.empty());
+  EXPECT_EQ(last_bucket_count(dir / "single"), 2u);
+}
+
 TEST(DdpFailure, SurvivorRecordsThePeersDeathAndExits) {
   TempDir dir;
   auto args = small_mlp_args(8, 6);

@@ -76,6 +76,39 @@ TEST(TrainOptions, RejectsBadValuesWithTheFlagName) {
   }
 }
 
+// --bucket-caps-mb: DDP's bucket_cap_mb_list. The list in bytes for the Reducer and the trace;
+// the single caps then hold its largest value, as Python DDP sets them.
+TEST(TrainOptions, BucketCapListReplacesTheTwoCaps) {
+  const TrainOptions o = parse({"--bucket-caps-mb", "0.5,4,2"});
+  EXPECT_EQ(o.bucket_cap_bytes_list(), (std::vector<std::int64_t>{512 * 1024, 4LL << 20, 2LL << 20}));
+  EXPECT_EQ(o.bucket_cap_bytes(), 4LL << 20);
+  EXPECT_EQ(o.first_bucket_cap_bytes(), 4LL << 20);
+  EXPECT_TRUE(parse({}).bucket_cap_bytes_list().empty());
+  EXPECT_EQ(parse({"--bucket-caps-mb", "3"}).bucket_cap_bytes_list(), (std::vector<std::int64_t>{3LL << 20}));
+}
+
+TEST(TrainOptions, BucketCapListRefusesBadListsAndTheSingleCapsInOneLine) {
+  const std::vector<std::pair<std::vector<const char*>, std::string>> bad = {
+      {{"--bucket-caps-mb", "1,,25"}, "--bucket-caps-mb 1,,25: expected a comma-separated list of positive MiB up to 1048576 (e.g. 1,4,25)"},
+      {{"--bucket-caps-mb", "1,0"}, "--bucket-caps-mb 1,0: expected a comma-separated list of positive MiB up to 1048576 (e.g. 1,4,25)"},
+      {{"--bucket-caps-mb", "1,x"}, "--bucket-caps-mb 1,x: expected a comma-separated list of positive MiB up to 1048576 (e.g. 1,4,25)"},
+      {{"--bucket-caps-mb", "1,"}, "--bucket-caps-mb 1,: expected a comma-separated list of positive MiB up to 1048576 (e.g. 1,4,25)"},
+      {{"--bucket-caps-mb", "nan"}, "--bucket-caps-mb nan: expected a comma-separated list of positive MiB up to 1048576 (e.g. 1,4,25)"},
+      {{"--bucket-caps-mb", "2e6"}, "--bucket-caps-mb 2e6: expected a comma-separated list of positive MiB up to 1048576 (e.g. 1,4,25)"},
+      {{"--bucket-caps-mb", "1,4", "--bucket-cap-mb", "25"},
+       "--bucket-caps-mb: expected either the list or --bucket-cap-mb/--first-bucket-cap-mb, got both"},
+      {{"--first-bucket-cap-mb", "1", "--bucket-caps-mb", "1,4"},
+       "--bucket-caps-mb: expected either the list or --bucket-cap-mb/--first-bucket-cap-mb, got both"}};
+  for (const auto& [args, expected] : bad) {
+    try {
+      parse(args);
+      ADD_FAILURE() << "accepted " << args[1];
+    } catch (const UsageError& error) {
+      EXPECT_EQ(std::string(error.what()), expected);
+    }
+  }
+}
+
 TEST(TrainOptions, ReadsTheLabsLoopFlags) {
   const TrainOptions o = parse({"--amp", "bf16", "--loss-scale-init", "16384", "--clip-grad-norm",
                                 "1.5", "--inject-inf-at", "4", "--lr-schedule", "cosine",

@@ -46,6 +46,11 @@ struct TrainOptions {
   // DDP.
   double bucket_cap_mb = 25.0;
   double first_bucket_cap_mb = 1.0;
+  // --bucket-caps-mb A,B,C: DDP's bucket_cap_mb_list (PyTorch 2.13): bucket i's cap, the last
+  // repeating, as c10d's size-limit vector. Empty: none (the two caps above apply). Given, it
+  // replaces them, and bucket_cap_bytes()/first_bucket_cap_bytes() are its largest cap, as
+  // Python DDP sets them.
+  std::vector<double> bucket_caps_mb;
   std::string backend = "gloo";  // gloo | nccl
   std::string init_method = "env://";
   double timeout_s = 1800.0;  // torch.distributed's default process-group timeout
@@ -96,6 +101,7 @@ struct TrainOptions {
 
   std::int64_t bucket_cap_bytes() const;
   std::int64_t first_bucket_cap_bytes() const;
+  std::vector<std::int64_t> bucket_cap_bytes_list() const;  // empty without --bucket-caps-mb
   // The workload settings recorded in the trace metadata (only those that shape this model).
   std::map<std::string, std::string> workload_settings() const;
 };
