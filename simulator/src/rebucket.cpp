@@ -9,13 +9,36 @@
 
 namespace ddpsim::sim {
 
+std::vector<std::int64_t> BucketCaps::limits() const {
+  if (!cap_list_bytes.empty()) return cap_list_bytes;
+  return {first_bucket_cap_bytes, bucket_cap_bytes};
+}
+
+BucketCaps BucketCaps::single(std::int64_t cap_bytes) {
+  BucketCaps caps;
+  caps.bucket_cap_bytes = cap_bytes;
+  caps.first_bucket_cap_bytes = cap_bytes;
+  return caps;
+}
+
+BucketCaps BucketCaps::list(std::vector<std::int64_t> cap_list_bytes) {
+  BucketCaps caps;
+  caps.cap_list_bytes = std::move(cap_list_bytes);
+  if (!caps.cap_list_bytes.empty()) {
+    caps.bucket_cap_bytes = *std::max_element(caps.cap_list_bytes.begin(), caps.cap_list_bytes.end());
+    caps.first_bucket_cap_bytes = caps.bucket_cap_bytes;
+  }
+  return caps;
+}
+
 std::vector<std::vector<int>> compute_bucket_assignment(const std::vector<trace::Parameter>& parameters,
                                                         const std::vector<int>& order, const BucketCaps& caps) {
   struct OpenBucket {
     std::vector<int> params;
     std::int64_t bytes = 0;
-    bool first = true;  // the dtype's first bucket: the small cap
+    std::size_t limit = 0;  // index into limits: c10d's per-dtype size-limit iterator
   };
+  const std::vector<std::int64_t> limits = caps.limits();
   std::vector<std::vector<int>> closed;
   std::map<std::string, OpenBucket> open;  // per dtype
   std::vector<std::string> dtype_order;     // dtypes in order of first appearance
@@ -25,12 +48,11 @@ std::vector<std::vector<int>> compute_bucket_assignment(const std::vector<trace:
     OpenBucket& bucket = open[parameter.dtype];
     bucket.params.push_back(index);
     bucket.bytes += parameter.bytes();
-    const std::int64_t limit = bucket.first ? caps.first_bucket_cap_bytes : caps.bucket_cap_bytes;
-    if (bucket.bytes >= limit) {
+    if (bucket.bytes >= limits.at(bucket.limit)) {
       closed.push_back(std::move(bucket.params));
       bucket.params.clear();
       bucket.bytes = 0;
-      bucket.first = false;
+      if (bucket.limit + 1 < limits.size()) ++bucket.limit;  // the last limit repeats
     }
   }
   // c10d appends the partly filled buckets by walking its std::unordered_map of open
@@ -61,6 +83,9 @@ std::vector<int> gradient_ready_order(const WorkloadModel& model) {
 WorkloadModel rebucket(const WorkloadModel& model, const BucketCaps& caps) {
   if (caps.bucket_cap_bytes <= 0 || caps.first_bucket_cap_bytes <= 0) {
     throw WorkloadError("--bucket-cap-mb: expected positive bucket caps");
+  }
+  for (std::int64_t cap : caps.cap_list_bytes) {
+    if (cap <= 0) throw WorkloadError("--bucket-caps-mb: expected positive bucket caps");
   }
   const auto& parameters = model.source_meta.parameters;
   for (const auto& per_rank : model.costs) {
@@ -97,6 +122,7 @@ WorkloadModel rebucket(const WorkloadModel& model, const BucketCaps& caps) {
   result.buckets = compute_bucket_assignment(parameters, gradient_ready_order(model), caps);
   result.source_meta.bucket_cap_bytes = caps.bucket_cap_bytes;
   result.source_meta.first_bucket_cap_bytes = caps.first_bucket_cap_bytes;
+  result.source_meta.bucket_cap_bytes_list = caps.cap_list_bytes;
   const trace::BucketAssignment new_layout{0, result.buckets};
   result.bucket_bytes.clear();
   for (std::size_t b = 0; b < result.buckets.size(); ++b) {

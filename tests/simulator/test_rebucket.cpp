@@ -44,6 +44,36 @@ TEST(BucketAssignment, EachDtypeHasItsOwnBuckets) {
   EXPECT_EQ(buckets, (std::vector<std::vector<int>>{{3, 1}, {2, 0}}));
 }
 
+// DDP's bucket_cap_mb_list: bucket i closes at entry i, the last entry repeating.
+TEST(BucketAssignment, PerBucketListOfCapsLastRepeats) {
+  // Ready order 7..0, each 1 MiB except 6 (0.5 MiB).
+  const auto parameters = parameters_of({{kMiB, "float32"}, {kMiB, "float32"}, {kMiB, "float32"}, {kMiB, "float32"},
+                                         {kMiB, "float32"}, {kMiB, "float32"}, {kMiB / 2, "float32"}, {kMiB, "float32"}});
+  const BucketCaps caps = BucketCaps::list({kMiB, 2 * kMiB, 3 * kMiB});
+  EXPECT_EQ(caps.limits(), (std::vector<std::int64_t>{kMiB, 2 * kMiB, 3 * kMiB}));
+  EXPECT_EQ(caps.bucket_cap_bytes, 3 * kMiB);
+  EXPECT_EQ(caps.first_bucket_cap_bytes, 3 * kMiB);
+  const auto buckets = compute_bucket_assignment(parameters, {7, 6, 5, 4, 3, 2, 1, 0}, caps);
+  // 7 (1 MiB) closes at 1; 6+5 (1.5) then +4 (2.5) close at 2; 3+2+1 (3) at 3; 0 left over.
+  EXPECT_EQ(buckets, (std::vector<std::vector<int>>{{7}, {6, 5, 4}, {3, 2, 1}, {0}}));
+  // A one-entry list is one cap for every bucket; {first, cap} is the two-cap rule.
+  EXPECT_EQ(compute_bucket_assignment(parameters, {7, 6, 5, 4, 3, 2, 1, 0}, BucketCaps::list({2 * kMiB})),
+            compute_bucket_assignment(parameters, {7, 6, 5, 4, 3, 2, 1, 0}, BucketCaps::single(2 * kMiB)));
+  EXPECT_EQ(compute_bucket_assignment(parameters, {7, 6, 5, 4, 3, 2, 1, 0}, BucketCaps::list({kMiB, 4 * kMiB})),
+            compute_bucket_assignment(parameters, {7, 6, 5, 4, 3, 2, 1, 0}, BucketCaps{4 * kMiB, kMiB}));
+}
+
+TEST(Rebucket, AListOfCapsIsRecordedAndGivesItsLayout) {
+  testing::SyntheticRun run;  // 8 float32 parameters, 0.5 KiB to 8 MiB
+  const WorkloadModel model = extract_workload(testing::make_synthetic_trace(run), ComputeMode::Median);
+  const WorkloadModel listed = rebucket(model, BucketCaps::list({kMiB / 2, kMiB, 2 * kMiB}));
+  EXPECT_EQ(listed.source_meta.bucket_cap_bytes_list, (std::vector<std::int64_t>{kMiB / 2, kMiB, 2 * kMiB}));
+  EXPECT_EQ(listed.source_meta.bucket_cap_bytes, 2 * kMiB);
+  EXPECT_EQ(listed.buckets, compute_bucket_assignment(model.source_meta.parameters, gradient_ready_order(model),
+                                                      BucketCaps::list({kMiB / 2, kMiB, 2 * kMiB})));
+  EXPECT_THROW(rebucket(model, BucketCaps::list({kMiB, 0})), WorkloadError);
+}
+
 TEST(Rebucket, TheTracesOwnCapsGiveItsLayoutBack) {
   testing::SyntheticRun run;  // buckets {7,6} {5,4} {3,2} {1,0}: 1 MiB first cap, 2 MiB cap
   const WorkloadModel model = extract_workload(testing::make_synthetic_trace(run), ComputeMode::Median);

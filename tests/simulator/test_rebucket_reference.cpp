@@ -67,8 +67,9 @@ std::string torch_assignment(const std::vector<trace::Parameter>& parameters, co
   // c10d walks the tensors in the given order and labels them with tensor_indices: the
   // Reducer passes its parameters already sorted by gradient-ready time.
   script << "]\ntensors = [torch.empty(params[i][0], dtype=dtypes[params[i][1]]) for i in order]\n"
-         << "buckets, _ = dist._compute_bucket_assignment_by_size(tensors, [" << caps.first_bucket_cap_bytes << ", "
-         << caps.bucket_cap_bytes << "], [False] * len(order), order)\n"
+         << "buckets, _ = dist._compute_bucket_assignment_by_size(tensors, [";
+  for (std::int64_t limit : caps.limits()) script << limit << ",";
+  script << "], [False] * len(order), order)\n"
          << "print(';'.join(','.join(str(i) for i in b) for b in buckets))\n";
   FILE* pipe = ::popen((std::string(DDPSIM_TORCH_PYTHON) + " -c \"" + script.str() + "\" 2>/dev/null").c_str(), "r");
   if (pipe == nullptr) return "";
@@ -98,7 +99,7 @@ TEST(TorchReference, SameAssignmentAsComputeBucketAssignmentBySize) {
   const std::vector<std::string> dtypes = {"float32", "float32", "float16", "bfloat16", "float64"};
   std::string ours;
   std::string theirs;
-  for (int model = 0; model < 6; ++model) {
+  for (int model = 0; model < 10; ++model) {
     std::vector<trace::Parameter> parameters;
     const int count = 5 + static_cast<int>(random() % 20);
     for (int index = 0; index < count; ++index) {
@@ -109,7 +110,15 @@ TEST(TorchReference, SameAssignmentAsComputeBucketAssignmentBySize) {
     std::vector<int> order(static_cast<std::size_t>(count));
     for (int i = 0; i < count; ++i) order[static_cast<std::size_t>(i)] = count - 1 - i;
     if (model % 2 == 1) std::shuffle(order.begin(), order.end(), random);
-    const BucketCaps caps{(1 + static_cast<std::int64_t>(random() % 8)) * kMiB, (1 + static_cast<std::int64_t>(random() % 2)) * kMiB / 2};
+    BucketCaps caps{(1 + static_cast<std::int64_t>(random() % 8)) * kMiB, (1 + static_cast<std::int64_t>(random() % 2)) * kMiB / 2};
+    if (model >= 2) {
+      // A per-bucket list (bucket_cap_mb_list): 1-4 caps of 0.25-4 MiB, the last repeating.
+      std::vector<std::int64_t> list;
+      for (int i = 0, n = 1 + static_cast<int>(random() % 4); i < n; ++i) {
+        list.push_back((1 + static_cast<std::int64_t>(random() % 16)) * kMiB / 4);
+      }
+      caps = BucketCaps::list(list);
+    }
     const std::string reference = torch_assignment(parameters, order, caps);
     ASSERT_FALSE(reference.empty()) << "torch failed on model " << model;
     ours += to_text(compute_bucket_assignment(parameters, order, caps)) + "\n";
