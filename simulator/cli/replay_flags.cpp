@@ -6,6 +6,7 @@
 #include <limits>
 
 #include "command.hpp"
+#include "ddpsim/sim/cluster_presets.hpp"
 #include "numeric_flags.hpp"
 
 namespace ddpsim::cli {
@@ -37,6 +38,13 @@ void add_replay_options(CLI::App* command, ReplayFlags& flags) {
   command->add_option("--latency", flags.latency, "Rank-to-rank latency, seconds (default: calibrated)")
       ->check(non_negative_number());
   command->add_option("--platform", flags.platform, "star (default), two-level or a SimGrid platform XML file");
+  command->add_option("--cluster", flags.cluster,
+                      "A named two-level platform: dgx-v100, dgx-a100 or dgx-h100 (8 GPUs per node; "
+                      "docs/cluster-presets.md); --gpus-per-node and --intra/--inter-* override its values");
+  command->add_option("--max-simulated-flows", flags.max_simulated_flows,
+                      "Aggregated all-reduces whose flows share links: SimGrid's flows up to N flows, else the "
+                      "max-min bottleneck bound (default 4096)")
+      ->check(integer_in(0, std::numeric_limits<std::int64_t>::max()));
   command->add_option("--gpus-per-node", flags.gpus_per_node, "two-level: ranks per node (default 1)")
       ->check(integer_in(1, kIntMax));
   command->add_option("--intra-bandwidth", flags.intra_bandwidth, "two-level: rank link bandwidth, bytes/s")
@@ -89,21 +97,38 @@ sim::ReplayRequest to_request(const ReplayFlags& flags) {
   request.iterations = flags.iterations;
   request.bandwidth = flags.bandwidth;
   request.latency = flags.latency;
-  if (flags.platform == "star") {
+  const std::string platform = flags.platform.value_or(flags.cluster.empty() ? "star" : "two-level");
+  if (platform == "star") {
     request.platform = sim::PlatformKind::Star;
-  } else if (flags.platform == "two-level") {
+  } else if (platform == "two-level") {
     request.platform = sim::PlatformKind::TwoLevel;
-  } else if (is_regular_file(flags.platform)) {
+  } else if (is_regular_file(platform)) {
     request.platform = sim::PlatformKind::File;
-    request.platform_file = flags.platform;
+    request.platform_file = platform;
   } else {
-    throw UsageError("--platform: expected star, two-level or a readable SimGrid XML file, got '" + flags.platform + "'");
+    throw UsageError("--platform: expected star, two-level or a readable SimGrid XML file, got '" + platform + "'");
   }
-  request.gpus_per_node = flags.gpus_per_node;
+  request.gpus_per_node = flags.gpus_per_node.value_or(1);
   request.intra_bandwidth = flags.intra_bandwidth;
   request.intra_latency = flags.intra_latency;
   request.inter_bandwidth = flags.inter_bandwidth;
   request.inter_latency = flags.inter_latency;
+  if (!flags.cluster.empty()) {
+    const sim::ClusterPreset* preset = sim::find_cluster_preset(flags.cluster);
+    if (preset == nullptr) {
+      throw UsageError("--cluster: expected " + sim::cluster_preset_names() + ", got '" + flags.cluster + "'");
+    }
+    if (platform != "two-level") {
+      throw UsageError("--cluster: expected no --platform other than two-level (a preset is a two-level platform), got '" +
+                       platform + "'");
+    }
+    request.gpus_per_node = flags.gpus_per_node.value_or(preset->gpus_per_node);
+    request.intra_bandwidth = flags.intra_bandwidth.value_or(preset->intra_bandwidth);
+    request.intra_latency = flags.intra_latency.value_or(preset->intra_latency_s);
+    request.inter_bandwidth = flags.inter_bandwidth.value_or(preset->inter_bandwidth);
+    request.inter_latency = flags.inter_latency.value_or(preset->inter_latency_s);
+  }
+  request.max_simulated_flows = flags.max_simulated_flows;
   request.simgrid_config = flags.cfg;
   request.world_size = flags.world_size;
   request.timeout_s = flags.timeout;

@@ -24,8 +24,9 @@ struct ReplayFlags {
   std::string allreduce = "ring-agg";
   std::optional<double> bandwidth;
   std::optional<double> latency;
-  std::string platform = "star";
-  int gpus_per_node = 1;
+  std::optional<std::string> platform;  // unset: star, or two-level with --cluster
+  std::string cluster;                  // a named two-level preset (cluster_presets.hpp)
+  std::optional<int> gpus_per_node;     // unset: 1, or the --cluster preset's
   std::optional<double> intra_bandwidth;
   std::optional<double> intra_latency;
   std::optional<double> inter_bandwidth;
@@ -42,6 +43,7 @@ struct ReplayFlags {
   std::optional<double> bucket_cap_mb;
   std::optional<double> first_bucket_cap_mb;
   int cores = 0;
+  std::optional<std::int64_t> max_simulated_flows;
 };
 
 void add_replay_options(CLI::App* command, ReplayFlags& flags);

@@ -130,6 +130,13 @@ PreparedReplay prepare_replay(const ReplayRequest& request) {
   options.skew = request.skew;
   options.skew.slowdowns.clear();
   choose_platform(request, options);
+  if (request.max_simulated_flows) {
+    if (*request.max_simulated_flows < 0) {
+      throw RequestError("--max-simulated-flows: expected a number of flows >= 0, got " +
+                         std::to_string(*request.max_simulated_flows));
+    }
+    options.max_simulated_flows = *request.max_simulated_flows;
+  }
   if (request.cores < 0) throw RequestError("--cores: expected a number of cores >= 1, got " + std::to_string(request.cores));
   if (request.cores > 0) {
     prepared.compute_stretch = shared_cores_stretch(request.cores, prepared.model.world_size, prepared.world_size());

@@ -52,6 +52,8 @@ struct ReplayRequest {
   // cores (loopback, or testbed hosts that are namespaces of one machine): compute is stretched
   // by shared_cores_stretch(N, the trace's ranks, the simulated ranks).
   int cores = 0;
+  // ReplayOptions::max_simulated_flows (unset: its default).
+  std::optional<std::int64_t> max_simulated_flows;
 };
 
 struct PreparedReplay {
