@@ -80,6 +80,13 @@ const std::vector<BadInput> kReplayFlags = {
     {"--cores 2.5", "--cores: expected an integer"},
     {"--cores x", "--cores: expected an integer"},
     {"--cores 99999999999", "--cores: expected an integer"},
+    {"--max-simulated-flows -1", "--max-simulated-flows: expected an integer in [0, "},
+    {"--max-simulated-flows 1.5", "--max-simulated-flows: expected an integer"},
+    {"--max-simulated-flows many", "--max-simulated-flows: expected an integer"},
+    {"--max-simulated-flows 99999999999999999999", "--max-simulated-flows: expected an integer"},
+    {"--cluster dgx-b200", "--cluster: expected dgx-v100, dgx-a100 or dgx-h100, got 'dgx-b200'"},
+    {"--cluster dgx-a100 --platform star", "--cluster: expected no --platform other than two-level"},
+    {"--cluster dgx-a100 --gpus-per-node 0", "--gpus-per-node: expected an integer in [1, "},
     // The skew flags follow the trace library's SkewSpec rules, as ddp-train does.
     {"--slowdown 1=0.5", "--slowdown 1=0.5: expected RANK=F with F >= 1"},
     {"--slowdown 1=0", "--slowdown 1=0: expected RANK=F with F >= 1"},
