@@ -1,0 +1,92 @@
+// ddp-experiment end to end with the real tools (issue #16): a 2-rank loopback job at two bucket
+// caps, the 1 MiB point predicted from the 25 MiB baseline's trace. Checks the rows a what-if
+// table is made of: kind = prediction, measured and predicted times, the bootstrap interval.
+#include <gtest/gtest.h>
+
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+#include "process.hpp"
+#include "results.hpp"
+
+namespace fs = std::filesystem;
+
+namespace ddpsim::experiment {
+namespace {
+
+const char* kSpec = R"(
+[experiment]
+name = "whatif-e2e"
+repetitions = 1
+[workload]
+model = "mlp"
+iterations = 5
+batch_size = 8
+args = ["--width", "128", "--depth", "2"]
+[grid]
+world_sizes = 2
+bucket_cap_mb = [0.05, 25]
+delay_dist = ["", "1=exp:5"]
+[predict]
+baseline = { bucket_cap_mb = 25, delay_dist = "" }
+replay_args = ["--compute", "per-iteration", "--runs", "11", "--seed", "7", "--bootstrap"]
+[limits]
+job_timeout_s = 60
+tool_timeout_s = 60
+)";
+
+std::string read_text(const std::string& path) {
+  std::ifstream in(path);
+  std::stringstream text;
+  text << in.rdbuf();
+  return text.str();
+}
+
+TEST(ExperimentWhatIfEndToEnd, PredictionRowsFromTheBaselineTrace) {
+  char pattern[] = "/tmp/ddp-experiment-e2e-XXXXXX";
+  const std::string root = ::mkdtemp(pattern);
+  std::ofstream(root + "/spec.toml") << kSpec;
+  const std::string log = root + "/run.log";
+  const ProcessResult result =
+      run_process({DDPSIM_BIN_DIR "/ddp-experiment", "run", root + "/spec.toml", "--out", root + "/results"},
+                  log, log, 120);
+  ASSERT_TRUE(result.ok()) << "exit " << result.exit_code << ": " << read_text(log);
+
+  const auto rows = read_summary(root + "/results/whatif-e2e/summary.csv");
+  // 4 measured points (each reconstructed), 3 predicted from the baseline.
+  ASSERT_EQ(rows.size(), 7u) << read_text(log);
+  int predictions = 0, reconstructions = 0;
+  for (const auto& row : rows) {
+    EXPECT_EQ(row.at("status"), "ok") << row.at("point") << ": " << row.at("message");
+    EXPECT_FALSE(row.at("measured_iter_s").empty()) << row.at("point");
+    EXPECT_FALSE(row.at("predicted_iter_s").empty()) << row.at("point");
+    EXPECT_FALSE(row.at("error_pct").empty()) << row.at("point");
+    EXPECT_FALSE(row.at("predicted_lo_s").empty()) << row.at("point");
+    EXPECT_LE(std::stod(row.at("predicted_lo_s")), std::stod(row.at("predicted_hi_s")));
+    EXPECT_TRUE(row.at("inside") == "0" || row.at("inside") == "1");
+    if (row.at("kind") == "prediction") {
+      ++predictions;
+      EXPECT_EQ(row.at("variant"), "from-cap25_ddistnone");
+      EXPECT_NE(row.at("point"), "cap25_ddistnone");
+      EXPECT_EQ(row.at("replayed_trace"), "traces/cap25_ddistnone-rep0");
+      EXPECT_EQ(row.at("trace_dir"), "traces/" + row.at("point") + "-rep0");
+      EXPECT_TRUE(fs::is_directory(root + "/results/whatif-e2e/" + row.at("predicted_dir")));
+    } else {
+      EXPECT_EQ(row.at("kind"), "reconstruction");
+      EXPECT_EQ(row.at("variant"), "");
+      EXPECT_EQ(row.at("replayed_trace"), row.at("trace_dir"));
+      ++reconstructions;
+    }
+    // The stalled points compare whole distributions too.
+    EXPECT_EQ(row.at("ks_distance").empty(), row.at("delay_dist").empty()) << row.at("point");
+  }
+  EXPECT_EQ(predictions, 3);
+  EXPECT_EQ(reconstructions, 4);
+  fs::remove_all(root);
+}
+
+}  // namespace
+}  // namespace ddpsim::experiment
