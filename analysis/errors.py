@@ -1,64 +1,172 @@
-"""Prediction error table: median and 90th-percentile absolute error of the predicted
-iteration time, per experiment and overall; plus the CDF of the absolute errors."""
+"""Error tables of ddp-experiment summaries, what-if predictions first and reconstructions apart.
+
+A *prediction* (summary.csv kind = prediction) replays a baseline trace at a configuration that
+trace did not run ([predict] baseline) and is compared with the measured run of that
+configuration. A *reconstruction* replays a trace at its own configuration: it checks the model,
+it predicts nothing, and is never reported as a prediction. Summaries written before the kind
+column existed hold only reconstructions (rows of the measured configuration, variant "").
+
+Per kind, per experiment and variant, then over all: runs, median / p90 / max |error| of the
+predicted median iteration time, the median signed error, and the fraction of runs whose
+measured median lies in the prediction's bootstrap interval (where the replays had one). Rows
+of points with delay_dist add a distribution table (KS distance, p50/p90/p99 errors). Plus the
+CDF of the absolute errors, predictions solid, reconstructions dashed."""
 import numpy as np
 import pandas as pd
 
 import output
 import style
-from inputs import InputError, base_rows, read_summary
+from inputs import InputError, read_summary
 from stats import quantile
 
 REQUIRED = ["experiment", "variant", "status", "measured_iter_s", "predicted_iter_s"]
+KINDS = ["prediction", "reconstruction"]
+TITLES = {
+    "prediction": "What-if predictions (each configuration predicted from its repetition's baseline trace)",
+    "reconstruction": "Reconstruction (each trace replayed at its own configuration; not a prediction)",
+}
+# Columns this table reads that inputs.NUMERIC_COLUMNS does not convert.
+EXTRA_NUMERIC = ["predicted_lo_s", "predicted_hi_s", "inside", "ks_distance", "p50_error_pct",
+                 "p90_error_pct", "p99_error_pct"]
 
 
-def absolute_errors(paths):
-    """Per row of every summary with both times: experiment, point, rep, |error| in %."""
+def _numbers(frame, column, path):
+    if column not in frame.columns:
+        return pd.Series(np.nan, index=frame.index)
+    text = frame[column].astype(str).str.strip()
+    values = pd.to_numeric(text.where(text != ""), errors="coerce")
+    bad = values.isna() & (text != "") & (text != "nan")
+    if bad.any():
+        raise InputError(path, f"a number in column '{column}'", repr(text[bad].iloc[0]))
+    return values
+
+
+def error_rows(paths):
+    """Per compared row of every summary: experiment, kind, variant, point, signed and absolute
+    error in %, inside (1/0/NaN) and the distribution columns."""
     frames = []
     for path in paths:
-        frame = base_rows(read_summary(path, REQUIRED)).dropna(
-            subset=["measured_iter_s", "predicted_iter_s"])
+        frame = read_summary(path, REQUIRED)
+        if "kind" in frame.columns:
+            kind = frame["kind"].astype(str)
+        else:  # before kinds: the measured configuration's replay is a reconstruction
+            kind = pd.Series(np.where(frame["variant"] == "", "reconstruction", "whatif"), index=frame.index)
+        frame = frame.assign(kind=kind)
+        frame = frame[frame["kind"].isin(KINDS)].dropna(subset=["measured_iter_s", "predicted_iter_s"])
         frame = frame[frame["measured_iter_s"] > 0]
         if frame.empty:
             raise InputError(path, "rows with both measured_iter_s and predicted_iter_s", "none")
         error = 100.0 * (frame["predicted_iter_s"] - frame["measured_iter_s"]) / frame["measured_iter_s"]
-        frames.append(pd.DataFrame({"experiment": frame["experiment"], "abs_error_pct": error.abs()}))
+        rows = pd.DataFrame({"experiment": frame["experiment"], "kind": frame["kind"],
+                             "variant": frame["variant"],
+                             "point": frame["point"] if "point" in frame.columns else "",
+                             "error_pct": error, "abs_error_pct": error.abs()})
+        for column in EXTRA_NUMERIC:
+            rows[column] = _numbers(frame, column, path)
+        frames.append(rows)
     return pd.concat(frames, ignore_index=True)
 
 
+def _stats(kind, experiment, variant, group):
+    inside = group["inside"].dropna()
+    return {"kind": kind, "experiment": experiment, "variant": variant, "runs": len(group),
+            "median_abs_error_pct": quantile(group["abs_error_pct"], 0.5),
+            "p90_abs_error_pct": quantile(group["abs_error_pct"], 0.9),
+            "max_abs_error_pct": float(group["abs_error_pct"].max()),
+            "median_error_pct": quantile(group["error_pct"], 0.5),
+            "inside_fraction": float(inside.mean()) if len(inside) else float("nan"),
+            "runs_with_interval": len(inside)}
+
+
 def table(errors):
+    """Predictions first, then reconstructions: one row per experiment and variant, and "all"."""
     rows = []
-    groups = [(name, group["abs_error_pct"]) for name, group in errors.groupby("experiment", sort=True)]
-    groups.append(("all", errors["abs_error_pct"]))
-    for name, values in groups:
-        rows.append({"experiment": name, "runs": len(values),
-                     "median_abs_error_pct": quantile(values, 0.5),
-                     "p90_abs_error_pct": quantile(values, 0.9),
-                     "max_abs_error_pct": float(values.max())})
+    for kind in KINDS:
+        selected = errors[errors["kind"] == kind]
+        if selected.empty:
+            continue
+        for (experiment, variant), group in selected.groupby(["experiment", "variant"], sort=True):
+            rows.append(_stats(kind, experiment, variant, group))
+        rows.append(_stats(kind, "all", "", selected))
     return pd.DataFrame(rows)
 
 
+def distribution_table(errors):
+    """Rows with a distribution comparison (delay_dist points): medians per kind and experiment."""
+    with_ks = errors.dropna(subset=["ks_distance"])
+    rows = []
+    for (kind, experiment), group in with_ks.groupby(["kind", "experiment"], sort=False):
+        rows.append({"kind": kind, "experiment": experiment, "runs": len(group),
+                     **{f"median_{c}": quantile(group[c], 0.5)
+                        for c in ("ks_distance", "p50_error_pct", "p90_error_pct", "p99_error_pct")}})
+    frame = pd.DataFrame(rows)
+    if not frame.empty:
+        frame["order"] = frame["kind"].map(KINDS.index)
+        frame = frame.sort_values(["order", "experiment"], kind="stable").drop(columns="order")
+    return frame
+
+
+def _percent(value, signed=False):
+    if value != value:
+        return "-"
+    return f"{value:+.1f}" if signed else f"{value:.1f}"
+
+
 def format_table(frame):
-    lines = [f"{'experiment':<20} {'runs':>5} {'median |err| %':>15} {'p90 |err| %':>12} {'max |err| %':>12}"]
+    lines = []
+    for kind in KINDS:
+        lines.append(TITLES[kind] + ":")
+        selected = frame[frame["kind"] == kind] if not frame.empty else frame
+        if selected.empty:
+            lines.append("  none in these summaries" +
+                         (" (a spec needs [predict] baseline)" if kind == "prediction" else ""))
+            lines.append("")
+            continue
+        lines.append(f"{'experiment':<24} {'variant':<22} {'runs':>5} {'median |err| %':>15} "
+                     f"{'p90 |err| %':>12} {'max |err| %':>12} {'median err %':>13} {'in interval':>12}")
+        for _, row in selected.iterrows():
+            interval = ("-" if row["runs_with_interval"] == 0 else
+                        f"{row['inside_fraction'] * 100:.0f} % of {row['runs_with_interval']}")
+            lines.append(f"{row['experiment']:<24} {row['variant']:<22} {row['runs']:>5d} "
+                         f"{_percent(row['median_abs_error_pct']):>15} {_percent(row['p90_abs_error_pct']):>12} "
+                         f"{_percent(row['max_abs_error_pct']):>12} {_percent(row['median_error_pct'], True):>13} "
+                         f"{interval:>12}")
+        lines.append("")
+    return "\n".join(lines).rstrip("\n")
+
+
+def format_distribution(frame):
+    lines = ["Iteration-time distributions (delay_dist points; iterations >= 1, medians over runs):",
+             f"{'kind':<15} {'experiment':<24} {'runs':>5} {'KS':>6} {'p50 err %':>10} {'p90 err %':>10} {'p99 err %':>10}"]
     for _, row in frame.iterrows():
-        lines.append(f"{row['experiment']:<20} {row['runs']:>5d} {row['median_abs_error_pct']:>15.1f} "
-                     f"{row['p90_abs_error_pct']:>12.1f} {row['max_abs_error_pct']:>12.1f}")
+        lines.append(f"{row['kind']:<15} {row['experiment']:<24} {row['runs']:>5d} {row['median_ks_distance']:>6.3f} "
+                     f"{_percent(row['median_p50_error_pct'], True):>10} {_percent(row['median_p90_error_pct'], True):>10} "
+                     f"{_percent(row['median_p99_error_pct'], True):>10}")
     return "\n".join(lines)
 
 
 def plot(paths, out_dir, name="errors"):
-    errors = absolute_errors(paths)
+    errors = error_rows(paths)
     summary = table(errors)
     print(format_table(summary))
     table_path = output.save_table(summary, out_dir, name)
-    # CDF of |error| per experiment: the figure's CSV holds its exact steps.
+    written = [table_path]
+    distributions = distribution_table(errors)
+    if not distributions.empty:
+        print()
+        print(format_distribution(distributions))
+        written.append(output.save_table(distributions, out_dir, name + "-distribution"))
+    # CDF of |error| per experiment and kind: the figure's CSV holds its exact steps.
     fig, ax = style.figure()
     steps = []
-    for index, (experiment, group) in enumerate(errors.groupby("experiment", sort=True)):
+    for index, ((experiment, kind), group) in enumerate(
+            errors.groupby(["experiment", "kind"], sort=True)):
         values = np.sort(group["abs_error_pct"].to_numpy())
         fraction = np.arange(1, len(values) + 1) / len(values)
         ax.step(np.concatenate([[0], values]), np.concatenate([[0], fraction]), where="post",
-                color=style.CYCLE[index % len(style.CYCLE)], label=experiment)
-        steps += [{"experiment": experiment, "abs_error_pct": v, "cumulative_fraction": f}
+                color=style.CYCLE[index % len(style.CYCLE)],
+                linestyle="-" if kind == "prediction" else "--", label=f"{experiment} ({kind})")
+        steps += [{"experiment": experiment, "kind": kind, "abs_error_pct": v, "cumulative_fraction": f}
                   for v, f in zip(values, fraction)]
     ax.set_xlabel("Absolute error of predicted iteration time (%)")
     ax.set_ylabel("Fraction of runs")
@@ -66,4 +174,4 @@ def plot(paths, out_dir, name="errors"):
     ax.set_xlim(left=0)
     ax.legend(loc="lower right")
     paths_out = output.save(fig, pd.DataFrame(steps), out_dir, name + "-cdf")
-    return [table_path] + paths_out
+    return written + paths_out

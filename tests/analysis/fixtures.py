@@ -106,12 +106,19 @@ def write_trace(directory, world_size=2, iterations=5, source="measured", seed=1
 
 # experiments/src/results.cpp's columns, in order.
 SUMMARY_COLUMNS = [
-    "experiment", "point", "rep", "variant", "world_size", "bucket_cap_mb", "first_bucket_cap_mb",
-    "slowdown", "delay", "timeout_s", "batch_size", "iterations", "predicted_world_size",
-    "predicted_timeout_s", "measured_iter_s", "predicted_iter_s", "error_pct",
-    "measured_samples_per_s", "predicted_samples_per_s", "measured_iterations", "measured_failed",
-    "measured_failure", "predicted_failed", "predicted_failure", "job_exit", "job_wall_s",
-    "status", "message", "trace_dir", "predicted_dir"]
+    "experiment", "point", "rep", "variant", "kind", "world_size", "hosts", "bucket_cap_mb",
+    "first_bucket_cap_mb", "slowdown", "delay", "delay_dist", "timeout_s", "batch_size",
+    "iterations", "predicted_world_size", "predicted_timeout_s", "measured_iter_s",
+    "predicted_iter_s", "error_pct", "predicted_lo_s", "predicted_hi_s", "inside", "ks_distance",
+    "p50_error_pct", "p90_error_pct", "p99_error_pct", "measured_samples_per_s",
+    "predicted_samples_per_s", "measured_iterations", "measured_failed", "measured_failure",
+    "predicted_failed", "predicted_failure", "job_exit", "job_wall_s", "status", "message",
+    "trace_dir", "replayed_trace", "predicted_dir"]
+# The columns before issue #16 (no kind: every replay of the measured configuration is a
+# reconstruction).
+OLD_SUMMARY_COLUMNS = [c for c in SUMMARY_COLUMNS if c not in (
+    "kind", "hosts", "delay_dist", "predicted_lo_s", "predicted_hi_s", "inside", "ks_distance",
+    "p50_error_pct", "p90_error_pct", "p99_error_pct", "replayed_trace")]
 
 
 def summary_row(**values):
@@ -121,6 +128,8 @@ def summary_row(**values):
                 "batch_size": 32, "iterations": 10, "status": "ok", "measured_failed": 0,
                 "predicted_failed": 0})
     row.update(values)
+    if row["kind"] == "":  # as the runner writes it for a replay of its own trace / a what-if
+        row["kind"] = "reconstruction" if row["variant"] == "" else "whatif"
     row.setdefault("predicted_world_size", row["world_size"])
     if row["predicted_world_size"] == "":
         row["predicted_world_size"] = row["world_size"]
@@ -133,8 +142,8 @@ def summary_row(**values):
     return row
 
 
-def write_summary(path, rows):
+def write_summary(path, rows, columns=None):
     with open(path, "w", newline="") as handle:
-        writer = csv.DictWriter(handle, fieldnames=SUMMARY_COLUMNS)
+        writer = csv.DictWriter(handle, fieldnames=columns or SUMMARY_COLUMNS, extrasaction="ignore")
         writer.writeheader()
         writer.writerows(rows)

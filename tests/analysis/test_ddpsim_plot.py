@@ -244,7 +244,7 @@ class Scaling(PlotTest):
 
 
 class Errors(PlotTest):
-    def test_table_of_median_and_p90_absolute_errors(self):
+    def test_reconstruction_table_of_median_and_p90_absolute_errors(self):
         rng = random.Random(9)
         first, second, all_errors = [], [], {"a": [], "b": []}
         for name, rows in (("a", first), ("b", second)):
@@ -257,12 +257,14 @@ class Errors(PlotTest):
         path_a = os.path.join(self.dir, "a.csv")
         path_b = os.path.join(self.dir, "b.csv")
         fixtures.write_summary(path_a, first)
-        fixtures.write_summary(path_b, second)
+        # A summary from before the kind column: its rows are reconstructions all the same.
+        fixtures.write_summary(path_b, second, fixtures.OLD_SUMMARY_COLUMNS)
         result = self.plot("errors", path_a, path_b)
         table = read_csv(os.path.join(self.out, "errors.csv"))
         self.assert_figure("errors-cdf")
         combined = all_errors["a"] + all_errors["b"]
         for row, values in zip(table, (all_errors["a"], all_errors["b"], combined)):
+            self.assertEqual(row["kind"], "reconstruction")
             self.assertEqual(int(row["runs"]), len(values))
             self.assert_close(row["median_abs_error_pct"], statistics.median(values), "median")
             self.assert_close(row["p90_abs_error_pct"], quantile(values, 0.9), "p90")
@@ -270,6 +272,65 @@ class Errors(PlotTest):
         self.assertEqual([r["experiment"] for r in table], ["a", "b", "all"])
         self.assertIn(f"{statistics.median(combined):.1f}", result.stdout)
         self.assertIn(f"{quantile(combined, 0.9):.1f}", result.stdout)
+        # No prediction rows: the prediction table says so, and nothing is called a prediction.
+        prediction, reconstruction = result.stdout.split("Reconstruction")
+        self.assertIn("What-if predictions", prediction)
+        self.assertIn("none in these summaries", prediction)
+        self.assertNotIn("experiment", prediction)  # no table, no rows
+
+    def test_predictions_first_and_reconstructions_apart(self):
+        rows, predicted, rebuilt, inside, ks = [], [], [], [], []
+        rng = random.Random(3)
+        for rep in range(5):
+            for point, cap in (("cap1", 1), ("cap25", 25)):
+                m = rng.uniform(0.1, 0.2)
+                r = m * rng.uniform(0.95, 1.05)
+                rows.append(fixtures.summary_row(experiment="bucket", point=point, rep=rep,
+                                                 bucket_cap_mb=cap, measured_iter_s=m,
+                                                 predicted_iter_s=r))
+                rebuilt.append(abs(100 * (r - m) / m))
+                if point == "cap25":
+                    continue
+                p = m * rng.uniform(0.7, 1.3)
+                lo, hi = p * 0.9, p * 1.1
+                k = rng.uniform(0, 1)
+                rows.append(fixtures.summary_row(
+                    experiment="bucket", point=point, rep=rep, variant="from-cap25",
+                    kind="prediction", bucket_cap_mb=cap, measured_iter_s=m, predicted_iter_s=p,
+                    predicted_lo_s=lo, predicted_hi_s=hi, inside=int(lo <= m <= hi),
+                    delay_dist="1=exp:5", ks_distance=k, p50_error_pct=1, p90_error_pct=2,
+                    p99_error_pct=3))
+                predicted.append(100 * (p - m) / m)
+                inside.append(int(lo <= m <= hi))
+                ks.append(k)
+            # A what-if with no measurement is in neither table.
+            rows.append(fixtures.summary_row(experiment="bucket", point="cap25", rep=rep,
+                                             variant="w64", predicted_iter_s=0.3))
+        path = self.summary(rows)
+        result = self.plot("errors", path)
+        table = read_csv(os.path.join(self.out, "errors.csv"))
+        self.assertEqual([(r["kind"], r["experiment"], r["variant"]) for r in table],
+                         [("prediction", "bucket", "from-cap25"), ("prediction", "all", ""),
+                          ("reconstruction", "bucket", ""), ("reconstruction", "all", "")])
+        self.assertEqual(int(table[0]["runs"]), 5)
+        self.assert_close(table[0]["median_abs_error_pct"], statistics.median(map(abs, predicted)), "median")
+        self.assert_close(table[0]["p90_abs_error_pct"], quantile([abs(e) for e in predicted], 0.9), "p90")
+        self.assert_close(table[0]["median_error_pct"], statistics.median(predicted), "signed")
+        self.assert_close(table[0]["inside_fraction"], sum(inside) / len(inside), "inside")
+        self.assertEqual(int(table[2]["runs"]), 10)
+        self.assert_close(table[2]["median_abs_error_pct"], statistics.median(rebuilt), "rebuilt")
+        self.assertEqual(table[2]["inside_fraction"], "")  # no intervals there
+        # Printed in that order, under titles that never call a reconstruction a prediction.
+        out = result.stdout
+        self.assertLess(out.index("What-if predictions"), out.index("Reconstruction ("))
+        self.assertIn(f"{statistics.median(map(abs, predicted)):.1f}",
+                      out[:out.index("Reconstruction (")])
+        self.assertIn(f"{statistics.median(rebuilt):.1f}", out[out.index("Reconstruction ("):])
+        distribution = read_csv(os.path.join(self.out, "errors-distribution.csv"))
+        self.assertEqual(len(distribution), 1)
+        self.assertEqual(distribution[0]["kind"], "prediction")
+        self.assert_close(distribution[0]["median_ks_distance"], statistics.median(ks), "ks")
+        self.assertIn("Iteration-time distributions", out)
 
 
 class MalformedInput(PlotTest):
