@@ -10,6 +10,7 @@
 
 #include "ddpsim/sim/advise.hpp"
 #include "ddpsim/trace/io.hpp"
+#include "ddpsim/trace/skew.hpp"
 #include "numeric_flags.hpp"
 
 namespace ddpsim::cli {
@@ -44,6 +45,23 @@ void check_flags(const AdviseFlags& flags) {
   if (!flags.json_file.empty()) check_output_file(flags.json_file, "--json");  // before minutes of replays
 }
 
+// --stall-dist values through the traces' SkewSpec parser (replay's --delay-dist syntax); its
+// errors name --delay-dist, so they are renamed here.
+std::vector<trace::DelayDistribution> stall_model(const AdviseFlags& flags) {
+  std::vector<trace::DelayDistribution> model;
+  for (const std::string& text : flags.stall_dist) {
+    try {
+      model.push_back(trace::parse_delay_distribution(text));
+    } catch (const trace::SkewError& error) {
+      std::string message = error.what();
+      const std::string prefix = "--delay-dist ";
+      if (message.rfind(prefix, 0) == 0) message = "--stall-dist " + message.substr(prefix.size());
+      throw AdviseError(message);
+    }
+  }
+  return model;
+}
+
 }  // namespace
 
 CLI::App* add_advise_command(CLI::App& app, AdviseFlags& flags) {
@@ -65,18 +83,30 @@ CLI::App* add_advise_command(CLI::App& app, AdviseFlags& flags) {
   command->add_option("--iterations-per-day", flags.iterations_per_day,
                       "Iterations in a day of training (default: 86400 s / the measured median iteration)")
       ->check(non_negative_number());
+  command->add_option("--stall-dist", flags.stall_dist,
+                      "RANK|all=exp:MEAN|lognormal:MU,SIGMA|uniform:A,B (ms, replay's --delay-dist syntax): the "
+                      "stall model for the timeout advice instead of the trace's stalls (repeatable, one per rank)")
+      ->expected(1)
+      ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);
   return command;
 }
 
 int run_advise(const AdviseFlags& flags) {
   try {
     check_flags(flags);
+    const std::vector<trace::DelayDistribution> stalls = stall_model(flags);
     const trace::Trace measured = trace::read_trace(flags.trace_dir);
+    // Ranks and one distribution per rank, before minutes of replays.
+    try {
+      (void)sim::stall_for_probability(stalls, measured.world_size(), 0.5);
+    } catch (const std::invalid_argument& error) {
+      throw AdviseError(error.what());
+    }
     const sim::AdviceSetup setup = sim::prepare_advice(measured);
     sim::Advice advice;
     advice.trace_dir = flags.trace_dir;
     advice.bucket = sim::advise_bucket_cap(setup, flags.bucket_caps_mb, flags.runs, flags.seed);
-    advice.timeout = sim::advise_timeout(setup, measured, flags.epsilon, flags.iterations_per_day);
+    advice.timeout = sim::advise_timeout(setup, measured, flags.epsilon, flags.iterations_per_day, stalls);
     advice.stragglers = sim::attribute_stragglers(setup, flags.runs, flags.seed);
     std::cout << sim::advice_to_text(advice);
     if (!flags.json_file.empty()) {

@@ -19,6 +19,7 @@ struct AdviseFlags {
   std::uint64_t seed = 0;
   double epsilon = 0.01;
   double iterations_per_day = 0;       // 0: from the trace's median iteration
+  std::vector<std::string> stall_dist; // RANK|all=DIST (replay's --delay-dist syntax); empty: observed
 };
 
 CLI::App* add_advise_command(CLI::App& app, AdviseFlags& flags);

@@ -1,6 +1,7 @@
 // What `ddp-sim advise` prints and writes with --json (advise.hpp).
 #include <nlohmann/json.hpp>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <sstream>
@@ -45,6 +46,52 @@ nlohmann::json cost_json(const RankCost& cost) {
   return json;
 }
 
+std::string list_text(const std::vector<double>& caps_mb) {
+  std::ostringstream text;
+  for (std::size_t i = 0; i < caps_mb.size(); ++i) text << (i > 0 ? "," : "") << caps_mb[i];
+  return text.str();
+}
+
+nlohmann::json list_candidate_json(const BucketListCandidate& candidate, bool with_interval) {
+  nlohmann::json json = {{"bucket_caps_mb", candidate.caps_mb},
+                         {"buckets", candidate.buckets},
+                         {"median_iteration_s", number(candidate.median_s)}};
+  if (with_interval) json["interval_s"] = interval_json(candidate.median_interval_s);
+  return json;
+}
+
+// The second answer: the best per-bucket list of caps against the best single cap.
+void list_answer_text(const BucketAdvice& advice, std::ostringstream& text) {
+  const BucketListAdvice& list = advice.list;
+  text << "  per-bucket list of caps (second answer, DDP's bucket_cap_mb_list / ddp-train --bucket-caps-mb)\n";
+  text << "    searched: " << list.family << ": " << list.lists << " lists, " << list.distinct_layouts
+       << " distinct layouts (each replayed in order; the fastest bootstrapped)\n";
+  if (!list.searched) {
+    text << "    nothing to search: no single cap above the small caps\n";
+    return;
+  }
+  const std::size_t shown = std::min<std::size_t>(5, list.candidates.size());
+  text << "    fastest " << shown << ": ";
+  for (std::size_t i = 0; i < shown; ++i) {
+    text << (i > 0 ? "; " : "") << "[" << list_text(list.candidates[i].caps_mb) << "] "
+         << format("%.3f", list.candidates[i].median_s * 1e3) << " ms";
+  }
+  text << "\n";
+  text << "    best list [" << list_text(list.best.caps_mb) << "] MiB (" << list.best.buckets << " buckets): "
+       << format("%.3f", list.best.median_s * 1e3) << " ms " << interval_ms(list.best.median_interval_s)
+       << "; best single cap " << format("%g", advice.best.cap_mb) << " MiB: " << format("%.3f", advice.best.median_s * 1e3)
+       << " ms " << interval_ms(advice.best.median_interval_s) << ", gain " << format("%.1f", 100 * list.gain) << " %\n";
+  if (list.keep) {
+    text << "    keep one cap: bucket_cap_mb=" << format("%g", advice.recommended_cap_mb)
+         << " (a list gains nothing beyond the noise: the intervals overlap" << (list.gain <= 0 ? ", or it is no faster" : "")
+         << ")\n";
+  } else {
+    text << "    recommended: bucket_cap_mb_list=[" << list_text(list.best.caps_mb) << "] (ddp-train --bucket-caps-mb "
+         << list_text(list.best.caps_mb) << "; expected " << format("%.1f", 100 * list.gain)
+         << " % shorter median iteration than the best single cap)\n";
+  }
+}
+
 void bucket_text(const BucketAdvice& advice, std::ostringstream& text) {
   text << "bucket size\n  model: " << advice.model << "\n";
   if (!advice.available) {
@@ -59,6 +106,9 @@ void bucket_text(const BucketAdvice& advice, std::ostringstream& text) {
                   std::abs(candidate.cap_mb - advice.own_cap_mb) < 1e-9 ? "  (the trace's)" : "");
     text << row;
   }
+  if (!advice.own_caps_mb.empty()) {
+    text << "  the trace was recorded with the list [" << list_text(advice.own_caps_mb) << "] MiB (its layout is \"the trace's\" below)\n";
+  }
   text << "  the trace's cap " << format("%g", advice.own_cap_mb) << " MiB: " << format("%.3f", advice.own.median_s * 1e3)
        << " ms " << interval_ms(advice.own.median_interval_s) << "; best " << format("%g", advice.best.cap_mb)
        << " MiB: " << format("%.3f", advice.best.median_s * 1e3) << " ms " << interval_ms(advice.best.median_interval_s)
@@ -70,7 +120,7 @@ void bucket_text(const BucketAdvice& advice, std::ostringstream& text) {
     text << "  recommended: bucket_cap_mb=" << format("%g", advice.recommended_cap_mb) << " (expected "
          << format("%.1f", 100 * advice.gain) << " % shorter median iteration)\n";
   }
-  text << "  (one cap for every bucket; a per-bucket list of caps is not searched)\n";
+  if (advice.list.lists > 0 || advice.list.searched) list_answer_text(advice, text);
 }
 
 void timeout_text(const TimeoutAdvice& advice, std::ostringstream& text) {
@@ -85,9 +135,22 @@ void timeout_text(const TimeoutAdvice& advice, std::ostringstream& text) {
                                                              : "")
        << ", so <= " << format("%.3g", advice.per_iteration_probability) << " per iteration\n";
   text << "  longest all-reduce wait per iteration over " << advice.wait_samples << " iterations: median "
-       << format("%.3f", advice.wait_p50_s * 1e3) << " ms, max " << format("%.3f", advice.wait_max_s * 1e3)
-       << " ms; tail above " << format("%.3f", advice.tail_threshold_s * 1e3) << " ms with scale "
-       << format("%.3f", advice.tail_scale_s * 1e3) << " ms\n";
+       << format("%.3f", advice.wait_p50_s * 1e3) << " ms, max " << format("%.3f", advice.wait_max_s * 1e3) << " ms";
+  if (advice.stall_dist.empty()) {
+    text << "; tail above " << format("%.3f", advice.tail_threshold_s * 1e3) << " ms with scale "
+         << format("%.3f", advice.tail_scale_s * 1e3) << " ms\n";
+    text << "  stall model: observed (the trace's own waits; give one with --stall-dist)\n";
+  } else {
+    std::string given;
+    for (const std::string& dist : advice.stall_dist) given += (given.empty() ? "" : ", ") + dist;
+    text << "\n  stall model: given (" << given << "), not the trace's stalls: a stall longer than "
+         << format("%.3f", advice.stall_quantile_s * 1e3) << " ms has that per-iteration probability; timeout = median wait "
+         << format("%.3f", advice.wait_p50_s * 1e3) << " ms + that stall\n";
+    if (advice.measured_exceeds) {
+      text << "  note: the trace's longest wait (" << format("%.3f", advice.wait_max_s * 1e3)
+           << " ms) exceeds this timeout: the given model is lighter than what was measured\n";
+    }
+  }
   text << "  " << timeout_line(advice.timeout_s) << "\n";
   text << "  a hung rank " << advice.hang_rank << " is detected " << format("%.3f", advice.time_to_detect_s)
        << " s after it stops (replayed); the trace replayed with this timeout "
@@ -142,6 +205,23 @@ std::string advice_to_json(const Advice& advice) {
     json["bucket"]["recommended_bucket_cap_mb"] = bucket.recommended_cap_mb;
     json["bucket"]["candidates"] = nlohmann::json::array();
     for (const BucketCandidate& candidate : bucket.candidates) json["bucket"]["candidates"].push_back(candidate_json(candidate));
+    if (!bucket.own_caps_mb.empty()) json["bucket"]["own_bucket_caps_mb"] = bucket.own_caps_mb;
+    const BucketListAdvice& list = bucket.list;
+    json["bucket"]["list"] = {{"searched", list.searched},
+                              {"family", list.family},
+                              {"lists", list.lists},
+                              {"distinct_layouts", list.distinct_layouts}};
+    if (list.searched) {
+      json["bucket"]["list"]["best"] = list_candidate_json(list.best, true);
+      json["bucket"]["list"]["gain_over_best_single_cap"] = number(list.gain);
+      json["bucket"]["list"]["keep"] = list.keep;
+      json["bucket"]["list"]["recommended_bucket_caps_mb"] =
+          list.keep ? nlohmann::json(nullptr) : nlohmann::json(list.best.caps_mb);
+      json["bucket"]["list"]["candidates"] = nlohmann::json::array();
+      for (std::size_t i = 0; i < list.candidates.size(); ++i) {
+        json["bucket"]["list"]["candidates"].push_back(list_candidate_json(list.candidates[i], i == 0));
+      }
+    }
   } else {
     json["bucket"]["reason"] = bucket.unavailable_reason;
   }
@@ -160,6 +240,10 @@ std::string advice_to_json(const Advice& advice) {
                             {"tail_scale_s", number(timeout.tail_scale_s)},
                             {"timeout_s", number(timeout.timeout_s)},
                             {"line", timeout_line(timeout.timeout_s)},
+                            {"stall_model", timeout.stall_dist.empty() ? "observed" : "given"},
+                            {"stall_dist", timeout.stall_dist},
+                            {"stall_quantile_s", number(timeout.stall_quantile_s)},
+                            {"measured_wait_exceeds_timeout", timeout.measured_exceeds},
                             {"hang_rank", timeout.hang_rank},
                             {"time_to_detect_s", number(timeout.time_to_detect_s)},
                             {"replay_survives", timeout.replay_survives}});

@@ -391,6 +391,9 @@ std::vector<Row> ddp_train_rows() {
   };
   bad({"--width", "100000", "--depth", "1000"}, 2, "expected a model of at most 2^31 parameters");
   bad({"--model", "resnet50"}, 2, "--model resnet50: expected");
+  bad({"--bucket-caps-mb", "1,,25"}, 2, "--bucket-caps-mb 1,,25: expected a comma-separated list of positive MiB");
+  bad({"--bucket-caps-mb", "1,-4"}, 2, "--bucket-caps-mb 1,-4: expected a comma-separated list of positive MiB");
+  bad({"--bucket-caps-mb", "1,4", "--bucket-cap-mb", "2"}, 2, "--bucket-caps-mb: expected either the list or");
   bad({"--optimizer", "lbfgs"}, 2, "--optimizer lbfgs: expected");
   bad({"--backend", "mpi"}, 2, "--backend mpi: expected");
   bad({"--comm-hook", "powersgd"}, 2, "--comm-hook powersgd: expected");

@@ -2,8 +2,13 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <stdexcept>
+
+#include <nlohmann/json.hpp>
 
 #include "ddpsim/sim/advise.hpp"
+#include "ddpsim/sim/rebucket.hpp"
+#include "ddpsim/trace/stats.hpp"
 #include "synthetic_trace.hpp"
 
 namespace ddpsim::sim {
@@ -148,6 +153,98 @@ TEST(AdviseTimeout, MonotoneInEpsilonSurvivesTheTraceAndDetectsAHang) {
   }
   // Given iterations per day: more iterations, a longer timeout.
   EXPECT_GT(advise_timeout(setup, trace, 0.01, 1e9).timeout_s, advise_timeout(setup, trace, 0.01, 1e3).timeout_s);
+}
+
+// A user-given stall model (--stall-dist) against closed forms: P(stall > x) = e^(-x/mean) for
+// one exponential rank, 1 - (1 - e^(-x/mean))^W for `all`, linear for uniform.
+TEST(AdviseTimeout, GivenStallModelClosedForms) {
+  const auto stall = [](const std::string& text) { return trace::parse_delay_distribution(text); };
+  const double p = 1e-6;
+  EXPECT_NEAR(stall_for_probability({stall("1=exp:20")}, 2, p), 0.020 * std::log(1 / p), 1e-10 * 0.3);
+  const double all = -20 * std::log(1 - std::pow(1 - p, 1.0 / 4)) * 1e-3;
+  EXPECT_NEAR(stall_for_probability({stall("all=exp:20")}, 4, p), all, 1e-10 * all);
+  EXPECT_NEAR(stall_for_probability({stall("1=uniform:10,30")}, 2, 0.1), 0.028, 1e-12);
+  EXPECT_NEAR(stall_for_probability({stall("1=uniform:10,30")}, 2, 1e-9), 0.030, 1e-9);
+  const double lognormal_s = stall_for_probability({stall("0=lognormal:3,0.5")}, 2, 1e-4);
+  EXPECT_NEAR(0.5 * std::erfc((std::log(lognormal_s * 1e3) - 3) / (0.5 * std::sqrt(2.0))), 1e-4, 1e-12);
+  // Two independent ranks: P(either > x) = p.
+  const double two = stall_for_probability({stall("0=exp:20"), stall("1=exp:10")}, 2, 1e-3);
+  EXPECT_NEAR(1 - (1 - std::exp(-two * 1e3 / 20)) * (1 - std::exp(-two * 1e3 / 10)), 1e-3, 1e-12);
+  // One distribution per rank, ranks of the trace only.
+  EXPECT_THROW(stall_for_probability({stall("all=exp:20"), stall("1=exp:10")}, 2, p), std::invalid_argument);
+  EXPECT_THROW(stall_for_probability({stall("2=exp:20")}, 2, p), std::invalid_argument);
+}
+
+// With a given model the timeout is the median measured wait plus the model's stall quantile,
+// whatever the trace's own (straggling) waits were; the check replays those stalls.
+TEST(AdviseTimeout, GivenStallModelReplacesTheObservedTail) {
+  testing::SyntheticRun run;
+  run.world_size = 2;
+  const trace::Trace trace = testing::make_synthetic_trace(run);
+  const AdviceSetup setup = prepare_advice(trace);
+  const double epsilon = 0.01;
+  const double per_day = 1e5;
+  const double p = -std::expm1(std::log1p(-epsilon) / per_day);
+  const TimeoutAdvice given = advise_timeout(setup, trace, epsilon, per_day, {trace::parse_delay_distribution("1=exp:20")});
+  ASSERT_TRUE(given.available) << given.unavailable_reason;
+  EXPECT_EQ(given.stall_dist, (std::vector<std::string>{"1=exp:20"}));
+  EXPECT_NE(given.model.find("the stall model given (--stall-dist 1=exp:20"), std::string::npos) << given.model;
+  EXPECT_NEAR(given.stall_quantile_s, 0.020 * std::log(1 / p), 1e-9);
+  EXPECT_NEAR(given.timeout_s, given.wait_p50_s + 0.020 * std::log(1 / p), 1e-9);
+  EXPECT_TRUE(given.replay_survives);
+  const TimeoutAdvice heavier = advise_timeout(setup, trace, epsilon, per_day, {trace::parse_delay_distribution("1=exp:40")});
+  EXPECT_NEAR(heavier.timeout_s - given.timeout_s, 0.020 * std::log(1 / p), 1e-9);
+  const TimeoutAdvice observed = advise_timeout(setup, trace, epsilon, per_day);
+  EXPECT_TRUE(observed.stall_dist.empty());
+  EXPECT_GT(std::abs(observed.timeout_s - given.timeout_s), 0.01);
+  // A model lighter than the measured waits (the 50 ms straggling all-reduce) is flagged.
+  const TimeoutAdvice light = advise_timeout(setup, trace, epsilon, per_day, {trace::parse_delay_distribution("1=uniform:0,1")});
+  EXPECT_TRUE(light.measured_exceeds);
+  EXPECT_LT(light.timeout_s, light.wait_max_s);
+}
+
+// The second answer: lists [S]*k + [L] through the single cap's re-bucketing and replay.
+TEST(AdviseBucket, ListFamilyIsSearchedThroughTheOneRebucketingPath) {
+  testing::SyntheticRun run = compute_bound_run();
+  run.beta_bytes_per_s = 1e9;
+  const AdviceSetup setup = prepare_advice(testing::make_synthetic_trace(run));
+  const std::vector<double> caps = {1, 100};
+  const auto family = bucket_list_family(caps);
+  // S = 0.25, 0.5: L in {1, 100}; S = 1, 2: L = 100; k = 1..3.
+  EXPECT_EQ(family.size(), 3u * (2 + 2 + 1 + 1));
+  EXPECT_EQ(family.front(), (std::vector<double>{0.25, 1}));
+  EXPECT_EQ(family.back(), (std::vector<double>{2, 2, 2, 100}));
+  const BucketAdvice advice = advise_bucket_cap(setup, caps, kRuns, 0);
+  ASSERT_TRUE(advice.list.searched);
+  EXPECT_EQ(advice.list.lists, static_cast<int>(family.size()));
+  EXPECT_GE(advice.list.distinct_layouts, 2);
+  EXPECT_EQ(advice.list.candidates.size(), static_cast<std::size_t>(advice.list.distinct_layouts));
+  for (const BucketListCandidate& candidate : advice.list.candidates) EXPECT_GE(candidate.median_s, advice.list.best.median_s);
+  // The best list's prediction is the re-bucketed model's replay, as `replay --bucket-caps-mb` does.
+  std::vector<std::int64_t> bytes;
+  for (double cap : advice.list.best.caps_mb) bytes.push_back(static_cast<std::int64_t>(cap * 1024 * 1024));
+  const WorkloadModel listed = rebucket(setup.model, BucketCaps::list(bytes));
+  EXPECT_DOUBLE_EQ(advice.list.best.median_s,
+                   trace::median_of(bootstrap_replays(listed, setup.options, 1, 0).front().iteration_times_s));
+  // [1] + [L] is the single cap L with the trace's 1 MiB first bucket: no list is slower than
+  // the best single cap above 1 MiB would allow, and the gain is measured against the best.
+  EXPECT_NEAR(advice.list.gain, 1 - advice.list.best.median_s / advice.best.median_s, 1e-12);
+  EXPECT_LE(advice.list.best.median_s, advice.candidates.back().median_s);
+  EXPECT_LE(advice.list.best.median_interval_s.low, advice.list.best.median_s);
+  EXPECT_GE(advice.list.best.median_interval_s.high, advice.list.best.median_s);
+  EXPECT_NE(advice_to_text({"synthetic", advice, {}, {}}).find("per-bucket list of caps (second answer"), std::string::npos);
+}
+
+TEST(AdviseBucket, ListWithinTheNoiseKeepsOneCap) {
+  const AdviceSetup setup = prepare_advice(testing::make_synthetic_trace(compute_bound_run()));
+  const BucketAdvice advice = advise_bucket_cap(setup, {1, 100}, kRuns, 0);
+  ASSERT_TRUE(advice.list.searched);
+  EXPECT_TRUE(advice.list.keep);
+  EXPECT_LT(std::abs(advice.list.gain), 0.01);
+  const std::string text = advice_to_text({"synthetic", advice, {}, {}});
+  EXPECT_NE(text.find("keep one cap: bucket_cap_mb=25"), std::string::npos) << text;
+  EXPECT_EQ(nlohmann::json::parse(advice_to_json({"synthetic", advice, {}, {}}))["bucket"]["list"]["recommended_bucket_caps_mb"],
+            nullptr);
 }
 
 }  // namespace

@@ -346,14 +346,34 @@ TEST(CliAdvise, PrintsThreeAnswersAndWritesJson) {
   ASSERT_EQ(outcome.status, 0) << outcome.err;
   EXPECT_NE(outcome.out.find("timeout=timedelta(seconds="), std::string::npos) << outcome.out;
   EXPECT_NE(outcome.out.find("assumed"), std::string::npos) << outcome.out;
-  EXPECT_NE(outcome.out.find("per-bucket list of caps is not searched"), std::string::npos) << outcome.out;
+  EXPECT_NE(outcome.out.find("per-bucket list of caps (second answer"), std::string::npos) << outcome.out;
+  EXPECT_NE(outcome.out.find("stall model: observed"), std::string::npos) << outcome.out;
   const auto json = nlohmann::json::parse(slurp(dir.path("advice.json")));
   EXPECT_EQ(json["bucket"]["candidates"].size(), 1u);
+  // Lists [S]*k + [1] for S = 0.25, 0.5 and k = 1..3; all give the 1 MiB cap's layout here.
+  EXPECT_EQ(json["bucket"]["list"]["lists"], 6);
+  EXPECT_TRUE(json["bucket"]["list"]["keep"].get<bool>());
+  EXPECT_EQ(json["timeout"]["stall_model"], "observed");
   EXPECT_TRUE(json["timeout"]["replay_survives"].get<bool>());
   EXPECT_EQ(json["stragglers"]["ranks"].size(), 4u);
   for (const char* answer : {"bucket", "timeout", "stragglers"}) {
     EXPECT_NE(json[answer]["model"].get<std::string>().find("calibrated from the trace"), std::string::npos) << answer;
   }
+}
+
+// --stall-dist: the timeout from the given stalls, said in the text and the JSON.
+TEST(CliAdvise, GivenStallModelIsUsedAndNamed) {
+  testing::TempDir dir;
+  const std::string measured = write_measured(dir);
+  const Outcome outcome = run_cli(dir, "advise " + measured + " --runs 11 --bucket-caps 1 --iterations-per-day 100000 "
+                                       "--stall-dist 1=exp:20 --json " + dir.path("advice.json"));
+  ASSERT_EQ(outcome.status, 0) << outcome.err;
+  EXPECT_NE(outcome.out.find("stall model: given (1=exp:20)"), std::string::npos) << outcome.out;
+  const auto json = nlohmann::json::parse(slurp(dir.path("advice.json")));
+  EXPECT_EQ(json["timeout"]["stall_model"], "given");
+  EXPECT_EQ(json["timeout"]["stall_dist"], nlohmann::json::array({"1=exp:20"}));
+  const double p = -std::expm1(std::log1p(-0.01) / 100000);
+  EXPECT_NEAR(json["timeout"]["timeout_s"].get<double>(), json["timeout"]["wait_p50_s"].get<double>() + 0.020 * std::log(1 / p), 1e-9);
 }
 
 TEST(CliAdvise, BadFlagsAreOneLineExit2) {
@@ -366,6 +386,13 @@ TEST(CliAdvise, BadFlagsAreOneLineExit2) {
   expect_one_line_error(run_cli(dir, "advise " + measured + " --bucket-caps 1,0"), "--bucket-caps: expected MiB in (0, ");
   expect_one_line_error(run_cli(dir, "advise " + measured + " --json " + dir.path("no/such/dir.json")), "--json");
   expect_one_line_error(run_cli(dir, "advise " + dir.path("nowhere")), "nowhere");
+  expect_one_line_error(run_cli(dir, "advise " + measured + " --stall-dist 1=exp:0"),
+                        "--stall-dist 1=exp:0: expected exp:MEAN with MEAN > 0 milliseconds");
+  expect_one_line_error(run_cli(dir, "advise " + measured + " --stall-dist 1=gamma:2"), "--stall-dist 1=gamma:2: expected RANK|all=");
+  expect_one_line_error(run_cli(dir, "advise " + measured + " --stall-dist 9=exp:20"),
+                        "--stall-dist 9=exp:20: expected a rank below the trace's world size 4");
+  expect_one_line_error(run_cli(dir, "advise " + measured + " --stall-dist all=exp:20 --stall-dist 1=exp:5"),
+                        "--stall-dist 1=exp:5: expected one distribution per rank, got two for rank 1");
 }
 
 

@@ -2,10 +2,15 @@
 //
 //   bucket size  re-bucket at each candidate cap (rebucket.hpp) and replay with bootstrap
 //                replicates; recommend the cap of the lowest predicted median, or "keep what
-//                you have" when its interval overlaps the trace's own cap's;
+//                you have" when its interval overlaps the trace's own cap's. Second answer: a
+//                per-bucket list of caps (DDP's bucket_cap_mb_list) from a small family (first
+//                k buckets small, then large), through the same re-bucketing, against the best
+//                single cap with the same "keep" rule;
 //   timeout      the trace's own arrival spread at each all-reduce, with an exponential tail
 //                fitted to its per-iteration maximum, gives the smallest timeout with
-//                P(false timeout) <= epsilon per day; a replay with a hung rank and that
+//                P(false timeout) <= epsilon per day; or, with a user-given stall model
+//                (--stall-dist, replay's --delay-dist syntax), the median measured wait plus
+//                the stall that the model exceeds with that probability; a replay with a hung rank and that
 //                timeout (the replay's own timeout) gives the time to detect a real hang;
 //   stragglers   replay with one rank's compute replaced by the typical rank's (per
 //                iteration, the rank of lower-median compute), then with every rank's; a
@@ -26,6 +31,7 @@
 #include "ddpsim/sim/replay.hpp"
 #include "ddpsim/sim/workload_model.hpp"
 #include "ddpsim/trace/model.hpp"
+#include "ddpsim/trace/skew.hpp"
 
 namespace ddpsim::sim {
 
@@ -65,6 +71,25 @@ struct BucketCandidate {
   Interval median_interval_s;
 };
 
+// A per-bucket list of caps (the second answer), predicted like a single cap.
+struct BucketListCandidate {
+  std::vector<double> caps_mb;  // bucket i's cap, the last repeating
+  int buckets = 0;
+  double median_s = 0;          // run 0
+  Interval median_interval_s;   // only for the best list (bootstrapped)
+};
+
+struct BucketListAdvice {
+  bool searched = false;
+  std::string family;           // what was searched, one line
+  int lists = 0;                // lists in the family
+  int distinct_layouts = 0;     // layouts they gave (each replayed once in order)
+  std::vector<BucketListCandidate> candidates;  // one per distinct layout, fastest first
+  BucketListCandidate best;     // bootstrapped like the single caps
+  double gain = 0;              // 1 - best / the best single cap's median
+  bool keep = false;            // intervals overlap the best single cap's: keep one cap
+};
+
 struct BucketAdvice {
   bool available = false;
   std::string unavailable_reason;  // e.g. a profiler import without per-parameter gradients
@@ -75,12 +100,24 @@ struct BucketAdvice {
   double gain = 0;          // 1 - best / own median
   bool keep = false;        // the best's interval overlaps the own cap's: within the noise
   double recommended_cap_mb = 0;  // best.cap_mb, or own_cap_mb when keep
+  std::vector<double> own_caps_mb;  // the trace's bucket_cap_bytes_list in MiB (empty: none)
+  BucketListAdvice list;            // the second answer
   std::string model;
 };
 
 // Caps in MiB (empty: kDefaultBucketCapsMb); `runs` >= 11.
 inline const std::vector<double> kDefaultBucketCapsMb = {0.25, 0.5, 1, 2, 5, 10, 25, 50, 100};
-BucketAdvice advise_bucket_cap(const AdviceSetup& setup, std::vector<double> caps_mb, int runs, std::uint64_t seed);
+// The per-bucket lists searched (second answer): the first k buckets at a small cap S, the
+// rest at a larger cap L: [S]*k + [L] for S in kListSmallCapsMb, k in 1..kListMaxSmallBuckets,
+// L in the single caps searched above S. Each list is re-bucketed; lists giving the same layout
+// are replayed once (in order), and only the fastest is bootstrapped.
+inline const std::vector<double> kListSmallCapsMb = {0.25, 0.5, 1, 2};
+inline constexpr int kListMaxSmallBuckets = 3;
+BucketAdvice advise_bucket_cap(const AdviceSetup& setup, std::vector<double> caps_mb, int runs, std::uint64_t seed,
+                               bool search_lists = true);
+
+// "[S]*k + [L]" lists of the family above, for single caps `caps_mb` (sorted, distinct).
+std::vector<std::vector<double>> bucket_list_family(const std::vector<double>& caps_mb);
 
 // ---- timeout ------------------------------------------------------------------------------
 
@@ -93,6 +130,11 @@ std::vector<double> allreduce_waits_s(const trace::Trace& trace, const std::vect
 struct TimeoutAdvice {
   bool available = false;
   std::string unavailable_reason;  // e.g. a one-rank trace
+  // The stall model used: empty, the trace's own waits (the fitted tail); otherwise the
+  // user's --stall-dist distributions (replay's --delay-dist syntax), in their flag syntax.
+  std::vector<std::string> stall_dist;
+  double stall_quantile_s = 0;   // given model: the stall exceeded with the per-iteration probability
+  bool measured_exceeds = false; // given model: a measured wait is longer than the timeout
   double epsilon = 0;             // P(false timeout) per day allowed
   double iterations_per_day = 0;  // given, or 86400 / measured median iteration
   bool iterations_per_day_assumed = false;
@@ -116,9 +158,22 @@ struct TimeoutAdvice {
 double timeout_for_probability(const std::vector<double>& waits_s, double per_iteration_probability,
                                double* threshold_s = nullptr, double* scale_s = nullptr);
 
-// iterations_per_day <= 0: 86400 / the measured median iteration.
+// With a user-given stall model: the stall x (seconds) with P(the longest stall of any rank
+// > x) = p per iteration, every rank's stall independent ('all' = each rank), i.e.
+// 1 - prod_r (1 - S_r(x)) = p with S_r the survival function of rank r's distribution
+// (exp: e^(-x/mean); lognormal: erfc((ln x - mu) / (sigma sqrt 2)) / 2; uniform: linear).
+// Solved by bisection to 1e-12 relative. Throws std::invalid_argument (one line naming
+// --stall-dist) when a rank has two distributions or is not below world_size.
+double stall_for_probability(const std::vector<trace::DelayDistribution>& stalls, int world_size,
+                             double per_iteration_probability);
+
+// iterations_per_day <= 0: 86400 / the measured median iteration. `stall_model` empty: the
+// trace's own waits (the fitted tail); otherwise the timeout is the median measured wait (the
+// transfer and the usual arrival spread) plus stall_for_probability, and the replay that checks
+// it survives runs with those stalls.
 TimeoutAdvice advise_timeout(const AdviceSetup& setup, const trace::Trace& trace, double epsilon,
-                             double iterations_per_day);
+                             double iterations_per_day,
+                             const std::vector<trace::DelayDistribution>& stall_model = {});
 
 // `timeout=timedelta(seconds=...)`, rounded up to the millisecond.
 std::string timeout_line(double timeout_s);
