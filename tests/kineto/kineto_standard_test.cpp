@@ -4,6 +4,7 @@
 // launches no kernel) has instantaneous all-reduces. The shapes of the events are those of
 // real traces written by torch 2.13 (CPU, Gloo) and 2.11 (H100, NCCL and Gloo on CUDA) with
 // runtime/peer/python_ddp.py --profile.
+#include <algorithm>
 #include <cstdint>
 #include <filesystem>
 #include <fstream>
@@ -180,6 +181,37 @@ TEST(KinetoStandardImport, GlooLastStepCutByTheProfilerIsDropped) {
   p.write(dir / "rank-0.json");
   const Trace trace = ddpsim::trace::import_kineto({(dir / "rank-0.json").string()});
   EXPECT_EQ(trace.ranks[0].complete_iterations(), (std::vector<std::int64_t>{1, 2}));
+}
+
+// One odd step in the middle (an all-reduce of another size) is skipped and said; when most
+// steps are unlike the first, the layout is in doubt and the trace is refused in one line.
+TEST(KinetoStandardImport, OddMiddleStepIsSkippedAndSaidButMostlyOddStepsAreRefused) {
+  const auto profile = [](const std::vector<int>& odd_steps) {
+    ProfileBuilder p("gloo", 0, 1);
+    p.steps(5);
+    for (int s = 0; s < 5; ++s) {
+      const bool odd = std::find(odd_steps.begin(), odd_steps.end(), s) != odd_steps.end();
+      p.c10d_allreduce(s, 0);
+      p.gloo_span(s, 0, odd ? 1500 : 1000, 5.0, 100.0);
+    }
+    return p;
+  };
+  const fs::path dir = kineto_test::scratch_dir("std-gloo-odd-step");
+  profile({2}).write(dir / "rank-0.json");
+  const Trace trace = ddpsim::trace::import_kineto({(dir / "rank-0.json").string()});
+  EXPECT_EQ(trace.ranks[0].complete_iterations(), (std::vector<std::int64_t>{1, 2, 4, 5}));
+  EXPECT_EQ(trace.ranks[0].meta.settings.at("skipped_steps"), "ProfilerStep#3");
+  const auto notes = ddpsim::trace::summarize(trace).notes;
+  EXPECT_TRUE(std::any_of(notes.begin(), notes.end(), [](const std::string& note) {
+    return note.find("skipped:     profiler steps ProfilerStep#3") == 0;
+  }));
+
+  profile({1, 2, 3}).write(dir / "rank-0.json");
+  const std::string error = kineto_test::import_error({(dir / "rank-0.json").string()});
+  EXPECT_NE(error.find("the same all-reduces (buckets) in most steps as in ProfilerStep#1"), std::string::npos)
+      << error;
+  EXPECT_NE(error.find("of 5 steps unlike it"), std::string::npos) << error;
+  EXPECT_EQ(error.find('\n'), std::string::npos) << error;
 }
 
 TEST(KinetoStandardImport, LoneNcclRankHasInstantAllreducesButTwoRanksNeedKernels) {

@@ -964,6 +964,20 @@ RankTrace import_standard(const std::string& path, int position, int file_count)
   for (std::size_t b = 0; b < layout.size(); ++b) assignment.buckets.push_back({static_cast<int>(b)});
   meta.bucket_assignments.push_back(assignment);
 
+  // A step whose all-reduces differ from the layout (another count or size, or one without
+  // its kernel or worker span) cannot be timed bucket by bucket. A cut last step is dropped;
+  // an odd step in the middle (seen once in a profile taken while the cores were loaded) is
+  // skipped and said in settings.skipped_steps, as long as most steps keep the layout: when
+  // they do not, the layout itself is in doubt and the trace is refused.
+  std::vector<std::string> skipped;
+  const auto refusal = [&](std::size_t s) {
+    return TraceError(path, 0,
+                      "the same all-reduces (buckets) in most steps as in " + steps[reference].span->name +
+                          " (" + std::to_string(layout.size()) + ")",
+                      std::to_string(step_allreduces[s].size()) + " of other sizes in " + steps[s].span->name +
+                          " and " + std::to_string(skipped.size()) + " of " +
+                          std::to_string(steps.size() - reference) + " steps unlike it");
+  };
   for (std::size_t s = reference; s < steps.size(); ++s) {
     const auto& allreduces = step_allreduces[s];
     bool same = allreduces.size() == layout.size();
@@ -975,11 +989,9 @@ RankTrace import_standard(const std::string& path, int position, int file_count)
     }
     if (!same) {
       if (s + 1 == steps.size() && s > reference) break;
-      throw TraceError(path, 0,
-                       "the same all-reduces (buckets) in every step as in " +
-                           steps[reference].span->name + " (" + std::to_string(layout.size()) + ")",
-                       std::to_string(allreduces.size()) + " of other sizes in " +
-                           steps[s].span->name);
+      skipped.push_back("ProfilerStep#" + std::to_string(steps[s].number));  // not the raw name: any bytes
+      if (2 * skipped.size() >= steps.size() - reference) throw refusal(s);
+      continue;
     }
     const KEvent& whole = *steps[s].span;
     const std::int64_t n = steps[s].number;
@@ -1015,6 +1027,11 @@ RankTrace import_standard(const std::string& path, int position, int file_count)
     std::stable_sort(step.begin(), step.end(),
                      [](const Event& a, const Event& b) { return a.t_ns < b.t_ns; });
     result.events.insert(result.events.end(), step.begin(), step.end());
+  }
+  if (!skipped.empty()) {
+    std::string names;
+    for (const std::string& name : skipped) names += (names.empty() ? "" : " ") + name;
+    result.meta.settings["skipped_steps"] = names;
   }
   return result;
 }

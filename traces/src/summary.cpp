@@ -165,6 +165,10 @@ void add_notes(const Trace& trace, Summary& summary) {
                             std::to_string(meta.parameters.size()) +
                             " buckets (profiler import: one pseudo-parameter per bucket)");
   }
+  if (!setting("skipped_steps").empty()) {
+    summary.notes.push_back("skipped:     profiler steps " + setting("skipped_steps") +
+                            " (their all-reduces differ from the other steps'; not imported)");
+  }
   if (!setting("replicated_from_rank").empty()) {
     summary.notes.push_back("replicated:  one rank's profile (rank " +
                             setting("replicated_from_rank") + ") of a " +
