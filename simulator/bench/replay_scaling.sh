@@ -4,7 +4,8 @@
 # and <= 4 GB, linear in W). Each (W, model, platform) runs REPS times, interleaved
 # (noisy machine); the JSON has every repetition and the medians.
 # Usage: simulator/bench/replay_scaling.sh [BUILD_DIR] [WORLD_SIZES...]
-#   env: REPS (3), MODELS ("ring-agg tree"), PLATFORMS ("star two-level"), OUT (JSON file,
+#   env: REPS (3), MODELS ("ring-agg tree"), PLATFORMS ("star two-level"; also dgx-v100,
+#        dgx-a100, dgx-h100: the --cluster presets), OUT (JSON file,
 #        default replay_scaling.json)
 # Peak RSS is /usr/bin/time's "Maximum resident set size": the largest single process, here
 # the replay's forked child or the parent that expands its result to W ranks (never both at
@@ -23,12 +24,13 @@ trap 'rm -rf "$work"' EXIT
 /usr/bin/python3 "$(dirname "$0")/make_synthetic_trace.py" "$work/trace" --buckets 25
 
 # star: 10 Gbit/s, 20 us per rank pair. two-level: 8 ranks per node on 100 GB/s, 2 us
-# links; each node's uplink 100 Gbit/s (12.5 GB/s), 5 us.
+# links; each node's uplink 100 Gbit/s (12.5 GB/s), 5 us. dgx-*: ddp-sim's named clusters.
 platform_flags() {
   case "$1" in
     star) echo "--platform star" ;;
     two-level) echo "--platform two-level --gpus-per-node 8 --intra-bandwidth 100e9 --intra-latency 2e-6 \
       --inter-bandwidth 12.5e9 --inter-latency 5e-6" ;;
+    dgx-*) echo "--cluster $1" ;;
   esac
 }
 
