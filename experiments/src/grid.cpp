@@ -38,7 +38,7 @@ std::vector<Point> expand_grid(const Grid& grid) {
               Point point;
               point.world_size = world_size;
               point.bucket_cap_mb = cap;
-              point.first_bucket_cap_mb = first;
+              point.first_bucket_cap_mb = grid.first_bucket_cap_follows ? std::optional<double>(cap) : first;
               point.slowdown = slowdown;
               point.delay = delay;
               point.delay_dist = delay_dist;

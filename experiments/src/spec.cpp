@@ -222,7 +222,15 @@ void parse_grid(const Section& s, Grid& g) {
   // ddp-launch starts at most 4096 ranks on one node.
   if (auto v = s.integers("world_sizes", 1, 4096)) g.world_sizes = *v;
   if (auto v = s.numbers("bucket_cap_mb", true)) g.bucket_cap_mb = *v;
-  if (auto v = s.numbers("first_bucket_cap_mb", true)) g.first_bucket_cap_mb = *v;
+  if (const auto* node = s.find("first_bucket_cap_mb"); node && node->is_string()) {
+    if (node->as_string()->get() != "bucket_cap_mb")
+      s.fail(*node, "[grid] first_bucket_cap_mb: expected a number, an array of numbers or "
+                    "\"bucket_cap_mb\" (the same cap as the other buckets), got \"" +
+                        node->as_string()->get() + "\"");
+    g.first_bucket_cap_follows = true;
+  } else if (auto v = s.numbers("first_bucket_cap_mb", true)) {
+    g.first_bucket_cap_mb = *v;
+  }
   if (auto v = s.skew_axis("slowdown")) g.slowdown = *v;
   if (auto v = s.skew_axis("delay")) g.delay = *v;
   if (auto v = s.skew_axis("delay_dist")) g.delay_dist = *v;

@@ -36,6 +36,9 @@ struct Grid {
   std::vector<int> world_sizes = {2};
   std::vector<double> bucket_cap_mb = {25.0};
   std::vector<double> first_bucket_cap_mb;  // empty = ddp-train's default
+  // first_bucket_cap_mb = "bucket_cap_mb": every point's first bucket capped like the others
+  // (both flags, as validate_whatif.py's testbed families), not an axis of its own.
+  bool first_bucket_cap_follows = false;
   std::vector<SkewSetting> slowdown = {{}};
   std::vector<SkewSetting> delay = {{}};
   std::vector<SkewSetting> delay_dist = {{}};  // --delay-dist RANK=exp:MEAN etc.

@@ -232,6 +232,21 @@ TEST(ExperimentGrid, BaselineNamesOneUnskewedPoint) {
   EXPECT_EQ(points[*index].id, "cap25_slownone");
 }
 
+TEST(ExperimentGrid, FirstBucketCapFollowingTheCapIsNotAnAxis) {
+  Grid grid;
+  grid.bucket_cap_mb = {25, 0.25};
+  grid.first_bucket_cap_follows = true;
+  const auto points = expand_grid(grid);
+  ASSERT_EQ(points.size(), 2u);
+  EXPECT_EQ(points[1].id, "cap0.25");
+  EXPECT_EQ(points[1].first_bucket_cap_mb, 0.25);
+  ExperimentSpec spec;
+  EXPECT_EQ(cross_prediction(spec, points[0], points[1]).args,
+            (std::vector<std::string>{"--bucket-cap-mb", "0.25", "--first-bucket-cap-mb", "0.25"}));
+  const std::string line = shell_quote(train_command(spec, points[1], "/b", "/t"));
+  EXPECT_NE(line.find(" --bucket-cap-mb 0.25 --first-bucket-cap-mb 0.25 "), std::string::npos) << line;
+}
+
 TEST(ExperimentCommands, TestbedJobsRunThroughTestbedSh) {
   ExperimentSpec spec;
   spec.launch.testbed_rate = "200mbit";

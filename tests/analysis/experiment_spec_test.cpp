@@ -197,6 +197,15 @@ TEST(ExperimentSpecErrors, BaselineMustBeAnUnskewedGridPoint) {
             "predictions from the baseline are named so)");
 }
 
+TEST(ExperimentSpec, FirstBucketCapCanFollowTheCap) {
+  const ExperimentSpec spec = parse_spec(
+      "[workload]\n[grid]\nbucket_cap_mb = [0.25, 25]\nfirst_bucket_cap_mb = \"bucket_cap_mb\"\n", "f.toml");
+  EXPECT_TRUE(spec.grid.first_bucket_cap_follows);
+  EXPECT_EQ(error_of("[workload]\n[grid]\nfirst_bucket_cap_mb = \"same\"\n"),
+            "bad.toml:3: [grid] first_bucket_cap_mb: expected a number, an array of numbers or "
+            "\"bucket_cap_mb\" (the same cap as the other buckets), got \"same\"");
+}
+
 TEST(ExperimentSpecErrors, LaunchOnTheTestbed) {
   EXPECT_EQ(error_of("[workload]\n[launch]\ntestbed_rate = \"fast\"\nhosts = 2\n"),
             "bad.toml:3: [launch] testbed_rate: expected a rate in tc units like \"200mbit\", got \"fast\"");
