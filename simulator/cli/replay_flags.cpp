@@ -76,6 +76,11 @@ void add_replay_options(CLI::App* command, ReplayFlags& flags) {
   command->add_option("--bucket-cap-mb", flags.bucket_cap_mb,
                       "What-if: re-bucket with this bucket_cap_mb (MiB), from the measured gradient times")
       ->check(bucket_cap_mb(false));
+  command->add_option("--bucket-caps-mb", flags.bucket_caps_mb,
+                      "What-if: re-bucket with a per-bucket list of caps, MiB (DDP's bucket_cap_mb_list; the last "
+                      "repeats); not with --bucket-cap-mb/--first-bucket-cap-mb")
+      ->delimiter(',')
+      ->check(bucket_cap_mb(false));
   command->add_option("--first-bucket-cap-mb", flags.first_bucket_cap_mb,
                       "What-if: the first bucket's cap, MiB (default: the trace's)")
       ->check(bucket_cap_mb(false));
@@ -139,6 +144,7 @@ sim::ReplayRequest to_request(const ReplayFlags& flags) {
   for (const auto& text : flags.delay_dist) skew.distributions.push_back(trace::parse_delay_distribution(text));
   request.bucket_cap_mb = flags.bucket_cap_mb;
   request.first_bucket_cap_mb = flags.first_bucket_cap_mb;
+  request.bucket_caps_mb = flags.bucket_caps_mb;
   request.cores = flags.cores;
   return request;
 }

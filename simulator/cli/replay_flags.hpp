@@ -42,6 +42,7 @@ struct ReplayFlags {
   bool bootstrap = false;
   std::optional<double> bucket_cap_mb;
   std::optional<double> first_bucket_cap_mb;
+  std::vector<double> bucket_caps_mb;  // --bucket-caps-mb A,B,C: a per-bucket list (empty: none)
   int cores = 0;
   std::optional<std::int64_t> max_simulated_flows;
 };

@@ -30,7 +30,10 @@ std::int64_t cap_bytes(double cap_mb, const char* flag) {
 }
 
 void rebucket_if_asked(const ReplayRequest& request, WorkloadModel& model) {
-  if (!request.bucket_cap_mb && !request.first_bucket_cap_mb) return;
+  if (!request.bucket_cap_mb && !request.first_bucket_cap_mb && request.bucket_caps_mb.empty()) return;
+  if (!request.bucket_caps_mb.empty() && (request.bucket_cap_mb || request.first_bucket_cap_mb)) {
+    throw RequestError("--bucket-caps-mb: expected either the list or --bucket-cap-mb/--first-bucket-cap-mb, got both");
+  }
   const auto& settings = model.source_meta.settings;
   const auto parameters = settings.find("parameters");
   if (parameters != settings.end() && parameters->second == "per-bucket") {
@@ -38,6 +41,12 @@ void rebucket_if_asked(const ReplayRequest& request, WorkloadModel& model) {
                        ": expected per-parameter sizes and gradient times to re-bucket "
                        "(--bucket-cap-mb), got a profiler import with one pseudo-parameter per "
                        "all-reduce bucket");
+  }
+  if (!request.bucket_caps_mb.empty()) {
+    std::vector<std::int64_t> list;
+    for (double cap_mb : request.bucket_caps_mb) list.push_back(cap_bytes(cap_mb, "--bucket-caps-mb"));
+    model = rebucket(model, BucketCaps::list(std::move(list)));
+    return;
   }
   BucketCaps caps;
   caps.bucket_cap_bytes = request.bucket_cap_mb ? cap_bytes(*request.bucket_cap_mb, "--bucket-cap-mb")

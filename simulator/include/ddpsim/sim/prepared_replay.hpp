@@ -48,6 +48,9 @@ struct ReplayRequest {
   trace::SkewSpec skew;
   std::optional<double> bucket_cap_mb;
   std::optional<double> first_bucket_cap_mb;
+  // A per-bucket list of caps, MiB (DDP's bucket_cap_mb_list): re-bucketed through the same
+  // rebucket() as one cap. Not with the two caps above (RequestError).
+  std::vector<double> bucket_caps_mb;
   // 0: compute as measured. N: the trace's ranks and the what-if's all share one machine's N
   // cores (loopback, or testbed hosts that are namespaces of one machine): compute is stretched
   // by shared_cores_stretch(N, the trace's ranks, the simulated ranks).
