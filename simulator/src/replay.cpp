@@ -289,10 +289,12 @@ ClassReplayResult replay_classes(const WorkloadModel& model, const ReplayOptions
   // stacks behind ASan's back, so a timeout thrown in an actor was reported as a
   // stack-buffer-underflow on the actor's stack (github.com/google/sanitizers/issues/189).
   // SimGrid documents threads as its debugger-friendly factory; the factory is chosen when the
-  // engine starts, so it goes on the engine's command line.
+  // engine starts, so it goes on the engine's command line, after a quiet log (SimGrid logs the
+  // change at INFO, and a CLI's error is one line).
+  char quiet[] = "--log=root.thres:error";
   char threads[] = "--cfg=contexts/factory:thread";
-  char* argv[] = {program, threads, nullptr};
-  int argc = 2;
+  char* argv[] = {program, quiet, threads, nullptr};
+  int argc = 3;
 #else
   char* argv[] = {program, nullptr};
   int argc = 1;
