@@ -339,6 +339,30 @@ TEST(CliWhatIfs, SweepSlowsTheRankAskedFor) {
   EXPECT_NEAR(p50_of_row(slurp(dir.path("zero.csv")), "0,2,0"), rank0, 1e-7 * rank0);
 }
 
+// replay --bucket-caps-mb: the per-bucket list what-if, through the same re-bucketing as one cap.
+double replay_p50_with(const testing::TempDir& dir, const std::string& measured, const std::string& flags) {
+  const Outcome outcome = run_cli(dir, "replay " + measured + " " + flags + " --json " + dir.path("r.json"));
+  EXPECT_EQ(outcome.status, 0) << outcome.err;
+  return nlohmann::json::parse(slurp(dir.path("r.json")))["distribution"]["p50_s"].get<double>();
+}
+
+TEST(CliWhatIfs, ReplayWithAListOfBucketCaps) {
+  testing::TempDir dir;
+  const std::string measured = write_measured(dir);
+  // One entry: one cap for every bucket, first included.
+  EXPECT_DOUBLE_EQ(replay_p50_with(dir, measured, "--bucket-caps-mb 2"),
+                   replay_p50_with(dir, measured, "--bucket-cap-mb 2 --first-bucket-cap-mb 2"));
+  // [1, 100] is the 100 MiB cap with a 1 MiB first bucket; [0.001, 0.001, 100] is not.
+  EXPECT_DOUBLE_EQ(replay_p50_with(dir, measured, "--bucket-caps-mb 1,100"),
+                   replay_p50_with(dir, measured, "--bucket-cap-mb 100 --first-bucket-cap-mb 1"));
+  EXPECT_NE(replay_p50_with(dir, measured, "--bucket-caps-mb 0.001,0.001,100"),
+            replay_p50_with(dir, measured, "--bucket-caps-mb 1,100"));
+  expect_one_line_error(run_cli(dir, "replay " + measured + " --bucket-caps-mb 1,4 --bucket-cap-mb 2"),
+                        "--bucket-caps-mb: expected either the list or --bucket-cap-mb/--first-bucket-cap-mb, got both");
+  expect_one_line_error(run_cli(dir, "replay " + measured + " --bucket-caps-mb 1,0"), "--bucket-caps-mb: expected MiB in (0, ");
+  expect_one_line_error(run_cli(dir, "replay " + measured + " --bucket-caps-mb 1,x"), "--bucket-caps-mb");
+}
+
 TEST(CliAdvise, PrintsThreeAnswersAndWritesJson) {
   testing::TempDir dir;
   const std::string measured = write_measured(dir);
