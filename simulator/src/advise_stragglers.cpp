@@ -16,9 +16,9 @@ WorkloadModel with_typical_compute(const WorkloadModel& model, int rank) {
   std::vector<std::size_t> order(ranks);
   for (std::size_t k = 0; k < iterations; ++k) {
     std::iota(order.begin(), order.end(), std::size_t{0});
-    std::stable_sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) {
-      return model.costs[a].at(k).compute_total_s() < model.costs[b].at(k).compute_total_s();
-    });
+    // Ordered by what makes a rank late to the all-reduces: its compute and its stalls.
+    const auto late_s = [&](std::size_t r) { return model.costs[r].at(k).compute_total_s() + model.costs[r].at(k).stall_s; };
+    std::stable_sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) { return late_s(a) < late_s(b); });
     const RankIterationCosts& lower_median = model.costs[order[(ranks - 1) / 2]].at(k);
     for (std::size_t r = 0; r < ranks; ++r) {
       if (rank < 0 || static_cast<std::size_t>(rank) == r) typical.costs[r][k] = lower_median;

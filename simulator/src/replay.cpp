@@ -114,6 +114,13 @@ void compute_actor(Simulation& sim, int index) {
     };
     record(EventType::IterationBegin);
     stall(sim, state, rank, label);
+    if (costs.stall_s > 0) {  // the source run's own stall, as measured; never stretched
+      Event measured = make_event(rank, label, EventType::Delay, now());
+      measured.dur_ns = to_ns(costs.stall_s);
+      measured.kind = "measured";
+      state.events.push_back(measured);
+      sg4::this_actor::sleep_for(costs.stall_s);
+    }
     phase(costs.before_forward_s);
     record(EventType::ForwardBegin);
     phase(costs.forward_s);

@@ -142,7 +142,14 @@ RankIterationCosts costs_of(const IterationEvents& iteration, const std::vector<
   for (const Event* event : iteration.events()) {
     if (event->type == EventType::EvalEnd && event->t_ns >= end) costs.eval_message = event->message;
   }
-  costs.before_forward_s = compute_s(begin, forward_begin);
+  // Injected stalls sleep between iteration_begin and forward_begin (SkewInjector).
+  for (const Event* event : iteration.events()) {
+    if (event->type == EventType::Delay && (event->kind == "delay" || event->kind == "distribution") &&
+        event->t_ns >= begin && event->t_ns < forward_begin) {
+      costs.stall_s += static_cast<double>(std::max<std::int64_t>(event->dur_ns, 0)) * kNsToS;
+    }
+  }
+  costs.before_forward_s = std::max(0.0, compute_s(begin, forward_begin) - costs.stall_s);
   costs.forward_s = compute_s(forward_begin, forward_end);
   costs.before_backward_s = compute_s(forward_end, backward_begin);
   costs.before_optimizer_s = compute_s(backward_end, optimizer_begin);
@@ -222,6 +229,7 @@ RankIterationCosts aggregate(const std::vector<RankIterationCosts>& samples, Com
   };
 
   RankIterationCosts result;
+  result.stall_s = field([](const auto& c) { return c.stall_s; });
   result.before_forward_s = field([](const auto& c) { return c.before_forward_s; });
   result.forward_s = field([](const auto& c) { return c.forward_s; });
   result.before_backward_s = field([](const auto& c) { return c.before_backward_s; });

@@ -225,5 +225,48 @@ TEST(SharedCores, StretchScalesEveryComputePhaseAndKeepsUnknownGradients) {
   EXPECT_EQ(model.bucket_bytes, measured.bucket_bytes);  // communication untouched
 }
 
+// An injected stall is not compute: it is cut out of before_forward, kept as stall_s, replayed
+// where it was, and neither a slowdown nor --cores stretches it.
+TEST(WorkloadModel, InjectedStallIsNotCompute) {
+  testing::SyntheticRun run;
+  run.stall_rank = 1;
+  run.stall_iteration = 5;
+  run.stall_s = 0.2;
+  const trace::Trace measured = testing::make_synthetic_trace(run);
+  WorkloadModel model = extract_workload(measured, ComputeMode::PerIteration);
+  const auto k = static_cast<std::size_t>(std::find(model.source_iterations.begin(), model.source_iterations.end(), 5) -
+                                          model.source_iterations.begin());
+  const RankIterationCosts& stalled = model.costs[1][k];
+  EXPECT_NEAR(stalled.stall_s, 0.2, 1e-9);
+  EXPECT_LT(stalled.before_forward_s, 2 * run.before_forward_s);  // the 200 ms are not in it
+  EXPECT_EQ(model.costs[0][k].stall_s, 0);
+  stretch_compute(model, 2);
+  EXPECT_NEAR(model.costs[1][k].stall_s, 0.2, 1e-9);
+  // Median compute: one stalled iteration of nine is not the typical one.
+  EXPECT_EQ(extract_workload(measured, ComputeMode::Median).costs[1][0].stall_s, 0);
+}
+
+TEST(WorkloadModel, ReplayedStallKeepsItsPlaceAndIsNotSlowedDown) {
+  testing::SyntheticRun run;
+  run.stall_rank = 1;
+  run.stall_iteration = 5;
+  run.stall_s = 0.2;
+  const WorkloadModel model = extract_workload(testing::make_synthetic_trace(run), ComputeMode::PerIteration);
+  ReplayOptions options;
+  options.iterations = static_cast<std::int64_t>(model.source_iterations.size());
+  options.alpha_s = options.platform.alpha_s = run.alpha_s;
+  options.beta_bytes_per_s = options.platform.beta_bytes_per_s = run.beta_bytes_per_s;
+  options.slowdown[1] = 2;
+  const ReplayResult result = replay_isolated(model, options);
+  std::vector<const trace::Event*> stalls;
+  for (const trace::Event& event : result.events[1]) {
+    if (event.type == trace::EventType::Delay) stalls.push_back(&event);
+  }
+  ASSERT_EQ(stalls.size(), 1u);
+  EXPECT_EQ(stalls[0]->iteration, 5);
+  EXPECT_EQ(stalls[0]->kind, "measured");
+  EXPECT_EQ(stalls[0]->dur_ns, 200000000);  // not x2
+}
+
 }  // namespace
 }  // namespace ddpsim::sim

@@ -33,7 +33,11 @@ std::optional<ComputeMode> compute_mode_from_string(const std::string& name);
 
 // One rank's costs for one iteration, in seconds.
 struct RankIterationCosts {
-  double before_forward_s = 0;    // iteration_begin → forward_begin
+  // The stall ddp-train injected at the iteration's start (--delay, --delay-dist: its `delay`
+  // events of kind delay/distribution): a sleep, not compute, so a slowdown or --cores does not
+  // stretch it; replayed where it was, before before_forward.
+  double stall_s = 0;
+  double before_forward_s = 0;    // iteration_begin → forward_begin, less the stall
   double forward_s = 0;           // forward_begin → forward_end
   double before_backward_s = 0;   // forward_end → backward_begin
   double backward_compute_s = 0;  // backward_begin → last grad_ready / bucket_ready
@@ -49,7 +53,7 @@ struct RankIterationCosts {
   double eval_after_s = 0;
   std::string eval_message;
 
-  // The iteration's compute time alone (no communication).
+  // The iteration's compute time alone (no communication, no stall).
   double compute_total_s() const;
 };
 
@@ -90,7 +94,7 @@ class WorkloadError : public std::runtime_error {
 WorkloadModel extract_workload(const trace::Trace& trace, ComputeMode mode);
 
 // Every compute phase of every rank and iteration, its gradient and bucket ready offsets and
-// its evaluation, times `factor` (> 0). Stalls and communication are not compute and stay.
+// its evaluation, times `factor` (> 0). Stalls (stall_s) and communication are not compute and stay.
 void stretch_compute(WorkloadModel& model, double factor);
 
 // Ranks that share the cores of one machine (loopback, or testbed hosts that are namespaces of
