@@ -101,6 +101,22 @@ TEST(RoundTrip, WriteTraceReplacesALargerEarlierTraceInTheSameDirectory) {
   EXPECT_EQ(back.ranks[1].complete_iterations().size(), 2u);
 }
 
+// A write that fails part way (here rank 1's events cannot be staged) leaves the old trace
+// whole: rank 0 is not replaced by the new run's, and no temporary file is left behind.
+TEST(RoundTrip, FailedWriteTraceLeavesTheOldTraceWhole) {
+  TempDir dir;
+  write_trace(dir.str(), testing::example_trace(2, 2));
+  const std::string old_rank0 = testing::read_text(dir / "rank-0.events.csv");
+  std::filesystem::create_directory(dir / ".rank-1.events.csv.tmp");  // fopen of it fails
+  EXPECT_THROW(write_trace(dir.str(), testing::example_trace(2, 4)), TraceError);
+  EXPECT_EQ(testing::read_text(dir / "rank-0.events.csv"), old_rank0);
+  EXPECT_FALSE(std::filesystem::exists(dir / ".rank-0.events.csv.tmp"));
+  EXPECT_FALSE(std::filesystem::exists(dir / ".rank-0.meta.json.tmp"));
+  EXPECT_FALSE(std::filesystem::exists(dir / ".rank-1.meta.json.tmp"));
+  std::filesystem::remove(dir / ".rank-1.events.csv.tmp");
+  EXPECT_EQ(read_trace(dir.str()).ranks[0].complete_iterations().size(), 2u);
+}
+
 TEST(RoundTrip, MessageWithLineBreakBecomesOneLine) {
   Event event;
   event.type = EventType::Failure;

@@ -5,6 +5,7 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <vector>
 
 #include "ddpsim/trace/io.hpp"
 #include "rank_files.hpp"
@@ -25,33 +26,46 @@ void create_directory(const std::string& dir) {
 
 }  // namespace
 
-// rename() is atomic on POSIX, so a reader (or a crash) sees either the old file or the new,
-// never a mix; a write that fails (a full disk) leaves no temporary file behind.
-void write_file_atomically(const std::string& path, const std::string& text,
-                           const std::string& what) {
-  const fs::path final_path(path);
-  const fs::path temp_path = final_path.parent_path() / ("." + final_path.filename().string() + ".tmp");
-  {
-    errno = 0;
-    std::FILE* out = std::fopen(temp_path.c_str(), "wb");
-    if (out == nullptr) throw TraceError(path, 0, what, std::strerror(errno));
-    const bool written = std::fwrite(text.data(), 1, text.size(), out) == text.size() &&
-                         std::fflush(out) == 0;
-    const int write_errno = errno;
-    const bool closed = std::fclose(out) == 0;
-    if (!written || !closed) {
-      std::error_code ignored;
-      fs::remove(temp_path, ignored);
-      throw TraceError(path, 0, what, std::strerror(write_errno != 0 ? write_errno : errno));
-    }
+namespace {
+
+fs::path temp_path_of(const fs::path& final_path) {
+  return final_path.parent_path() / ("." + final_path.filename().string() + ".tmp");
+}
+
+// Writes `text` to the temporary file beside `path`; a write that fails (a full disk) leaves
+// no temporary file behind.
+void stage_file(const std::string& path, const std::string& text, const std::string& what) {
+  const fs::path temp_path = temp_path_of(path);
+  errno = 0;
+  std::FILE* out = std::fopen(temp_path.c_str(), "wb");
+  if (out == nullptr) throw TraceError(path, 0, what, std::strerror(errno));
+  const bool written = std::fwrite(text.data(), 1, text.size(), out) == text.size() && std::fflush(out) == 0;
+  const int write_errno = errno;
+  const bool closed = std::fclose(out) == 0;
+  if (!written || !closed) {
+    std::error_code ignored;
+    fs::remove(temp_path, ignored);
+    throw TraceError(path, 0, what, std::strerror(write_errno != 0 ? write_errno : errno));
   }
+}
+
+// rename() is atomic on POSIX: a reader (or a crash) sees the old file or the new, never a mix.
+void commit_file(const std::string& path, const std::string& what) {
+  const fs::path temp_path = temp_path_of(path);
   std::error_code ec;
-  fs::rename(temp_path, final_path, ec);
+  fs::rename(temp_path, path, ec);
   if (ec) {
     std::error_code ignored;
     fs::remove(temp_path, ignored);
     throw TraceError(path, 0, what, ec.message());
   }
+}
+
+}  // namespace
+
+void write_file_atomically(const std::string& path, const std::string& text, const std::string& what) {
+  stage_file(path, text, what);
+  commit_file(path, what);
 }
 
 TraceWriter::TraceWriter(std::string dir, RunMeta meta) : dir_(std::move(dir)), meta_(std::move(meta)) {
@@ -153,21 +167,35 @@ void TraceWriter::write_meta_locked() {
 
 void write_trace(const std::string& dir, const Trace& trace) {
   create_directory(dir);
-  // Rank files beyond this trace's world size are left over from an earlier, larger run in
-  // the same directory; kept, they would make the new trace fail validation.
-  for (const auto& [rank, path] : detail::rank_files_in(dir)) {
-    if (rank >= trace.world_size()) fs::remove(path);
-  }
+  // Every file is written beside its place first; only when all are written do they replace
+  // the old ones. A write that fails (a full disk, at any rank) leaves the directory as it
+  // was: no rank of the new trace mixed with ranks of an old one.
+  std::vector<std::string> staged;
+  const auto stage = [&](const std::string& path, const std::string& text) {
+    try {
+      stage_file(path, text, "a writable file");
+    } catch (...) {
+      std::error_code ignored;
+      for (const std::string& done : staged) fs::remove(temp_path_of(done), ignored);
+      throw;
+    }
+    staged.push_back(path);
+  };
   for (const RankTrace& rank : trace.ranks) {
-    write_file_atomically((fs::path(dir) / meta_file_name(rank.meta.rank)).string(),
-                          meta_to_json(rank.meta));
+    stage((fs::path(dir) / meta_file_name(rank.meta.rank)).string(), meta_to_json(rank.meta));
     std::string text = events_csv_header() + "\n";
     for (const Event& event : rank.events) {
       text += event_to_csv(event);
       text += '\n';
     }
-    write_file_atomically((fs::path(dir) / events_file_name(rank.meta.rank)).string(), text);
+    stage((fs::path(dir) / events_file_name(rank.meta.rank)).string(), text);
   }
+  // Rank files beyond this trace's world size are left over from an earlier, larger run in
+  // the same directory; kept, they would make the new trace fail validation.
+  for (const auto& [rank, path] : detail::rank_files_in(dir)) {
+    if (rank >= trace.world_size()) fs::remove(path);
+  }
+  for (const std::string& path : staged) commit_file(path, "a writable file");
 }
 
 }  // namespace ddpsim::trace

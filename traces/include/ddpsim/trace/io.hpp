@@ -99,8 +99,10 @@ RankTrace parse_rank(const std::string& meta_text, const std::string& events_tex
                      const std::string& meta_name, const std::string& events_name);
 // Reads and validates a whole trace directory (every rank, cross-rank consistency).
 Trace read_trace(const std::string& dir);
-// Writes a whole in-memory trace (e.g. a simulated run) to `dir`, each file atomically, and
-// removes rank files of ranks beyond trace.world_size() left there by an earlier run.
+// Writes a whole in-memory trace (e.g. a simulated or imported run) to `dir`: every file is
+// written beside its place before any replaces an old one, so a failed write (a full disk)
+// leaves the directory as it was; removes rank files of ranks beyond trace.world_size() left
+// there by an earlier run.
 void write_trace(const std::string& dir, const Trace& trace);
 // Writes `text` to a temporary file beside `path`, then renames it over `path`: a reader (or a
 // crash, or a full disk) sees the old file or the new one, never a part. Throws TraceError
