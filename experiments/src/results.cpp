@@ -161,6 +161,9 @@ bool summary_header_is_current(const std::string& path) {
 }
 
 void append_rows(const std::string& path, const std::vector<Row>& rows) {
+  std::error_code ec;
+  if (std::filesystem::exists(path, ec) && !std::filesystem::is_regular_file(path, ec))
+    throw std::runtime_error(path + ": expected a results file to append rows to, got another kind of file");
   drop_cut_last_line(path);
   std::FILE* file = std::fopen(path.c_str(), "a");
   if (!file) throw std::runtime_error(path + ": cannot open for appending");

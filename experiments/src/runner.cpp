@@ -540,56 +540,67 @@ int run_experiment(const ExperimentSpec& spec, const RunOptions& options, std::o
         << " of " << schedule.size() << " runs already done\n";
   }
 
-  install_interrupt_handlers();
-  Progress progress(err, pending.size(), options.progress_bar);
-  RunExecutor executor(spec, layout, options.bin_dir, options.testbed_script);
-  bool any_error = false;
-  // Every point of a repetition predicted from that repetition's baseline, as soon as both
-  // are measured (so a rerun after an interruption only adds what is missing).
-  auto predict_due = [&]() -> bool {
-    for (const auto& [index, rep, measured] : cross.due(spec.repetitions)) {
-      const Point& point = points[index];
-      const std::string label = run_name(point, rep) + " from " + run_name(points[*baseline], rep);
-      progress.starting(label);
-      auto row = executor.cross_predict(measured, point, points[*baseline], rep);
-      if (!row || interrupt_requested()) {
-        progress.done();
-        err << "ddp-experiment: interrupted during " << label << "; rerun to resume\n";
-        return false;
+  // From here on a results file that cannot be written (a full disk mid-run) is a failure of
+  // the run, exit 1, like a failed job; what could not be set up above is usage, exit 2.
+  try {
+    install_interrupt_handlers();
+    Progress progress(err, pending.size(), options.progress_bar);
+    RunExecutor executor(spec, layout, options.bin_dir, options.testbed_script);
+    bool any_error = false;
+    // Every point of a repetition predicted from that repetition's baseline, as soon as both
+    // are measured (so a rerun after an interruption only adds what is missing).
+    auto predict_due = [&]() -> bool {
+      for (const auto& [index, rep, measured] : cross.due(spec.repetitions)) {
+        const Point& point = points[index];
+        const std::string label = run_name(point, rep) + " from " + run_name(points[*baseline], rep);
+        progress.starting(label);
+        auto row = executor.cross_predict(measured, point, points[*baseline], rep);
+        if (!row || interrupt_requested()) {
+          progress.done();
+          err << "ddp-experiment: interrupted during " << label << "; rerun to resume\n";
+          return false;
+        }
+        append_rows(layout.summary_csv(), {*row});
+        cross.add(*row);
+        any_error = any_error || row->at("status") != "ok";
+        progress.note(label, describe_prediction(*row));
       }
-      append_rows(layout.summary_csv(), {*row});
-      cross.add(*row);
-      any_error = any_error || row->at("status") != "ok";
-      progress.note(label, describe_prediction(*row));
-    }
-    return true;
-  };
-  if (!predict_due()) return 130;
-  for (const auto& run : pending) {
-    const Point& point = points[run.point];
-    const std::string name = run_name(point, run.rep);
-    progress.starting(name);
-    // A good measurement whose predictions failed keeps its trace: only predict again.
-    const auto measured = repredict.find({point.id, run.rep});
-    auto run_rows = measured != repredict.end() && fs::is_directory(layout.trace_dir(name))
-                        ? executor.predict_all(measured->second, point, run.rep)
-                        : executor.execute(point, run.rep);
-    if (run_rows.empty() || interrupt_requested()) {
-      progress.done();
-      err << "ddp-experiment: interrupted during " << name << "; rerun to resume\n";
-      return 130;
-    }
-    append_rows(layout.summary_csv(), run_rows);
-    for (const auto& row : run_rows) {
-      any_error = any_error || row.at("status") != "ok";
-      cross.add(row);
-    }
-    progress.finished(name, describe_rows(run_rows));
+      return true;
+    };
     if (!predict_due()) return 130;
+    for (const auto& run : pending) {
+      const Point& point = points[run.point];
+      const std::string name = run_name(point, run.rep);
+      progress.starting(name);
+      // A good measurement whose predictions failed keeps its trace: only predict again.
+      const auto measured = repredict.find({point.id, run.rep});
+      auto run_rows = measured != repredict.end() && fs::is_directory(layout.trace_dir(name))
+                          ? executor.predict_all(measured->second, point, run.rep)
+                          : executor.execute(point, run.rep);
+      if (run_rows.empty() || interrupt_requested()) {
+        progress.done();
+        err << "ddp-experiment: interrupted during " << name << "; rerun to resume\n";
+        return 130;
+      }
+      append_rows(layout.summary_csv(), run_rows);
+      for (const auto& row : run_rows) {
+        any_error = any_error || row.at("status") != "ok";
+        cross.add(row);
+      }
+      progress.finished(name, describe_rows(run_rows));
+      if (!predict_due()) return 130;
+    }
+    progress.done();
+    out << layout.summary_csv() << '\n';
+    return any_error ? 1 : 0;
+  } catch (const fs::filesystem_error& error) {
+    err << "ddp-experiment: " << error.path1().string() << ": expected files that can be written, got "
+        << error.code().message() << '\n';
+    return 1;
+  } catch (const std::runtime_error& error) {
+    err << "ddp-experiment: " << error.what() << '\n';
+    return 1;
   }
-  progress.done();
-  out << layout.summary_csv() << '\n';
-  return any_error ? 1 : 0;
 }
 
 }  // namespace ddpsim::experiment

@@ -19,12 +19,16 @@ namespace ddpsim::experiment {
 namespace {
 
 // ddp-launch: records the trace dir; fails if a file `fail-match` names part of it (exit 3,
-// and with `fail-traced`, leaves a failure the trace explains, as a real timeout does).
+// and with `fail-traced`, leaves a failure the trace explains, as a real timeout does); with
+// `break-summary`, turns the experiment's summary.csv into a directory (a write failure).
 const char* kFakeLaunch = R"SH(#!/bin/bash
 here="$(dirname "$0")"; dir=""; prev=""
 for a in "$@"; do [ "$prev" = "--trace-dir" ] && dir="$a"; prev="$a"; done
 echo "$dir" >> "$here/launch.log"
 mkdir -p "$dir"; echo measured > "$dir/source"
+if [ -f "$here/break-summary" ]; then  # the results file becomes unwritable mid-run
+  s="$(dirname "$(dirname "$dir")")/summary.csv"; rm -f "$s"; mkdir -p "$s"
+fi
 if [ -f "$here/fail-match" ] && [[ "$dir" == *"$(cat "$here/fail-match")"* ]]; then
   [ -f "$here/fail-traced" ] && touch "$dir/failure"
   echo "ddp-train: rank 1: boom" >&2; exit 3
@@ -175,6 +179,16 @@ TEST_F(RunnerTest, BrokenRunIsRecordedAsErrorAndRetriedOnResume) {
   rows = read_summary(root_ + "/results/caps/summary.csv");
   ASSERT_EQ(rows.size(), 8u);
   for (const auto& row : rows) EXPECT_EQ(row.at("status"), "ok");
+}
+
+// A results file that cannot be written once the run is under way is a failure (exit 1, one
+// line naming the file), not a usage error (2).
+TEST_F(RunnerTest, ResultsThatCannotBeWrittenMidRunExitOne) {
+  const auto spec = parse_spec(kSpec, root_ + "/caps.toml");
+  write(bin_ + "/break-summary", "");
+  EXPECT_EQ(run(spec), 1);
+  EXPECT_NE(stderr_.find("summary.csv"), std::string::npos) << stderr_;
+  EXPECT_NE(stderr_.find("ddp-experiment: "), std::string::npos) << stderr_;
 }
 
 TEST_F(RunnerTest, FailedPredictionsAreRedoneWithoutMeasuringAgain) {
