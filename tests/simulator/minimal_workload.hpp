@@ -2,6 +2,7 @@
 // all-reduce on the platform alone.
 #pragma once
 
+#include <cmath>
 #include <cstdint>
 #include <vector>
 
@@ -50,6 +51,14 @@ inline ReplayOptions star_options(AllreduceAlgorithm algorithm, double alpha_s, 
   options.platform.beta_bytes_per_s = beta;
   options.iterations = 1;
   return options;
+}
+
+// The closed form of a ring all-reduce of `bytes` on W ranks where each of its 2(W−1) steps
+// pays `step_latency_s` and the slowest link paces the payload: 2(W−1)·latency +
+// 2(W−1)/W·S / bandwidth, the payload in whole bytes as the replay sends it.
+inline double ring_allreduce_s(int world, std::int64_t bytes, double step_latency_s, double bandwidth) {
+  const double payload = std::llround(2.0 * (world - 1) / world * static_cast<double>(bytes));
+  return 2.0 * (world - 1) * step_latency_s + payload / bandwidth;
 }
 
 }  // namespace ddpsim::sim::testing

@@ -71,9 +71,8 @@ TEST(ClusterPresets, RingFollowsItsClosedForm) {
       ASSERT_TRUE(result.failure.empty()) << result.failure;
       const std::vector<double> durations = allreduce_durations_s(result);
       ASSERT_EQ(static_cast<int>(durations.size()), world);
-      const double payload = std::llround(2.0 * (world - 1) / world * static_cast<double>(bytes));
-      const double expected = 2.0 * (world - 1) * (preset.intra_latency_s + preset.inter_latency_s) +
-                              payload / std::min(preset.intra_bandwidth, preset.inter_bandwidth);
+      const double expected = testing::ring_allreduce_s(world, bytes, preset.intra_latency_s + preset.inter_latency_s,
+                                                        std::min(preset.intra_bandwidth, preset.inter_bandwidth));
       EXPECT_NEAR(durations.front(), expected, 3e-9) << preset.name << " W=" << world;
       EXPECT_NEAR(durations.back(), expected, 3e-9) << preset.name << " W=" << world;
     }

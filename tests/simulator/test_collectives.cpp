@@ -177,11 +177,10 @@ TEST(ReplayAtScale, SixtyFiveThousandRanksFollowTheClosedFormsOnTheStar) {
     ASSERT_TRUE(result.failure.empty()) << result.failure;
     const std::vector<double> durations = allreduce_durations_s(result);
     ASSERT_EQ(static_cast<int>(durations.size()), world);
-    const double ring_payload = std::llround(2.0 * (world - 1) / world * static_cast<double>(kBytes));
     const double half = std::llround(static_cast<double>(kBytes) / 2);
     const double expected = algorithm == AllreduceAlgorithm::Tree
                                 ? 2 * ceil_log2(world) * kAlpha + 4 * half / kBeta
-                                : 2.0 * (world - 1) * kAlpha + ring_payload / kBeta;
+                                : testing::ring_allreduce_s(world, kBytes, kAlpha, kBeta);
     for (int rank : {0, 1, 2, 4097, world - 1}) {
       EXPECT_NEAR(durations[static_cast<std::size_t>(rank)], expected, 3e-9) << to_string(algorithm) << " rank " << rank;
     }
@@ -199,9 +198,8 @@ TEST(ReplayAtScale, FourThousandRanksFollowTheRingOnTwoLevel) {
   ASSERT_TRUE(result.failure.empty()) << result.failure;
   const std::vector<double> durations = allreduce_durations_s(result);
   ASSERT_EQ(static_cast<int>(durations.size()), world);
-  const double step_latency = options.platform.intra_latency_s + options.platform.inter_latency_s;
-  const double payload = std::llround(2.0 * (world - 1) / world * static_cast<double>(kBytes));
-  const double expected = 2.0 * (world - 1) * step_latency + payload / options.platform.inter_bandwidth;
+  const double expected = testing::ring_allreduce_s(
+      world, kBytes, options.platform.intra_latency_s + options.platform.inter_latency_s, options.platform.inter_bandwidth);
   for (int rank : {0, 1, 2, 2049, world - 1}) {
     EXPECT_NEAR(durations[static_cast<std::size_t>(rank)], expected, 3e-9) << "rank " << rank;
   }

@@ -144,10 +144,8 @@ TEST(TwoLevelAtScale, RingFollowsItsClosedFormAtSixtyFiveThousandRanks) {
     ASSERT_TRUE(result.failure.empty()) << result.failure;
     const std::vector<double> durations = allreduce_durations_s(result);
     ASSERT_EQ(static_cast<int>(durations.size()), world);
-    const double bottleneck = std::min(spec.intra_bandwidth, spec.inter_bandwidth);
-    const double payload = std::llround(2.0 * (world - 1) / world * static_cast<double>(kBytes));
-    const double expected =
-        2.0 * (world - 1) * (spec.intra_latency_s + spec.inter_latency_s) + payload / bottleneck;
+    const double expected = testing::ring_allreduce_s(world, kBytes, spec.intra_latency_s + spec.inter_latency_s,
+                                                      std::min(spec.intra_bandwidth, spec.inter_bandwidth));
     for (int rank : {0, 7, 8, 40001, world - 1}) {
       EXPECT_NEAR(durations[static_cast<std::size_t>(rank)], expected, 3e-9) << "rank " << rank;
     }
