@@ -60,7 +60,14 @@ void rebucket_if_asked(const ReplayRequest& request, WorkloadModel& model) {
 // The network parameters: given in the request, else fitted to the trace.
 void choose_network(const ReplayRequest& request, PreparedReplay& prepared) {
   ReplayOptions& options = prepared.options;
-  if (!request.bandwidth || !request.latency) {
+  // A two-level platform given in full (a --cluster preset) takes nothing from the trace: no
+  // calibration to report as if it were used, and none to fail on a trace that cannot give one.
+  const bool two_level_given = request.platform == PlatformKind::TwoLevel && request.intra_bandwidth &&
+                               request.intra_latency && request.inter_bandwidth && request.inter_latency;
+  if (two_level_given) {
+    options.alpha_s = *request.inter_latency;
+    options.beta_bytes_per_s = *request.inter_bandwidth;
+  } else if (!request.bandwidth || !request.latency) {
     if (prepared.measured.world_size() < 2) {
       // A one-rank trace has no all-reduce to learn the network from. Replayed as is it
       // communicates nothing and any finite parameters will do; replayed on more ranks the

@@ -160,5 +160,31 @@ TEST(PreparedReplay, StallsReplayEveryIterationAndReachTheirIteration) {
   EXPECT_EQ(prepare_replay(asked).options.iterations, 5);
 }
 
+// A two-level platform given in full (a --cluster preset) is not calibrated from the trace:
+// nothing is reported as calibrated, and a 1-rank trace can be scaled out on it.
+TEST(PreparedReplay, FullyGivenTwoLevelPlatformIsNotCalibrated) {
+  testing::TempDir dir;
+  for (const int world : {4, 1}) {
+    testing::SyntheticRun run;
+    run.world_size = world;
+    const std::string path = dir.path("measured-" + std::to_string(world));
+    trace::write_trace(path, testing::make_synthetic_trace(run));
+    ReplayRequest request;
+    request.trace_dir = path;
+    request.platform = PlatformKind::TwoLevel;
+    request.gpus_per_node = 8;
+    request.intra_bandwidth = 2e11;
+    request.intra_latency = 5e-6;
+    request.inter_bandwidth = 1.9e11;
+    request.inter_latency = 4.9e-6;
+    request.world_size = 64;
+    const PreparedReplay prepared = prepare_replay(request);
+    EXPECT_FALSE(prepared.calibration.has_value()) << world;
+    EXPECT_EQ(prepared.options.platform.inter_bandwidth, 1.9e11);
+    EXPECT_EQ(prepared.options.platform.intra_latency_s, 5e-6);
+    EXPECT_EQ(prepared.options.beta_bytes_per_s, 1.9e11);
+  }
+}
+
 }  // namespace
 }  // namespace ddpsim::sim
