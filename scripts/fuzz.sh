@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Long fuzzing runs of every parser with a libFuzzer target (ctest runs each for 40 s only):
 # the trace reader (tests/traces/fuzz_trace_reader.cpp) and the profiler importer
-# (tests/kineto/fuzz_kineto_import.cpp), under ASan+UBSan, from their committed seed corpora.
+# (tests/kineto/fuzz_kineto_import.cpp) and the skew flag parsers (tests/traces/fuzz_skew.cpp),
+# under ASan+UBSan, from their committed seed corpora.
 #
 # Usage: scripts/fuzz.sh [RUNS] [OUT]   (default 1000000 executions each, OUT results/fuzz)
 # Writes OUT/NAME.log and OUT/summary.json ({name: {runs, seconds, crashes}}); exits 1 if any
@@ -16,14 +17,16 @@ mkdir -p "$out"
 declare -A corpus=(
   [fuzz_trace_reader]="tests/traces/fuzz_corpus tests/traces/fuzz_trace_reader.dict"
   [fuzz_kineto_import]="tests/kineto/fuzz_corpus tests/kineto/fuzz_kineto_import.dict"
+  [fuzz_skew]="tests/traces/fuzz_skew_corpus tests/traces/fuzz_skew.dict"
 )
 declare -A binary=(
   [fuzz_trace_reader]="$build/tests/traces/fuzz/fuzz_trace_reader"
   [fuzz_kineto_import]="$build/tests/kineto/fuzz/fuzz_kineto_import"
+  [fuzz_skew]="$build/tests/traces/fuzz/fuzz_skew"
 )
 status=0
 summary="{"
-for name in fuzz_trace_reader fuzz_kineto_import; do
+for name in fuzz_trace_reader fuzz_kineto_import fuzz_skew; do
   bin="${binary[$name]}"
   if [[ ! -x "$bin" ]]; then
     echo "fuzz.sh: expected $bin (built when clang++ with libFuzzer is installed), got none" >&2

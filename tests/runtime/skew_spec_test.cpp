@@ -81,6 +81,20 @@ TEST(SkewSpec, BadValuesGiveOneLineErrorsNamingTheFlag) {
   }
 }
 
+// Found by fuzz_skew: a huge stall overflowed llround into a negative sleep, and a line break
+// typed into a flag made its error two lines.
+TEST(SkewSpec, HugeStallsAreRefusedOrCappedAndErrorsStayOneLine) {
+  EXPECT_NE(error_of([] { parse_delay("1=1e308"); }).find("0 <= MS <= 1e12"), std::string::npos);
+  EXPECT_EQ(parse_delay("1=1e12").ms, 1e12);
+  SkewSpec spec;
+  spec.delays = {parse_delay("1=1e12"), parse_delay("all=1e12")};  // summed: capped, not wrapped
+  EXPECT_EQ(spec.fixed_delay_ns(1, 0), 1000000000000000000LL);
+  spec.distributions = {parse_delay_distribution("1=lognormal:700,1")};  // e^700 ms
+  EXPECT_GT(spec.random_delay_ns(1, 3), 0);
+  EXPECT_EQ(error_of([] { parse_slowdown("1\n=2"); }).find('\n'), std::string::npos);
+  EXPECT_EQ(error_of([] { parse_delay("1=\n5"); }), error_of([] { parse_delay("1=?5"); }));
+}
+
 TEST(SkewSpec, ChecksRanksAgainstTheWorldSize) {
   SkewSpec spec;
   spec.delays.push_back(parse_delay("all=5"));

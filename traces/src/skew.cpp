@@ -1,5 +1,7 @@
 #include "ddpsim/trace/skew.hpp"
 
+#include <algorithm>
+#include <cctype>
 #include <cerrno>
 #include <cmath>
 #include <cstdlib>
@@ -13,7 +15,25 @@ namespace ddpsim::trace {
 namespace {
 
 constexpr double kNsPerMs = 1e6;
+// The longest stall: its nanoseconds (and those of a few summed) still fit an int64. A larger
+// --delay used to overflow llround into a negative sleep (found by fuzz_skew).
+constexpr double kMaxDelayMs = 1e12;
+
+// Milliseconds to nanoseconds, a total of stalls capped at the longest one.
+std::int64_t stall_ns(double total_ms) {
+  return std::llround(std::min(std::max(total_ms, 0.0), kMaxDelayMs) * kNsPerMs);
+}
 constexpr double kTwoPi = 6.283185307179586476925286766559;
+
+// Flag text as an error shows it: control characters (a line break typed into an argument or a
+// metadata value) become '?', so every SkewError stays one line.
+std::string shown(const std::string& text) {
+  std::string out = text;
+  for (char& c : out) {
+    if (std::iscntrl(static_cast<unsigned char>(c))) c = '?';
+  }
+  return out;
+}
 
 // The whole text as a finite double, or nullopt ("1.5x", "", "nan" are rejected).
 std::optional<double> parse_number(const std::string& text) {
@@ -123,7 +143,7 @@ std::int64_t SkewSpec::fixed_delay_ns(int rank, std::int64_t iteration) const {
       total_ms += d.ms;
     }
   }
-  return std::llround(total_ms * kNsPerMs);
+  return stall_ns(total_ms);
 }
 
 std::int64_t SkewSpec::random_delay_ns(int rank, std::int64_t iteration) const {
@@ -132,7 +152,7 @@ std::int64_t SkewSpec::random_delay_ns(int rank, std::int64_t iteration) const {
     const DelayDistribution& d = distributions[i];
     if (rank_matches(d.rank, rank)) total_ms += sample_delay_ms(d, seed, rank, iteration, i);
   }
-  return std::llround(total_ms * kNsPerMs);
+  return stall_ns(total_ms);
 }
 
 std::int64_t SkewSpec::delay_ns(int rank, std::int64_t iteration) const {
@@ -142,7 +162,7 @@ std::int64_t SkewSpec::delay_ns(int rank, std::int64_t iteration) const {
 void SkewSpec::check_ranks(int world_size) const {
   const auto check = [world_size](const char* flag, int rank, const std::string& value) {
     if (rank != kAllRanks && rank >= world_size) {
-      throw SkewError(std::string(flag) + " " + value + ": rank " + std::to_string(rank) +
+      throw SkewError(std::string(flag) + " " + shown(value) + ": rank " + std::to_string(rank) +
                       " is not in a job of " + std::to_string(world_size) + " ranks");
     }
   };
@@ -168,7 +188,7 @@ std::map<std::string, std::string> SkewSpec::to_meta() const {
 
 Slowdown parse_slowdown(const std::string& text) {
   const auto fail = [&text]() -> Slowdown {
-    throw SkewError("--slowdown " + text + ": expected RANK=F with F >= 1 (e.g. 1=1.5)");
+    throw SkewError("--slowdown " + shown(text) + ": expected RANK=F with F >= 1 (e.g. 1=1.5)");
   };
   const auto parts = split_assignment(text);
   if (!parts) return fail();
@@ -180,8 +200,8 @@ Slowdown parse_slowdown(const std::string& text) {
 
 FixedDelay parse_delay(const std::string& text) {
   const auto fail = [&text]() -> FixedDelay {
-    throw SkewError("--delay " + text +
-                    ": expected RANK=MS or RANK=MS@ITER (RANK an integer or all, MS >= 0 "
+    throw SkewError("--delay " + shown(text) +
+                    ": expected RANK=MS or RANK=MS@ITER (RANK an integer or all, 0 <= MS <= 1e12 "
                     "milliseconds, ITER >= 0; e.g. 1=10000@3)");
   };
   const auto parts = split_assignment(text);
@@ -197,7 +217,7 @@ FixedDelay parse_delay(const std::string& text) {
     ms_text = ms_text.substr(0, at);
   }
   const auto ms = parse_number(ms_text);
-  if (!rank || !ms || *ms < 0.0) return fail();
+  if (!rank || !ms || *ms < 0.0 || *ms > kMaxDelayMs) return fail();
   delay.rank = *rank;
   delay.ms = *ms;
   return delay;
@@ -205,7 +225,7 @@ FixedDelay parse_delay(const std::string& text) {
 
 DelayDistribution parse_delay_distribution(const std::string& text) {
   const auto fail = [&text](const std::string& why) -> DelayDistribution {
-    throw SkewError("--delay-dist " + text + ": expected " + why);
+    throw SkewError("--delay-dist " + shown(text) + ": expected " + why);
   };
   const std::string usage =
       "RANK|all=lognormal:MU,SIGMA|exp:MEAN|uniform:A,B (milliseconds; e.g. all=exp:20)";
@@ -268,7 +288,7 @@ SkewSpec skew_from_meta(const std::map<std::string, std::string>& meta) {
     const unsigned long long value = std::strtoull(text.c_str(), &end, 10);
     if (text.empty() || text[0] < '0' || text[0] > '9' || errno == ERANGE ||
         end != text.c_str() + text.size()) {
-      throw SkewError("skew metadata: seed " + text + ": expected a non-negative integer");
+      throw SkewError("skew metadata: seed " + shown(text) + ": expected a non-negative integer");
     }
     spec.seed = value;
   }
