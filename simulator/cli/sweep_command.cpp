@@ -4,6 +4,8 @@
 #include <iostream>
 #include <limits>
 #include <memory>
+#include <string>
+#include <vector>
 
 #include "ddpsim/sim/sweep.hpp"
 #include "numeric_flags.hpp"
@@ -18,19 +20,42 @@ struct Flags {
   sim::SweepGrid grid;
   std::string out_csv;
   int jobs = 1;
+  std::string shard;               // "I/N" or "slurm"; empty: the whole grid
+  std::vector<std::string> merge;  // shard CSVs to join into --out instead of simulating
 };
 
+int run_merge(const Flags& flags) {
+  check_output_file(flags.out_csv, "--out");
+  const sim::SweepMerge merge = sim::merge_sweep_csvs(flags.grid, flags.merge, flags.out_csv);
+  std::cout << "sweep: merged " << merge.rows << " rows of " << merge.points << " points from " << flags.merge.size()
+            << " files into " << flags.out_csv << "\n";
+  if (!merge.first_missing.empty()) {
+    std::cerr << "ddp-sim: sweep --merge: " << merge.points - merge.rows << " of " << merge.points
+              << " points have no row (first: " << merge.first_missing << "); is a shard unfinished?\n";
+    return 1;
+  }
+  if (merge.failed == 0) return 0;
+  std::cerr << "ddp-sim: sweep --merge: " << merge.failed << " of " << merge.points
+            << " points failed (their error column in " << flags.out_csv << " says why)\n";
+  return 1;
+}
+
 int run(const Flags& flags) {
+  if (!flags.merge.empty()) return run_merge(flags);
   const sim::ReplayRequest request = to_request(flags.replay);
   const sim::MonteCarloPlan plan = to_plan(flags.replay);
+  const sim::SweepShard shard = flags.shard.empty() ? sim::SweepShard{} : sim::parse_sweep_shard(flags.shard);
   check_output_file(flags.out_csv, "--out");
   sim::SweepSummary summary;
   {
-    Progress progress("sweep points", static_cast<long>(sim::sweep_points(flags.grid).size()));
-    summary = sim::run_sweep(request, plan, flags.grid, flags.out_csv, flags.jobs, [&progress] { progress.step(); });
+    Progress progress("sweep points", static_cast<long>(sim::sweep_points(flags.grid, shard).size()));
+    summary = sim::run_sweep(request, plan, flags.grid, shard, flags.out_csv, flags.jobs,
+                             [&progress] { progress.step(); });
   }
   std::cout << "sweep: " << summary.simulated << " points simulated, " << summary.skipped << " already in "
-            << flags.out_csv << "\n";
+            << flags.out_csv;
+  if (shard.count > 1) std::cout << " (shard " << shard.index << "/" << shard.count << ")";
+  std::cout << "\n";
   if (summary.failed == 0) return 0;
   std::cerr << "ddp-sim: sweep: " << summary.failed << " of " << summary.points
             << " points failed (their error column in " << flags.out_csv << " says why)\n";
@@ -63,7 +88,19 @@ Command add_sweep_command(CLI::App& app) {
       ->check(integer_in(0, kIntMax));
   command->add_option("--out", flags->out_csv, "CSV file: one row per point; existing rows are kept (resume)")
       ->required();
-  command->add_option("--jobs", flags->jobs, "Points simulated at once (default 1)")->check(integer_in(1, kIntMax));
+  CLI::Option* jobs =
+      command->add_option("--jobs", flags->jobs, "Points simulated at once (default 1)")->check(integer_in(1, kIntMax));
+  CLI::Option* shard = command->add_option(
+      "--shard", flags->shard,
+      "Simulate only shard I/N of the grid (points i with i % N == I), or 'slurm': this job array task's "
+      "shard (SLURM_ARRAY_TASK_ID - SLURM_ARRAY_TASK_MIN of SLURM_ARRAY_TASK_COUNT); one --out per shard");
+  command
+      ->add_option("--merge", flags->merge,
+                   "Simulate nothing: write the rows of these shard CSVs into --out in grid order (give the "
+                   "sweep's grid flags; TRACE_DIR is not read). Exit 1 when a point has no row or failed")
+      ->delimiter(',')
+      ->excludes(jobs)
+      ->excludes(shard);
   return {command, [flags] { return run(*flags); }};
 }
 

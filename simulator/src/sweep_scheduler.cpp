@@ -1,5 +1,6 @@
 // The sweep's scheduler (sweep.hpp): one forked process per point, `jobs` at a time, each
 // appending its CSV row; the CSV is read back to skip finished points and count failures.
+// A shard is the same with fewer points: the CSV holds only its rows.
 #include <fcntl.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
@@ -7,7 +8,6 @@
 
 #include <algorithm>
 #include <chrono>
-#include <cmath>
 #include <cstdlib>
 #include <fstream>
 #include <iomanip>
@@ -17,72 +17,16 @@
 
 #include "ddpsim/sim/sweep.hpp"
 #include "ddpsim/trace/io.hpp"
+#include "sweep_csv.hpp"
 
 namespace ddpsim::sim {
 namespace {
 
-constexpr const char* kHeader =
-    "bucket_cap_mb,slowdown,world_size,buckets,p50_iteration_s,mean_iteration_s,p99_iteration_s,"
-    "samples_per_s,failure_probability,wall_s,error\n";
-
-std::string text_of(double value) {
-  std::ostringstream text;
-  text << value;
-  return text.str();
-}
-
-void check_grid(const SweepGrid& grid, int jobs, int trace_world) {
-  if (jobs < 1) throw RequestError("--jobs: expected at least 1, got " + std::to_string(jobs));
-  for (double cap : grid.bucket_caps_mb) {
-    if (!std::isfinite(cap) || cap < 0 || cap * 1024.0 * 1024.0 >= 9.2e18) {
-      throw RequestError("--bucket-caps: expected MiB in [0, 8.7e12] (0: the trace's layout), got " + text_of(cap));
-    }
-  }
-  bool slowed = false;
-  for (double factor : grid.slowdowns) {
-    try {
-      point_request({}, {0, factor, 0}, 0);  // the skew syntax's rule: F >= 1, finite
-    } catch (const trace::SkewError&) {
-      throw RequestError("--slowdowns: expected factors F >= 1 (the rule of --slowdown), got " + text_of(factor));
-    }
-    slowed = slowed || factor != 1.0;
-  }
-  for (int world : grid.world_sizes) {
-    if (world < 0) {
-      throw RequestError("--world-sizes: expected 0 (the trace's) or a number of ranks >= 1, got " +
-                         std::to_string(world));
-    }
-  }
-  if (grid.slowdown_rank < 0) {
-    throw RequestError("--slowdown-rank: expected a rank >= 0, got " + std::to_string(grid.slowdown_rank));
-  }
-  for (const SweepPoint& point : sweep_points(grid)) {
-    const int world = point.world_size > 0 ? point.world_size : trace_world;
-    if (slowed && grid.slowdown_rank >= world) {
-      throw RequestError("--slowdown-rank: expected a rank below every world size swept (" + std::to_string(world) +
-                         "), got " + std::to_string(grid.slowdown_rank));
-    }
-  }
-}
-
-// Key (the first three columns) → the error column ("" when the point succeeded).
+// Key (the first three columns) -> the error column ("" when the point succeeded); the last
+// row of a key wins.
 std::map<std::string, std::string> read_rows(const std::string& csv_path) {
   std::map<std::string, std::string> rows;
-  std::ifstream existing(csv_path);
-  std::string line;
-  while (std::getline(existing, line)) {
-    std::size_t commas = 0;
-    std::size_t key_end = 0;
-    std::size_t error_begin = std::string::npos;
-    for (std::size_t i = 0; i < line.size(); ++i) {
-      if (line[i] != ',') continue;
-      ++commas;
-      if (commas == 3) key_end = i;
-      if (commas == 10) error_begin = i + 1;
-    }
-    if (commas < 3 || line.rfind("bucket_cap_mb,", 0) == 0) continue;
-    rows[line.substr(0, key_end)] = error_begin == std::string::npos ? "" : line.substr(error_begin);
-  }
+  for (const sweep_csv::Row& row : sweep_csv::read_rows(csv_path)) rows[row.key] = row.error;
   return rows;
 }
 
@@ -92,7 +36,7 @@ void write_header(const std::string& csv_path) {
     throw RequestError("--out " + csv_path + ": expected a CSV file, got a directory");
   }
   std::ofstream out(csv_path);
-  out << kHeader;
+  out << sweep_csv::kHeader;
   if (!out) throw RequestError("--out " + csv_path + ": expected a writable file");
 }
 
@@ -126,14 +70,16 @@ void write_header(const std::string& csv_path) {
 }  // namespace
 
 SweepSummary run_sweep(const ReplayRequest& base, const MonteCarloPlan& plan, const SweepGrid& grid,
-                       const std::string& csv_path, int jobs, const std::function<void()>& on_point_done) {
+                       const SweepShard& shard, const std::string& csv_path, int jobs,
+                       const std::function<void()>& on_point_done) {
   check_plan(plan);
-  check_grid(grid, jobs, trace::read_trace(base.trace_dir).world_size());
+  if (jobs < 1) throw RequestError("--jobs: expected at least 1, got " + std::to_string(jobs));
+  check_sweep_grid(grid, trace::read_trace(base.trace_dir).world_size());
   const std::map<std::string, std::string> done = read_rows(csv_path);
   if (done.empty()) write_header(csv_path);
 
   SweepSummary summary;
-  const std::vector<SweepPoint> points = sweep_points(grid);
+  const std::vector<SweepPoint> points = sweep_points(grid, shard);
   summary.points = points.size();
   int running = 0;
   const auto reap = [&] {
