@@ -18,7 +18,10 @@ struct Flags {
 
 int run(const Flags& flags) {
   const auto algorithm = sim::allreduce_algorithm_from_string(flags.algorithm);
-  if (!algorithm) throw UsageError("--allreduce: expected ring, ring-agg, analytic or tree, got '" + flags.algorithm + "'");
+  // auto is no formula to invert (it is the smaller of two): a trace is fitted to one.
+  if (!algorithm || *algorithm == sim::AllreduceAlgorithm::Auto) {
+    throw UsageError("--allreduce: expected ring, ring-agg, analytic or tree, got '" + flags.algorithm + "'");
+  }
   if (!flags.json_file.empty()) check_output_file(flags.json_file, "--json");
   const sim::Calibration calibration = sim::calibrate(trace::read_trace(flags.trace_dir), *algorithm);
   std::cout << sim::calibration_to_text(calibration);

@@ -32,7 +32,7 @@ void add_replay_options(CLI::App* command, ReplayFlags& flags) {
   command->add_option("--compute", flags.compute, "Compute durations: per-iteration (default), median or mean");
   command->add_option("--iterations", flags.iterations, "Iterations to simulate (default: the trace's, or 3 with median/mean compute and no stalls)")
       ->check(integer_in(1, std::numeric_limits<std::int64_t>::max()));
-  command->add_option("--allreduce", flags.allreduce, "ring, ring-agg (default), analytic or tree");
+  command->add_option("--allreduce", flags.allreduce, "ring, ring-agg (default), analytic, tree, or auto (per message size, the faster of ring-agg and tree: NCCL's choice)");
   command->add_option("--bandwidth", flags.bandwidth, "Link bandwidth, bytes/s (default: calibrated)")
       ->check(bandwidth());
   command->add_option("--latency", flags.latency, "Rank-to-rank latency, seconds (default: calibrated)")
@@ -97,7 +97,7 @@ sim::ReplayRequest to_request(const ReplayFlags& flags) {
   if (!mode) throw UsageError("--compute: expected median, mean or per-iteration, got '" + flags.compute + "'");
   request.compute = *mode;
   const auto algorithm = sim::allreduce_algorithm_from_string(flags.allreduce);
-  if (!algorithm) throw UsageError("--allreduce: expected ring, ring-agg, analytic or tree, got '" + flags.allreduce + "'");
+  if (!algorithm) throw UsageError("--allreduce: expected ring, ring-agg, analytic, tree or auto, got '" + flags.allreduce + "'");
   request.algorithm = *algorithm;
   request.iterations = flags.iterations;
   request.bandwidth = flags.bandwidth;

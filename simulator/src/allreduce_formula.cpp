@@ -1,6 +1,8 @@
 // Closed-form α-β costs of the all-reduce algorithms (allreduce.hpp).
 #include "ddpsim/sim/allreduce.hpp"
 
+#include <algorithm>
+
 namespace ddpsim::sim {
 
 const char* to_string(AllreduceAlgorithm algorithm) {
@@ -9,6 +11,7 @@ const char* to_string(AllreduceAlgorithm algorithm) {
     case AllreduceAlgorithm::RingAggregated: return "ring-agg";
     case AllreduceAlgorithm::Analytic: return "analytic";
     case AllreduceAlgorithm::Tree: return "tree";
+    case AllreduceAlgorithm::Auto: return "auto";
   }
   return "unknown";
 }
@@ -16,7 +19,7 @@ const char* to_string(AllreduceAlgorithm algorithm) {
 std::optional<AllreduceAlgorithm> allreduce_algorithm_from_string(const std::string& name) {
   for (AllreduceAlgorithm algorithm :
        {AllreduceAlgorithm::Ring, AllreduceAlgorithm::RingAggregated,
-        AllreduceAlgorithm::Analytic, AllreduceAlgorithm::Tree}) {
+        AllreduceAlgorithm::Analytic, AllreduceAlgorithm::Tree, AllreduceAlgorithm::Auto}) {
     if (name == to_string(algorithm)) return algorithm;
   }
   return std::nullopt;
@@ -39,6 +42,10 @@ FormulaShape allreduce_formula_shape(AllreduceAlgorithm algorithm, int world_siz
 
 double allreduce_formula_s(AllreduceAlgorithm algorithm, int world_size, double bytes,
                            double alpha_s, double beta_bytes_per_s) {
+  if (algorithm == AllreduceAlgorithm::Auto) {
+    return std::min(ring_allreduce_s(world_size, bytes, alpha_s, beta_bytes_per_s),
+                    tree_allreduce_s(world_size, bytes, alpha_s, beta_bytes_per_s));
+  }
   const FormulaShape shape = allreduce_formula_shape(algorithm, world_size);
   if (shape.latency_coefficient == 0) return 0;
   return shape.latency_coefficient * alpha_s +

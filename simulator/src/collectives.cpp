@@ -53,9 +53,8 @@ void ring(CommunicationGroup& group, int rank, std::int64_t bytes, double deadli
 // at the same time, with the slowest flow. A phase size seen before is slept; the first
 // one simulated with SimGrid's flows is played by the first participant to get here, while
 // the others wait for it (network_phase.hpp).
-void aggregated_phase(CommunicationGroup& group, Participant who, std::uint64_t bytes, double later_steps_s,
-                      double deadline_s) {
-  NetworkPhase& phase = *group.phase;
+void aggregated_phase(CommunicationGroup& group, NetworkPhase& phase, Participant who, std::uint64_t bytes,
+                      double later_steps_s, double deadline_s) {
   if (who.index == 0) group.messages += phase.flow_count();
   if (const auto known = phase.known_duration_s(bytes)) {
     sleep_within(*known + later_steps_s, deadline_s);
@@ -69,12 +68,18 @@ void aggregated_phase(CommunicationGroup& group, Participant who, std::uint64_t 
 // Everyone joins, then each rank sends one message carrying all 2(W−1) chunks to its right
 // neighbour and waits out the other 2(W−1)−1 step latencies; every rank finishes with the
 // slowest pair (in a real ring each step waits for the slowest link).
+std::uint64_t ring_payload(int world, std::int64_t bytes) {
+  return static_cast<std::uint64_t>(std::llround(2.0 * (world - 1) / world * static_cast<double>(bytes)));
+}
+
+double ring_later_steps_s(const CommunicationGroup& group) {
+  return (2.0 * (group.world_size() - 1) - 1) * group.ring_phase->max_latency_s();
+}
+
 void ring_aggregated(CommunicationGroup& group, Participant who, std::int64_t bytes, double deadline_s) {
-  const int world = group.world_size();
   group.join_point.join(who.index, deadline_s);
-  const double payload = 2.0 * (world - 1) / world * static_cast<double>(bytes);
-  const double later_steps_s = (2.0 * (world - 1) - 1) * group.phase->max_latency_s();
-  aggregated_phase(group, who, static_cast<std::uint64_t>(std::llround(payload)), later_steps_s, deadline_s);
+  aggregated_phase(group, *group.ring_phase, who, ring_payload(group.world_size(), bytes), ring_later_steps_s(group),
+                   deadline_s);
 }
 
 // Everyone joins, then the ring formula's time passes: no network is simulated.
@@ -90,12 +95,17 @@ void analytic(CommunicationGroup& group, Participant who, std::int64_t bytes, do
 // towards the parent and broadcast towards the children, 2S in all for a rank that is inner
 // in one tree and leaf in the other), all at once so that they share its link; then the
 // remaining 2⌈log2 W⌉−1 step latencies.
+std::uint64_t tree_payload(std::int64_t bytes) {
+  return static_cast<std::uint64_t>(std::llround(static_cast<double>(bytes) / 2));
+}
+
+double tree_later_steps_s(const CommunicationGroup& group) {
+  return (2.0 * ceil_log2(group.world_size()) - 1) * group.tree_phase->max_latency_s();
+}
+
 void tree(CommunicationGroup& group, Participant who, std::int64_t bytes, double deadline_s) {
-  const int world = group.world_size();
   group.join_point.join(who.index, deadline_s);
-  const auto half = static_cast<std::uint64_t>(std::llround(static_cast<double>(bytes) / 2));
-  const double later_steps_s = (2.0 * ceil_log2(world) - 1) * group.phase->max_latency_s();
-  aggregated_phase(group, who, half, later_steps_s, deadline_s);
+  aggregated_phase(group, *group.tree_phase, who, tree_payload(bytes), tree_later_steps_s(group), deadline_s);
 }
 
 FlowPattern ring_pattern(int world) {
@@ -162,11 +172,34 @@ CommunicationGroup::CommunicationGroup(const Routes& routes, int participants, A
   if (world <= 1) return;
   if (algorithm == AllreduceAlgorithm::Ring) {
     for (int r = 0; r < world; ++r) ring_inbox.push_back(sg4::Mailbox::by_name("ring-inbox-" + std::to_string(r)));
-  } else if (algorithm == AllreduceAlgorithm::RingAggregated) {
-    phase.emplace(routes, ring_pattern(world), flow_model_required, max_simulated_flows);
-  } else if (algorithm == AllreduceAlgorithm::Tree) {
-    phase.emplace(routes, tree_pattern(world), flow_model_required, max_simulated_flows);
   }
+  if (algorithm == AllreduceAlgorithm::RingAggregated || algorithm == AllreduceAlgorithm::Auto) {
+    ring_phase.emplace(routes, ring_pattern(world), flow_model_required, max_simulated_flows);
+  }
+  if (algorithm == AllreduceAlgorithm::Tree || algorithm == AllreduceAlgorithm::Auto) {
+    tree_phase.emplace(routes, tree_pattern(world), flow_model_required, max_simulated_flows);
+  }
+}
+
+std::vector<NetworkPhase*> CommunicationGroup::phases() {
+  std::vector<NetworkPhase*> built;
+  if (ring_phase) built.push_back(&*ring_phase);
+  if (tree_phase) built.push_back(&*tree_phase);
+  return built;
+}
+
+const AllreduceChoice& CommunicationGroup::choose(std::int64_t bytes) {
+  const auto known = choices.find(bytes);
+  if (known != choices.end()) return known->second;
+  // Each model's whole collective: its network phase's closed form, then its later steps.
+  // Closed forms, not SimGrid's flows, even where the phase will be simulated with flows:
+  // the choice is a prediction made before the collective, as NCCL's is.
+  AllreduceChoice choice;
+  choice.bytes = bytes;
+  choice.ring_agg_s = ring_phase->closed_form_s(ring_payload(world, bytes)) + ring_later_steps_s(*this);
+  choice.tree_s = tree_phase->closed_form_s(tree_payload(bytes)) + tree_later_steps_s(*this);
+  choice.algorithm = choice.tree_s < choice.ring_agg_s ? AllreduceAlgorithm::Tree : AllreduceAlgorithm::RingAggregated;
+  return choices.emplace(bytes, choice).first->second;
 }
 
 void run_allreduce(CommunicationGroup& group, AllreduceAlgorithm algorithm, Participant who,
@@ -177,6 +210,7 @@ void run_allreduce(CommunicationGroup& group, AllreduceAlgorithm algorithm, Part
     case AllreduceAlgorithm::RingAggregated: return ring_aggregated(group, who, bytes, deadline_s);
     case AllreduceAlgorithm::Analytic: return analytic(group, who, bytes, deadline_s);
     case AllreduceAlgorithm::Tree: return tree(group, who, bytes, deadline_s);
+    case AllreduceAlgorithm::Auto: return run_allreduce(group, group.choose(bytes).algorithm, who, bytes, deadline_s);
   }
 }
 

@@ -7,6 +7,7 @@
 #include <simgrid/s4u/Semaphore.hpp>
 
 #include <cstdint>
+#include <map>
 #include <optional>
 #include <stdexcept>
 #include <vector>
@@ -60,13 +61,22 @@ struct CommunicationGroup {
   std::vector<simgrid::s4u::Mailbox*> ring_inbox;  // explicit ring: ring_inbox[r] holds messages to rank r
   JoinPoint join_point;  // everyone has arrived: the collective starts
   JoinPoint phase_done;  // the network phase that was being simulated is over
-  // The aggregated model's flows (ring-agg: to the right neighbour; tree: to every
-  // double-binary-tree neighbour); only the algorithm's own is built. Its largest route
-  // latency is the model's per-step latency (the slowest pair paces every step).
-  std::optional<NetworkPhase> phase;
+  // The aggregated models' flows (ring-agg: to the right neighbour; tree: to every
+  // double-binary-tree neighbour); only the algorithm's own are built, both for auto. A
+  // phase's largest route latency is its model's per-step latency (the slowest pair paces
+  // every step).
+  std::optional<NetworkPhase> ring_phase;
+  std::optional<NetworkPhase> tree_phase;
+  // auto: the choice made for each message size, the first time it is all-reduced.
+  std::map<std::int64_t, AllreduceChoice> choices;
   double alpha_s = 0;
   double beta_bytes_per_s = 0;
   std::int64_t messages = 0;
+
+  // The phases that are built (one, two for auto, none for the explicit ring and analytic).
+  std::vector<NetworkPhase*> phases();
+  // auto: ring-agg's and the tree's closed forms for `bytes`, and the faster; remembered.
+  const AllreduceChoice& choose(std::int64_t bytes);
 };
 
 // Blocks until `comm` is done; throws CollectiveTimeout past deadline_s (negative: none).

@@ -84,6 +84,10 @@ std::optional<double> NetworkPhase::known_duration_s(std::uint64_t bytes) const 
     if (found == simulated_s_.end()) return std::nullopt;
     return found->second;
   }
+  return closed_form_s(bytes);
+}
+
+double NetworkPhase::closed_form_s(std::uint64_t bytes) const {
   double longest = 0;
   for (const FlowBound& bound : bounds_) {
     // bytes · flows / bandwidth, in this order: with one flow it is bytes / bandwidth to the bit.

@@ -59,6 +59,10 @@ class NetworkPhase {
 
   // The phase's duration with `bytes` per flow, when known without simulating it.
   std::optional<double> known_duration_s(std::uint64_t bytes) const;
+  // The closed form whatever the method: Exact's when no link carries two flows, else the
+  // bottleneck bound (what the Flows method would give, within ~1 % on the built-in
+  // platforms; a --cfg network model is not known to it). --allreduce auto compares these.
+  double closed_form_s(std::uint64_t bytes) const;
   // Flows: true while one actor is simulating a phase of this size.
   bool simulating(std::uint64_t bytes) const { return simulating_.count(bytes) > 0; }
   // Flows: the platform's hosts, hosts[r] rank r's; set before the first simulate().

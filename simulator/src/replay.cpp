@@ -350,10 +350,14 @@ ClassReplayResult replay_classes(const WorkloadModel& model, const ReplayOptions
                  std::vector<RankState>(static_cast<std::size_t>(participants)),
                  {}};
   routes.reset();
-  std::optional<NetworkPhase>& phase = sim.group.phase;
-  const bool sends = options.algorithm == AllreduceAlgorithm::Ring || (phase && phase->method() == PhaseMethod::Flows);
+  const std::vector<NetworkPhase*> phases = sim.group.phases();
+  const bool flows = std::any_of(phases.begin(), phases.end(),
+                                 [](const NetworkPhase* phase) { return phase->method() == PhaseMethod::Flows; });
+  const bool sends = options.algorithm == AllreduceAlgorithm::Ring || flows;
   if (sends && hosts.empty()) hosts = build_platform(options.platform, world);
-  if (phase && phase->method() == PhaseMethod::Flows) phase->set_hosts(hosts);
+  for (NetworkPhase* phase : phases) {
+    if (phase->method() == PhaseMethod::Flows) phase->set_hosts(hosts);
+  }
   std::vector<sg4::Host*> actor_hosts;  // per class
   if (hosts.empty()) {
     std::vector<int> first_ranks;
@@ -374,6 +378,7 @@ ClassReplayResult replay_classes(const WorkloadModel& model, const ReplayOptions
   result.simulated_end_s = sg4::Engine::get_clock();
   result.messages = sim.group.messages;
   result.failure = sim.failure;
+  for (const auto& entry : sim.group.choices) result.allreduce_choices.push_back(entry.second);
   for (auto& state : sim.ranks) {
     std::stable_sort(state.events.begin(), state.events.end(),
                      [](const Event& a, const Event& b) { return a.t_ns < b.t_ns; });
@@ -390,6 +395,7 @@ ReplayResult expand(ClassReplayResult&& classes) {
   result.wall_s = classes.wall_s;
   result.messages = classes.messages;
   result.failure = std::move(classes.failure);
+  result.allreduce_choices = std::move(classes.allreduce_choices);
   const std::size_t world = classes.classes.class_of.size();
   result.events.resize(world);
   for (std::size_t rank = 0; rank < world; ++rank) {

@@ -45,6 +45,7 @@ struct ClassReplayResult {
   double wall_s = 0;
   std::int64_t messages = 0;
   std::string failure;
+  std::vector<AllreduceChoice> allreduce_choices;  // ReplayResult's
 };
 
 // replay() before its result is copied out to every rank (replay.cpp).

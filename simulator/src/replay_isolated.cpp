@@ -74,6 +74,13 @@ std::string encode(const ClassReplayResult& result) {
   out.put(result.wall_s);
   out.put(result.messages);
   out.put_string(result.failure);
+  out.put<std::uint64_t>(result.allreduce_choices.size());
+  for (const AllreduceChoice& choice : result.allreduce_choices) {
+    out.put(choice.bytes);
+    out.put(static_cast<int>(choice.algorithm));
+    out.put(choice.ring_agg_s);
+    out.put(choice.tree_s);
+  }
   out.put<std::uint64_t>(result.classes.class_of.size());
   for (int index : result.classes.class_of) out.put(index);
   out.put<std::uint64_t>(result.events.size());
@@ -105,6 +112,13 @@ ClassReplayResult decode(const std::string& bytes) {
   result.wall_s = in.get<double>();
   result.messages = in.get<std::int64_t>();
   result.failure = in.get_string();
+  result.allreduce_choices.resize(in.get<std::uint64_t>());
+  for (AllreduceChoice& choice : result.allreduce_choices) {
+    choice.bytes = in.get<std::int64_t>();
+    choice.algorithm = static_cast<AllreduceAlgorithm>(in.get<int>());
+    choice.ring_agg_s = in.get<double>();
+    choice.tree_s = in.get<double>();
+  }
   result.classes.class_of.resize(in.get<std::uint64_t>());
   for (int& index : result.classes.class_of) index = in.get<int>();
   result.events.resize(in.get<std::uint64_t>());

@@ -83,6 +83,16 @@ std::string report_to_text(const ReplayReport& report) {
     text << row("bucket " + std::to_string(predicted.bucket) + " (" + std::to_string(predicted.bytes) + " B)",
                 measured, predicted.median_allreduce_s, "%.6f");
   }
+  if (!result.allreduce_choices.empty()) {
+    text << "\n  auto: ring-agg or tree per message size (predicted s)\n";
+    for (const AllreduceChoice& choice : result.allreduce_choices) {
+      char line[200];
+      std::snprintf(line, sizeof line, "  %-26s %-9s ring-agg %.6f, tree %.6f\n",
+                    (std::to_string(choice.bytes) + " B").c_str(), to_string(choice.algorithm), choice.ring_agg_s,
+                    choice.tree_s);
+      text << line;
+    }
+  }
   text << "\n  simulation: " << result.messages << " messages, " << format("%.6f", result.simulated_end_s)
        << " s simulated, " << format("%.3f", result.wall_s) << " s wall\n";
   if (!result.failure.empty()) text << "  predicted failure: " << result.failure << "\n";
@@ -109,6 +119,22 @@ std::string report_to_json(const ReplayReport& report) {
       {"iteration_time", json_number(relative_error(report.predicted.median_iteration_s, report.measured.median_iteration_s))},
       {"samples_per_s", json_number(relative_error(report.predicted.samples_per_s, report.measured.samples_per_s))},
   };
+  if (!result.allreduce_choices.empty()) {
+    // Per collective: every bucket of a size got the choice made for that size.
+    nlohmann::json choices = nlohmann::json::array();
+    for (const AllreduceChoice& choice : result.allreduce_choices) {
+      nlohmann::json buckets = nlohmann::json::array();
+      for (std::size_t bucket = 0; bucket < report.model->bucket_bytes.size(); ++bucket) {
+        if (report.model->bucket_bytes[bucket] == choice.bytes) buckets.push_back(bucket);
+      }
+      choices.push_back({{"bytes", choice.bytes},
+                         {"buckets", buckets},
+                         {"algorithm", to_string(choice.algorithm)},
+                         {"ring_agg_s", choice.ring_agg_s},
+                         {"tree_s", choice.tree_s}});
+    }
+    json["allreduce_choices"] = choices;
+  }
   json["simulation"] = {{"messages", result.messages},
                         {"simulated_end_s", result.simulated_end_s},
                         {"wall_s", result.wall_s},

@@ -20,7 +20,7 @@ TEST(AllreduceFormula, RingTerms) {
 
 TEST(AllreduceFormula, NamesRoundTrip) {
   for (auto algorithm : {AllreduceAlgorithm::Ring, AllreduceAlgorithm::RingAggregated,
-                         AllreduceAlgorithm::Analytic, AllreduceAlgorithm::Tree}) {
+                         AllreduceAlgorithm::Analytic, AllreduceAlgorithm::Tree, AllreduceAlgorithm::Auto}) {
     EXPECT_EQ(allreduce_algorithm_from_string(to_string(algorithm)), algorithm);
   }
   EXPECT_FALSE(allreduce_algorithm_from_string("butterfly").has_value());

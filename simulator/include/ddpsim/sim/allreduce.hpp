@@ -24,6 +24,23 @@ enum class AllreduceAlgorithm {
   Analytic,
   // Double binary tree (NCCL's algorithm at scale); see tree_allreduce_s for the model.
   Tree,
+  // Per collective, whichever of RingAggregated and Tree the model predicts faster for its
+  // message size on this platform and world size, as NCCL's tuner does with its own
+  // estimates (src/graph/tuning.cc: a latency + size / bandwidth per algorithm, the
+  // smallest wins). The estimates are each model's closed form on the platform's routes
+  // (network_phase.hpp: exact for the ring on the built-in platforms, the max-min bound for
+  // the tree), so the collective takes min(ring-agg, tree); the choice is made once per
+  // message size and reported (AllreduceChoice).
+  Auto,
+};
+
+// What Auto chose for one message size: the two estimates, and the faster (a tie goes to
+// the ring, NCCL's algorithm for large messages).
+struct AllreduceChoice {
+  std::int64_t bytes = 0;
+  AllreduceAlgorithm algorithm = AllreduceAlgorithm::RingAggregated;
+  double ring_agg_s = 0;
+  double tree_s = 0;
 };
 
 const char* to_string(AllreduceAlgorithm algorithm);
@@ -55,12 +72,14 @@ std::vector<int> binary_tree_parents(int world_size);
 std::vector<std::vector<int>> double_binary_tree_neighbours(int world_size);
 int double_binary_tree_max_degree(int world_size);
 
-// The formula of an algorithm: Ring, RingAggregated and Analytic use the ring formula.
+// The formula of an algorithm: Ring, RingAggregated and Analytic use the ring formula,
+// Auto the smaller of the ring's and the tree's.
 double allreduce_formula_s(AllreduceAlgorithm algorithm, int world_size, double bytes,
                            double alpha_s, double beta_bytes_per_s);
 
 // The formula's shape t(S) = latency_coefficient·α + bandwidth_coefficient·S/β, so that a
 // fitted line t = a + b·S gives α = a / latency_coefficient, β = bandwidth_coefficient / b.
+// Auto, not a line, has the ring's shape: a trace is calibrated with the ring's formula.
 struct FormulaShape {
   double latency_coefficient = 0;
   double bandwidth_coefficient = 0;

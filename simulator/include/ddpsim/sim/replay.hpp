@@ -68,6 +68,8 @@ struct ReplayResult {
   double wall_s = 0;           // host time the simulation took
   std::int64_t messages = 0;   // simulated point-to-point messages
   std::string failure;         // empty, or what failed (e.g. a timeout)
+  // --allreduce auto: the choice for each message size all-reduced, by size.
+  std::vector<AllreduceChoice> allreduce_choices;
 };
 
 // Bad options or platform, or a SimGrid error: what() is one line.
