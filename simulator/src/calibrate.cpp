@@ -75,6 +75,8 @@ struct RankAllreduce {
   std::int64_t end_ns = 0;
 };
 
+}  // namespace
+
 std::vector<std::int64_t> common_complete_iterations(const trace::Trace& trace) {
   std::map<std::int64_t, int> count;
   for (const auto& rank : trace.ranks) {
@@ -87,8 +89,6 @@ std::vector<std::int64_t> common_complete_iterations(const trace::Trace& trace) 
   if (common.size() > 1 && common.front() == 0) common.erase(common.begin());
   return common;
 }
-
-}  // namespace
 
 // Which duration represents "the all-reduce of S bytes took t"? Each rank's own
 // begin → end also counts the time it waited for peers that were not ready yet (on Gloo a
@@ -279,6 +279,20 @@ Calibration calibrate(const trace::Trace& trace, AllreduceAlgorithm algorithm) {
       relative_sq += error * error;
     }
     calibration.fit.relative_rms = spans.empty() ? 0 : std::sqrt(relative_sq / static_cast<double>(spans.size()));
+    // Where all-reduces during backward went clearly slower than after it (processors shared
+    // with compute: overlap_rates.cpp), beta becomes the rate after backward and the replay
+    // slows transfers during backward by the measured fraction. Within 10 % of each other,
+    // one rate: about the spread of either rate between repetitions of one job.
+    const OverlapRates overlap = fit_overlap_rates(trace);
+    if (overlap.measured() && overlap.free_s_per_byte < kOverlapFractionForTwoRates * overlap.busy_s_per_byte) {
+      calibration.fit.slope_s_per_byte = overlap.free_s_per_byte;
+      calibration.overlap_bandwidth_fraction = overlap.free_s_per_byte / overlap.busy_s_per_byte;
+      std::ostringstream two;
+      two << std::setprecision(3) << "; two rates: after backward (beta), and x"
+          << calibration.overlap_bandwidth_fraction << " of it while autograd runs ("
+          << overlap.busy_iterations << "/" << overlap.free_iterations << " iterations)";
+      calibration.method += two.str();
+    }
   }
   if (!(calibration.fit.slope_s_per_byte > 0)) {
     throw CalibrationError(trace.dir + ": expected all-reduces that take time, got durations of 0 s");
@@ -324,6 +338,7 @@ std::string calibration_to_json(const Calibration& calibration) {
   json["intercept_clamped"] = calibration.fit.intercept_clamped;
   json["samples"] = calibration.samples;
   json["method"] = calibration.method;
+  json["overlap_bandwidth_fraction"] = calibration.overlap_bandwidth_fraction;
   json["warnings"] = calibration_warnings(calibration);
   json["points"] = nlohmann::json::array();
   for (const auto& point : calibration.points) {
@@ -341,10 +356,14 @@ std::string calibration_to_text(const Calibration& calibration) {
        << (calibration.fit.intercept_clamped ? "  (negative intercept clamped to 0)" : "") << "\n";
   text << "  method     " << calibration.method << "\n";
   text << "  alpha      " << calibration.alpha_s * 1e6 << " us\n";
-  text << "  beta       " << calibration.beta_bytes_per_s / 1e9 << " GB/s\n";
+  text << "  beta       " << calibration.beta_bytes_per_s / 1e9 << " GB/s";
+  if (calibration.overlap_bandwidth_fraction != 1) {
+    text << " after backward, x" << calibration.overlap_bandwidth_fraction << " while autograd runs";
+  }
+  text << "\n";
   text << "  R^2        ";
   if (std::isnan(calibration.fit.r_squared)) {
-    text << "n/a (one size)\n";
+    text << (calibration.points.size() > 1 ? "n/a (bandwidth only: no line fitted)\n" : "n/a (one size)\n");
   } else {
     text << calibration.fit.r_squared << "\n";
   }

@@ -85,6 +85,9 @@ void choose_network(const ReplayRequest& request, PreparedReplay& prepared) {
       prepared.calibration = calibrate(prepared.measured, shape);
       options.alpha_s = prepared.calibration->alpha_s;
       options.beta_bytes_per_s = prepared.calibration->beta_bytes_per_s;
+      // Contention between all-reduces and autograd belongs to the measured rate: a told
+      // --bandwidth is the network's own and is used as it is.
+      if (!request.bandwidth) options.overlap_bandwidth_fraction = prepared.calibration->overlap_bandwidth_fraction;
     }
   }
   if (request.bandwidth) options.beta_bytes_per_s = *request.bandwidth;

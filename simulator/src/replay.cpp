@@ -43,6 +43,7 @@ struct RankState {
   sg4::SemaphorePtr backward_started = sg4::Semaphore::create(0);  // compute → comm
   sg4::SemaphorePtr all_reduced = sg4::Semaphore::create(0);       // comm → compute
   double backward_begin_s = 0;
+  double compute_done_s = 0;  // when this iteration's autograd ends (backward_begin + compute)
   std::vector<Event> events;
 };
 
@@ -53,6 +54,9 @@ struct Simulation {
   CommunicationGroup group;
   std::vector<RankState> ranks;  // per class
   std::string failure;
+  // With contention (options.overlap_bandwidth_fraction < 1) every class meets here before a
+  // transfer, so all see the same start time and autograd state (contended_bytes).
+  std::optional<JoinPoint> transfer_start = std::nullopt;
 
   double slowdown(int rank) const {
     auto found = options.slowdown.find(rank);
@@ -128,6 +132,7 @@ void compute_actor(Simulation& sim, int index) {
     phase(costs.before_backward_s);
     record(EventType::BackwardBegin);
     state.backward_begin_s = now();
+    state.compute_done_s = state.backward_begin_s + factor * costs.backward_compute_s;
     state.backward_started->release();
     // Gradients become ready while autograd runs; nothing waits on them individually, so
     // they are recorded at their offsets without waking the actor for each.
@@ -157,6 +162,22 @@ void compute_actor(Simulation& sim, int index) {
       state.events.back().message = costs.eval_message;
     }
   }
+}
+
+// The bytes that take as long at the network's full rate as `bytes` take when the transfer
+// starts at now() and goes at `fraction` of that rate until every class's autograd is done
+// (ReplayOptions::overlap_bandwidth_fraction). Bandwidth term only: 2(W−1)/W · S / β.
+double contended_bytes(const Simulation& sim, std::int64_t bytes) {
+  const double fraction = sim.options.overlap_bandwidth_fraction;
+  double compute_done_s = 0;
+  for (const RankState& state : sim.ranks) compute_done_s = std::max(compute_done_s, state.compute_done_s);
+  const double busy_s = compute_done_s - sg4::Engine::get_clock();
+  const int world = sim.group.world_size();
+  const double seconds_per_byte = 2.0 * (world - 1) / world / sim.options.beta_bytes_per_s;
+  if (busy_s <= 0 || !(seconds_per_byte > 0)) return static_cast<double>(bytes);
+  const double busy_bytes = busy_s * fraction / seconds_per_byte;  // what the busy time carries
+  if (static_cast<double>(bytes) <= busy_bytes) return static_cast<double>(bytes) / fraction;
+  return busy_s / seconds_per_byte + (static_cast<double>(bytes) - busy_bytes);
 }
 
 // comm-R: one stream; bucket b is all-reduced once it is ready and bucket b−1 is done.
@@ -190,7 +211,13 @@ void comm_actor(Simulation& sim, int index) {
         begin.bytes = bytes;
         state.events.push_back(begin);
         const double deadline_s = sim.options.timeout_s > 0 ? begin_s + sim.options.timeout_s : -1;
-        run_allreduce(sim.group, sim.options.algorithm, Participant{index, rank}, bytes, deadline_s);
+        std::int64_t sent = bytes;
+        if (sim.options.overlap_bandwidth_fraction < 1) {
+          if (!sim.transfer_start) sim.transfer_start.emplace(static_cast<int>(sim.ranks.size()));
+          sim.transfer_start->join(index, deadline_s);
+          sent = std::llround(contended_bytes(sim, bytes));
+        }
+        run_allreduce(sim.group, sim.options.algorithm, Participant{index, rank}, sent, deadline_s);
         Event end = make_event(rank, label, EventType::AllreduceEnd, now());
         end.bucket = bucket;
         end.bytes = bytes;
@@ -265,6 +292,10 @@ void check_replay_options(const WorkloadModel& model, const ReplayOptions& optio
     throw SimulationError("--allreduce analytic: expected a positive bandwidth and non-negative latency");
   }
   if (!non_negative(options.timeout_s)) throw SimulationError("--timeout: expected a non-negative number of seconds");
+  if (!(options.overlap_bandwidth_fraction > 0 && options.overlap_bandwidth_fraction <= 1)) {
+    throw SimulationError("overlap bandwidth fraction: expected a number in (0, 1], got " +
+                          std::to_string(options.overlap_bandwidth_fraction));
+  }
   for (const auto& [rank, factor] : options.slowdown) {
     if (rank < 0 || rank >= world) {
       throw SimulationError("--slowdown: expected a rank in 0.." + std::to_string(world - 1) + ", got " + std::to_string(rank));

@@ -102,6 +102,8 @@ TEST(Calibrate, EqualSizedBucketsFitBandwidthOnly) {
     EXPECT_NEAR(fitted, point.median_s, 0.01 * point.median_s) << point.bytes << " bytes";
   }
   EXPECT_NE(calibration_to_text(calibration).find("bandwidth only"), std::string::npos);
+  // Four sizes were measured: R² is missing because no line was fitted, not for want of sizes.
+  EXPECT_EQ(calibration_to_text(calibration).find("one size"), std::string::npos) << calibration_to_text(calibration);
 }
 
 // Two ranks, iterations 0..5, four buckets per iteration (the first 1.01 MB, the others

@@ -61,6 +61,10 @@ struct Calibration {
   // How the line was fitted: "least squares", or "bandwidth only (...)" when the sizes span
   // too little to tell latency from bandwidth (see calibrate). Printed with the fit.
   std::string method = "least squares";
+  // The rate of all-reduces during backward compute as a fraction of the rate after it
+  // (fit_overlap_rates): 1 when one rate describes both or the trace cannot tell. When below
+  // 1, beta is the rate after backward and the replay slows transfers during it by this much.
+  double overlap_bandwidth_fraction = 1;
 };
 
 // Sizes must span at least this ratio (largest / smallest) for the intercept to mean
@@ -79,6 +83,26 @@ std::vector<AllreduceSample> collective_allreduce_samples(const trace::Trace& tr
 
 // The busy spans of the same iterations as collective_allreduce_samples.
 std::vector<BusySpan> allreduce_busy_spans(const trace::Trace& trace);
+
+// The iterations every rank completed, but iteration 0 (warm-up) when there are others.
+std::vector<std::int64_t> common_complete_iterations(const trace::Trace& trace);
+
+// The all-reduce rate while any rank's autograd still runs ("busy") and after the last
+// rank's has finished ("free"), in collective seconds per byte (overlap_rates.cpp says why).
+// Busy: per iteration, the bytes of the all-reduces that ended before autograd did, over the
+// time any of them was in flight. Free: the bytes left when autograd finished, over the time
+// any all-reduce was in flight after it. Medians over iterations; 0 where fewer than
+// kMinOverlapIterations iterations had both.
+inline constexpr std::size_t kMinOverlapIterations = 3;
+inline constexpr double kOverlapFractionForTwoRates = 0.9;
+struct OverlapRates {
+  double busy_s_per_byte = 0;
+  double free_s_per_byte = 0;
+  int busy_iterations = 0;
+  int free_iterations = 0;
+  bool measured() const { return busy_s_per_byte > 0 && free_s_per_byte > 0; }
+};
+OverlapRates fit_overlap_rates(const trace::Trace& trace);
 
 // Fits t(S) over the per-size medians and converts the line into α and β for the
 // algorithm's formula (allreduce_formula_shape). When the sizes span less than

@@ -60,6 +60,11 @@ struct ReplayOptions {
   // SimGrid's flow model when it has at most this many flows, else with the max-min
   // bottleneck bound (network_phase.hpp). Either way once per message size.
   std::int64_t max_simulated_flows = 4096;
+  // The network's all-reduce rate while any rank's autograd still runs, as a fraction of its
+  // rate (Calibration::overlap_bandwidth_fraction): where communication shares processors
+  // with compute, a transfer that starts during backward goes at this fraction of the rate
+  // until the last rank's autograd is done, then at the full rate. 1: no contention.
+  double overlap_bandwidth_fraction = 1;
 };
 
 struct ReplayResult {
