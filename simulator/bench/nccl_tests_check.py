@@ -5,8 +5,10 @@ Usage: simulator/bench/nccl_tests_check.py [--sim build/release/bin/ddp-sim] [--
 
 For each published system it writes a 2-rank trace with one bucket per message size (one
 float32 parameter each, all ready at once), replays it with `ddp-sim replay --cluster ...
---world-size W` (ring-agg and tree), reads every bucket's all-reduce time from the predicted
-trace and turns it into nccl-tests' bus bandwidth: busbw = S / t * 2(W-1)/W. The published
+--world-size W` (ring-agg, tree, and auto: per size the faster of the two), reads every
+bucket's all-reduce time from the predicted trace and turns it into nccl-tests' bus
+bandwidth: busbw = S / t * 2(W-1)/W. The CSV also has every size of the A100 sweep (the
+curve `ddpsim-plot cluster-scaling` draws) and its average busbw. The published
 numbers are quoted below with their source; nothing is fitted to them here (the presets'
 latencies come from two other nccl-tests runs, cluster_presets.cpp).
 
@@ -126,7 +128,7 @@ def main():
         flags = ["--cluster", "dgx-a100", "--inter-bandwidth", str(4 * 24e9)]
         system = {"name": "A100 x 24 (3 nodes x 8, 4 HDR NICs per node)", "source": "github.com/NVIDIA/nccl-tests/issues/119",
                   "ddp_sim": "--cluster dgx-a100 --inter-bandwidth 96e9 --world-size 24", "models": {}}
-        for allreduce in ("ring-agg", "tree"):
+        for allreduce in ("ring-agg", "tree", "auto"):
             times = simulate(sim=args.sim, work=os.path.join(work, "a100"), sizes=A100_SWEEP, world=24,
                              allreduce=allreduce, platform_flags=flags)
             by_size = dict(zip(A100_SWEEP, times))
@@ -136,8 +138,12 @@ def main():
                 points.append({"size_bytes": size, "measured_time_us": time_us, "predicted_time_us": predicted * 1e6,
                                "time_error_pct": 100 * (predicted * 1e6 / time_us - 1), "measured_busbw_gbs": busbw,
                                "predicted_busbw_gbs": busbw_gb(size, predicted, 24)})
-                rows_csv.append(["A100x24", allreduce, size, time_us, predicted * 1e6, busbw, busbw_gb(size, predicted, 24)])
+                rows_csv.append(["A100x24", allreduce, 24, size, time_us, predicted * 1e6, busbw, busbw_gb(size, predicted, 24)])
+            # Every size of the sweep too (no published time for most: the curve the figure draws).
+            rows_csv.extend(["A100x24 sweep", allreduce, 24, s, "", t * 1e6, "", busbw_gb(s, t, 24)]
+                            for s, t in zip(A100_SWEEP, times))
             average = sum(busbw_gb(s, t, 24) for s, t in zip(A100_SWEEP, times)) / len(times)
+            rows_csv.append(["A100x24 average", allreduce, 24, "", "", "", A100_AVG_BUSBW, average])
             small = {str(s): {"predicted_time_us": by_size[s] * 1e6} for s in (8, 1048584, 16777224)}
             system["models"][allreduce] = {
                 "points": points,
@@ -150,7 +156,7 @@ def main():
         # H: HGX H100, peak busbw at 1, 2 and 4 nodes.
         system = {"name": "HGX H100 (8 GPUs + 8 x 400G NICs per node)", "source": "github.com/NVIDIA/nccl-tests/issues/309",
                   "ddp_sim": "--cluster dgx-h100, 16 GiB", "models": {}}
-        for allreduce in ("ring-agg", "tree"):
+        for allreduce in ("ring-agg", "tree", "auto"):
             points = []
             for world, peak in H100_PEAKS:
                 predicted = simulate(sim=args.sim, work=os.path.join(work, "h100"), sizes=[H100_SIZE], world=world,
@@ -158,7 +164,7 @@ def main():
                 bw = busbw_gb(H100_SIZE, predicted, world)
                 points.append({"ranks": world, "measured_peak_busbw_gbs": peak, "predicted_busbw_gbs": bw,
                                "error_pct": 100 * (bw / peak - 1)})
-                rows_csv.append(["H100", allreduce, H100_SIZE, "", predicted * 1e6, peak, bw])
+                rows_csv.append(["H100", allreduce, world, H100_SIZE, "", predicted * 1e6, peak, bw])
             system["models"][allreduce] = {"points": points}
         report["systems"].append(system)
     os.makedirs(os.path.dirname(args.out) or ".", exist_ok=True)
@@ -166,7 +172,7 @@ def main():
         json.dump(report, f, indent=1)
     with open(os.path.splitext(args.out)[0] + ".csv", "w", newline="") as f:
         writer = csv.writer(f)
-        writer.writerow(["system", "allreduce", "size_bytes", "measured_time_us", "predicted_time_us",
+        writer.writerow(["system", "allreduce", "ranks", "size_bytes", "measured_time_us", "predicted_time_us",
                          "measured_busbw_gbs", "predicted_busbw_gbs"])
         writer.writerows(rows_csv)
     for system in report["systems"]:

@@ -470,5 +470,49 @@ class Calibration(PlotTest):
         self.assertIn("expected columns rate_mbit", result.stderr)
 
 
+class ClusterScaling(PlotTest):
+    REPLAYS = ("trace,cluster,world_size,allreduce,measured_world_size,measured_iteration_s,predicted_iteration_s\n"
+               "job,dgx-a100,8,ring-agg,2,0.2,0.21\njob,dgx-a100,8,tree,2,0.2,0.22\njob,dgx-a100,8,auto,2,0.2,0.21\n")
+    CHECK_HEADER = ("system,allreduce,ranks,size_bytes,measured_time_us,predicted_time_us,measured_busbw_gbs,"
+                    "predicted_busbw_gbs\n")
+
+    def write(self, name, text):
+        path = os.path.join(self.dir, name)
+        with open(path, "w") as handle:
+            handle.write(text)
+        return path
+
+    def test_errors_against_the_published_points(self):
+        replays = self.write("replays.csv", self.REPLAYS)
+        lines = [self.CHECK_HEADER]
+        for model, time_us, busbw in (("ring-agg", 1200.0, 80.0), ("tree", 900.0, 90.0), ("auto", 900.0, 90.0)):
+            lines.append(f"A100x24,{model},24,1000000,1000.0,{time_us},100.0,{busbw}\n")
+            lines.append(f"A100x24 sweep,{model},24,1000000,,{time_us},,{busbw}\n")
+            lines.append(f"A100x24 average,{model},24,,,,80.0,{busbw}\n")
+            lines.append(f"H100,{model},16,17179869184,,1,400.0,{busbw * 4}\n")
+        check = self.write("check.csv", "".join(lines))
+        self.plot("cluster-scaling", replays, "--nccl-tests", check)
+        rows = self.assert_figure("cluster-scaling")
+
+        def row(panel, series):
+            found = [r for r in rows if r["panel"] == panel and r["series"] == series]
+            self.assertEqual(len(found), 1, (panel, series))
+            return found[0]
+        # Time error near 128 MB: 1200 vs 1000 us = +20 %; average busbw 90 vs 80 = +12.5 %;
+        # H100 on 2 nodes: 360 vs 400 GB/s = -10 %.
+        self.assert_close(row("a100-error", "ring-agg")["error_pct"], 20.0, "ring time error")
+        self.assert_close(row("a100-error", "tree")["error_pct"], -10.0, "tree time error")
+        self.assert_close(row("a100-average", "tree")["error_pct"], 12.5, "average busbw error")
+        self.assert_close(row("h100", "auto")["error_pct"], -10.0, "H100 error")
+        self.assert_close(row("h100", "auto")["x"], 2.0, "nodes")
+        self.assert_close(row("scaling", "measured")["y"], 200.0, "measured step, ms")
+
+    def test_not_a_check(self):
+        replays = self.write("replays.csv", self.REPLAYS)
+        check = self.write("check.csv", "a,b\n1,2\n")
+        result = self.plot("cluster-scaling", replays, "--nccl-tests", check, expect=2)
+        self.assertIn("expected columns system", result.stderr)
+
+
 if __name__ == "__main__":
     unittest.main()
