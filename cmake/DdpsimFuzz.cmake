@@ -31,26 +31,36 @@ function(ddpsim_probe_libfuzzer)
   endif()
 endfunction()
 
-# ddpsim_add_fuzzer(NAME SOURCES files... [DEFINES d...] [LINK flags...] DICT file CORPUS dir
-#                   LABELS labels [SECONDS s])
+# ddpsim_add_fuzzer(NAME SOURCES files... [INCLUDES dirs...] [PACKAGES targets...]
+#                   [DEFINES d...] [LINK flags...] DICT file CORPUS dir LABELS labels [SECONDS s])
 # Builds fuzzer NAME from SOURCES (the library's sources plus the target), adds the ctest NAME
-# that fuzzes for SECONDS (default 40) from CORPUS with DICT.
+# that fuzzes for SECONDS (default 40) from CORPUS with DICT. INCLUDES: our include directories
+# besides traces/'s; PACKAGES: imported targets (found in the caller's directory) whose include
+# directories the sources need besides nlohmann-json's. Only their headers are used: what they
+# compile must come in SOURCES or LINK, as these commands bypass CMake's usage requirements.
 function(ddpsim_add_fuzzer name)
-  cmake_parse_arguments(F "" "DICT;CORPUS;SECONDS" "SOURCES;DEFINES;LINK;LABELS" ${ARGN})
+  cmake_parse_arguments(F "" "DICT;CORPUS;SECONDS" "SOURCES;INCLUDES;PACKAGES;DEFINES;LINK;LABELS"
+                        ${ARGN})
   if(NOT F_SECONDS)
     set(F_SECONDS 40)
   endif()
   set(_fuzz_dir ${CMAKE_CURRENT_BINARY_DIR}/${name}_objects)
   set(_fuzz_bin ${CMAKE_CURRENT_BINARY_DIR}/fuzz/${name})
   set(_sanitizers -fsanitize=fuzzer-no-link,address,undefined -fno-sanitize-recover=undefined)
-  # nlohmann-json's include directory, unless it is a default one (an explicit -isystem
-  # /usr/include would break the C++ headers' #include_next).
-  get_target_property(_json_dirs nlohmann_json::nlohmann_json INTERFACE_INCLUDE_DIRECTORIES)
-  set(_json_includes)
-  foreach(_dir IN LISTS _json_dirs)
-    if(NOT _dir IN_LIST CMAKE_CXX_IMPLICIT_INCLUDE_DIRECTORIES AND NOT _dir STREQUAL "/usr/include")
-      list(APPEND _json_includes -isystem ${_dir})
-    endif()
+  set(_includes)
+  foreach(_dir IN LISTS F_INCLUDES)
+    list(APPEND _includes -I${_dir})
+  endforeach()
+  # The packages' include directories, unless default ones (an explicit -isystem /usr/include
+  # would break the C++ headers' #include_next).
+  foreach(_package IN LISTS F_PACKAGES ITEMS nlohmann_json::nlohmann_json)
+    get_target_property(_package_dirs ${_package} INTERFACE_INCLUDE_DIRECTORIES)
+    foreach(_dir IN LISTS _package_dirs)
+      if(_dir AND NOT _dir IN_LIST CMAKE_CXX_IMPLICIT_INCLUDE_DIRECTORIES
+         AND NOT _dir STREQUAL "/usr/include")
+        list(APPEND _includes -isystem ${_dir})
+      endif()
+    endforeach()
   endforeach()
   set(_defines)
   foreach(_define IN LISTS F_DEFINES)
@@ -65,7 +75,7 @@ function(ddpsim_add_fuzzer name)
       COMMAND ${DDPSIM_CLANGXX} -std=c++17 -O1 -g -fno-omit-frame-pointer ${_sanitizers}
               -Wall -Wextra -Werror ${_defines}
               -I${PROJECT_SOURCE_DIR}/traces/include -I${PROJECT_SOURCE_DIR}/traces/src
-              ${_json_includes}
+              ${_includes}
               -MD -MF ${_object}.d -c ${_source} -o ${_object}
       DEPENDS ${_source}
       DEPFILE ${_object}.d

@@ -2,6 +2,8 @@
 
 #include <cctype>
 #include <cmath>
+#include <cstdio>
+#include <cstring>
 #include <type_traits>
 #include <filesystem>
 #include <fstream>
@@ -14,6 +16,17 @@
 #include "names.hpp"
 
 namespace ddpsim::experiment {
+
+namespace {
+std::string one_line(std::string message) {
+  for (char& c : message)
+    if (std::iscntrl(static_cast<unsigned char>(c))) c = '?';
+  return message;
+}
+}  // namespace
+
+SpecError::SpecError(const std::string& message) : std::runtime_error(one_line(message)) {}
+
 namespace {
 
 const char* type_name(const toml::node& node) {
@@ -419,6 +432,83 @@ void parse_predict(const Section& s, const std::string& path, const Grid& grid, 
   }
 }
 
+// toml++ 3.3.0 (Debian's) reaches __builtin_unreachable() in is_non_ascii_horizontal_whitespace
+// for most characters of U+00A1..U+0499, U+2C5E..U+3057 and U+FB26..U+FEFE (Latin accents,
+// Greek, Cyrillic, kana, ...) whenever it asks whether one is whitespace: outside strings, in any
+// quoted key ("é" = 1), at the start of a line continued by a line-ending backslash in a
+// """string""" (the last two valid TOML). That is undefined behaviour (found by
+// fuzz_experiment_spec), so no such character reaches it: non-ASCII bytes are refused everywhere
+// but in comments, which toml++ only checks for control characters. A string can still hold any
+// character as a \uXXXX escape. A leading UTF-8 byte order mark is toml++'s to skip.
+void check_ascii_outside_comments(const std::string& text, const std::string& path) {
+  size_t i = text.rfind("\xEF\xBB\xBF", 0) == 0 ? 3 : 0;
+  long line = 1;
+  auto check_ascii = [&](unsigned char c) {
+    if (c < 0x80) return;
+    char hex[8];
+    std::snprintf(hex, sizeof hex, "0x%02X", c);
+    throw SpecError(path + ':' + std::to_string(line) +
+                    ": expected ASCII characters outside comments (in a \"string\", write others "
+                    "as \\uXXXX), got the byte " + hex);
+  };
+  // Skips the string that opens at i with `quote` (tripled when multi-line): to its closing
+  // quote, or to the end of the line for a one-line string (where toml++ stops with an error).
+  auto skip_string = [&](char quote, bool multi_line) {
+    const std::string closing(multi_line ? 3 : 1, quote);
+    i += closing.size();
+    while (i < text.size()) {
+      const char c = text[i];
+      check_ascii(static_cast<unsigned char>(c));
+      if (c == '\n') {
+        ++line;
+        if (!multi_line) return;
+      } else if (c == '\\' && quote == '"') {  // an escape: its next character is not a quote
+        ++i;
+        continue;
+      } else if (text.compare(i, closing.size(), closing) == 0) {
+        i += closing.size();
+        // """a""""" is a"" then the closing """: up to two more quotes belong to the string.
+        for (int extra = 0; multi_line && extra < 2 && i < text.size() && text[i] == quote; ++extra) ++i;
+        return;
+      }
+      ++i;
+    }
+  };
+  while (i < text.size()) {
+    const char c = text[i];
+    if (c == '#') {
+      while (i < text.size() && text[i] != '\n') ++i;  // a comment: any character
+    } else if (c == '"' || c == '\'') {
+      skip_string(c, text.compare(i, 3, std::string(3, c)) == 0);
+    } else {
+      check_ascii(static_cast<unsigned char>(c));
+      if (c == '\n') ++line;
+      ++i;
+    }
+  }
+}
+
+// Every point of the grid, every repetition, is one real training job, and the runner holds
+// the whole schedule in memory: `repetitions = 1000000000` was accepted, and ddp-experiment
+// (even --dry-run) grew past 20 GB before it printed anything (found by fuzz_experiment_spec).
+// 100,000 runs of 1 s are already 28 hours.
+constexpr double kMaxRuns = 100'000;
+
+void check_run_count(const ExperimentSpec& spec) {
+  const Grid& g = spec.grid;
+  const auto at_least_one = [](size_t n) { return static_cast<double>(n == 0 ? 1 : n); };
+  // In doubles: eight axes of a long file can multiply past 64 bits.
+  const double points = at_least_one(g.world_sizes.size()) * at_least_one(g.bucket_cap_mb.size()) *
+                        at_least_one(g.first_bucket_cap_mb.size()) * at_least_one(g.slowdown.size()) *
+                        at_least_one(g.delay.size()) * at_least_one(g.delay_dist.size()) *
+                        at_least_one(g.timeout_s.size()) * at_least_one(g.hosts.size());
+  const double runs = points * spec.repetitions;
+  if (runs > kMaxRuns)
+    throw SpecError(spec.path + ": [experiment] repetitions x [grid] points: expected at most " +
+                    format_number(kMaxRuns) + " runs, got " + std::to_string(spec.repetitions) +
+                    " x " + format_number(points) + " = " + format_number(runs));
+}
+
 std::string stem_of(const std::string& path) {
   auto slash = path.find_last_of('/');
   std::string base = slash == std::string::npos ? path : path.substr(slash + 1);
@@ -429,6 +519,7 @@ std::string stem_of(const std::string& path) {
 }  // namespace
 
 ExperimentSpec parse_spec(const std::string& text, const std::string& path) {
+  check_ascii_outside_comments(text, path);
   toml::table root;
   try {
     root = toml::parse(text, path);
@@ -461,6 +552,7 @@ ExperimentSpec parse_spec(const std::string& text, const std::string& path) {
   if (!is_safe_name(spec.name))
     throw SpecError(path + ": [experiment] name: expected letters, digits, '.', '_', '-', got '" +
                     spec.name + "'");
+  check_run_count(spec);
   return spec;
 }
 

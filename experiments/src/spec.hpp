@@ -10,9 +10,11 @@ namespace ddpsim::experiment {
 
 // A spec that cannot be used. what() is one line, "FILE:LINE: message" when the problem sits
 // on a line of the file (toml++ gives every node its source position), "FILE: message" else.
+// Control characters in the message (a line break in a quoted value, or in the text toml++
+// quotes in its parse errors) become '?', so it stays one line whatever the spec holds.
 class SpecError : public std::runtime_error {
  public:
-  using std::runtime_error::runtime_error;
+  explicit SpecError(const std::string& message);
 };
 
 // The training job every point runs; the grid below varies the rest.

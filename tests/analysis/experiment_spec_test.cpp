@@ -227,6 +227,52 @@ TEST(ExperimentSpecErrors, LaunchOnTheTestbed) {
             0u);
 }
 
+// Issue #19, found by fuzz_experiment_spec (tests/analysis/fuzz_experiment_spec.cpp; its
+// corpus keeps each input that failed).
+TEST(ExperimentSpecErrors, AtMostAHundredThousandRuns) {
+  EXPECT_EQ(parse_spec("[experiment]\nrepetitions = 100000\n[workload]\n", "ok.toml").repetitions,
+            100000);
+  // repetitions = 1000000000 was accepted; ddp-experiment --dry-run then grew past 20 GB.
+  EXPECT_EQ(error_of("[experiment]\nrepetitions = 1000000000\n[workload]\n"),
+            "bad.toml: [experiment] repetitions x [grid] points: expected at most 100000 runs, got "
+            "1000000000 x 1 = 1000000000");
+  // 2 x 5 x 2 x 2 x 2 x 2 x 2 points (every axis) x 400 repetitions = 128,000 runs.
+  EXPECT_EQ(error_of("[experiment]\nrepetitions = 400\n[workload]\n[grid]\n"
+                     "world_sizes = [2, 4]\nbucket_cap_mb = [1, 2, 3, 4, 5]\n"
+                     "first_bucket_cap_mb = [1, 2]\nslowdown = [\"\", \"1=2\"]\n"
+                     "delay = [\"\", \"1=5\"]\ndelay_dist = [\"\", \"1=exp:5\"]\n"
+                     "timeout_s = [1, 2]\n"),
+            "bad.toml: [experiment] repetitions x [grid] points: expected at most 100000 runs, got "
+            "400 x 320 = 128000");
+}
+
+TEST(ExperimentSpecErrors, NonAsciiOnlyInComments) {
+  // toml++ 3.3.0 reaches __builtin_unreachable() on most non-ASCII characters it asks "is this
+  // whitespace?" about: they are refused before it sees them, but in comments.
+  const auto spec = parse_spec("\xEF\xBB\xBF# caf\xC3\xA9\n[experiment] # \xE3\x81\x82\n"
+                               "description = \"caf\\u00e9 # not a comment\"\n[workload]\n",
+                               "ok.toml");
+  EXPECT_EQ(spec.description, "caf\xC3\xA9 # not a comment");
+  const std::string refused = ": expected ASCII characters outside comments (in a \"string\", "
+                              "write others as \\uXXXX), got the byte ";
+  EXPECT_EQ(error_of("[workload]\nmodel=\xC9\xBC\n"), "bad.toml:2" + refused + "0xC9");
+  EXPECT_EQ(error_of("[workload]\n\"\xC3\xA9\" = 1\n"), "bad.toml:2" + refused + "0xC3");
+  EXPECT_EQ(error_of("[workload]\nmodel = \"a # \xC3\xA9\"\n"), "bad.toml:2" + refused + "0xC3");
+  EXPECT_EQ(error_of("[experiment]\ndescription = \"\"\"a \\\n  \xC3\xA9\"\"\"\n[workload]\n"),
+            "bad.toml:3" + refused + "0xC3");
+}
+
+TEST(ExperimentSpecErrors, EveryMessageIsOneLine) {
+  // A line break in a quoted value, and in the text toml++ quotes in a parse error.
+  EXPECT_EQ(error_of("[workload]\n[launch]\ntestbed_rate = \"1\\nbit\"\n"),
+            "bad.toml:3: [launch] testbed_rate: expected a rate in tc units like \"200mbit\", got "
+            "\"1?bit\"");
+  EXPECT_EQ(error_of("[workload]\nlr = n\n").rfind("bad.toml:2:", 0), 0u);
+  // Malformed table headers (toml++ asserts a precondition they break, marzer/tomlplusplus#301).
+  EXPECT_EQ(error_of("[workload]\n[\n").rfind("bad.toml:2:", 0), 0u);
+  EXPECT_EQ(error_of("[[[1]]]\n").rfind("bad.toml:1:", 0), 0u);
+}
+
 TEST(ExperimentSpecErrors, MissingFile) {
   try {
     parse_spec_file("/nonexistent/spec.toml");

@@ -213,6 +213,13 @@ std::vector<SpecRow> spec_rows() {
       {"experiment", "repetitions = 99999999999", "[experiment] repetitions: expected an integer <="},
       {"experiment", "repetitions = nan", "[experiment] repetitions: expected an integer, got a number"},
       {"experiment", "typo = 1", "unknown key 'typo' in [experiment]"},
+      // Found by fuzz_experiment_spec: a billion repetitions (ddp-experiment grew past 20 GB),
+      // non-ASCII text toml++ 3.3.0 would meet __builtin_unreachable() on, a line break in a value.
+      {"experiment", "repetitions = 1000000000",
+       "!bad.toml: [experiment] repetitions x [grid] points: expected at most 100000 runs"},
+      {"workload", "model = \"caf\xC3\xA9\"", "expected ASCII characters outside comments"},
+      {"workload", "\"\xC3\xA9\" = 1", "expected ASCII characters outside comments"},
+      {"launch", "testbed_rate = \"1\\nbit\"", "[launch] testbed_rate: expected a rate in tc units like \"200mbit\", got \"1?bit\""},
       {"workload", "model = 1", "[workload] model: expected a string"},
       {"workload", "optimizer = true", "[workload] optimizer: expected a string, got a boolean"},
       {"workload", "args = \"--width 8\"", "[workload] args: expected an array of strings, got a string"},
