@@ -1,13 +1,14 @@
 #!/usr/bin/env bash
-# Long fuzzing runs of every parser with a libFuzzer target (ctest runs each for 40 s only):
-# the trace reader (tests/traces/fuzz_trace_reader.cpp) and the profiler importer
-# (tests/kineto/fuzz_kineto_import.cpp) and the skew flag parsers (tests/traces/fuzz_skew.cpp),
-# under ASan+UBSan, from their committed seed corpora.
+# Long fuzzing runs of every parser with a libFuzzer target (ctest runs each for 20-40 s only):
+# the trace reader (tests/traces/fuzz_trace_reader.cpp), the profiler importer
+# (tests/kineto/fuzz_kineto_import.cpp), the skew flag parsers (tests/traces/fuzz_skew.cpp) and
+# ddp-experiment's spec parser (tests/analysis/fuzz_experiment_spec.cpp), under ASan+UBSan, from
+# their committed seed corpora.
 #
-# Usage: scripts/fuzz.sh [RUNS] [OUT]   (default 1000000 executions each, OUT results/fuzz)
-# Writes OUT/NAME.log and OUT/summary.json ({name: {runs, seconds, crashes}}); exits 1 if any
-# fuzzer found a crash (its input is saved as OUT/NAME-crash-*). Needs a build with clang++
-# (scripts/build.sh installs it).
+# Usage: scripts/fuzz.sh [RUNS] [OUT] [NAME...]   (default 1000000 executions each, OUT
+# results/fuzz, every fuzzer). Writes OUT/NAME.log and OUT/summary.json ({name: {runs, seconds,
+# crashes}}); exits 1 if any fuzzer found a crash (its input is saved as OUT/NAME-crash-*).
+# Needs a build with clang++ (scripts/build.sh installs it).
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 runs="${1:-1000000}"
@@ -18,15 +19,23 @@ declare -A corpus=(
   [fuzz_trace_reader]="tests/traces/fuzz_corpus tests/traces/fuzz_trace_reader.dict"
   [fuzz_kineto_import]="tests/kineto/fuzz_corpus tests/kineto/fuzz_kineto_import.dict"
   [fuzz_skew]="tests/traces/fuzz_skew_corpus tests/traces/fuzz_skew.dict"
+  [fuzz_experiment_spec]="tests/analysis/fuzz_experiment_spec_corpus tests/analysis/fuzz_experiment_spec.dict"
 )
 declare -A binary=(
   [fuzz_trace_reader]="$build/tests/traces/fuzz/fuzz_trace_reader"
   [fuzz_kineto_import]="$build/tests/kineto/fuzz/fuzz_kineto_import"
   [fuzz_skew]="$build/tests/traces/fuzz/fuzz_skew"
+  [fuzz_experiment_spec]="$build/tests/analysis/fuzz/fuzz_experiment_spec"
 )
+names=("${@:3}")
+((${#names[@]})) || names=(fuzz_trace_reader fuzz_kineto_import fuzz_skew fuzz_experiment_spec)
 status=0
 summary="{"
-for name in fuzz_trace_reader fuzz_kineto_import fuzz_skew; do
+for name in "${names[@]}"; do
+  if [[ -z "${binary[$name]:-}" ]]; then
+    echo "fuzz.sh: expected a fuzzer name (${!binary[*]}), got $name" >&2
+    exit 2
+  fi
   bin="${binary[$name]}"
   if [[ ! -x "$bin" ]]; then
     echo "fuzz.sh: expected $bin (built when clang++ with libFuzzer is installed), got none" >&2
