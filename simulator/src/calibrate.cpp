@@ -77,19 +77,6 @@ struct RankAllreduce {
 
 }  // namespace
 
-std::vector<std::int64_t> common_complete_iterations(const trace::Trace& trace) {
-  std::map<std::int64_t, int> count;
-  for (const auto& rank : trace.ranks) {
-    for (std::int64_t iteration : rank.complete_iterations()) ++count[iteration];
-  }
-  std::vector<std::int64_t> common;
-  for (const auto& [iteration, ranks] : count) {
-    if (ranks == trace.world_size()) common.push_back(iteration);
-  }
-  if (common.size() > 1 && common.front() == 0) common.erase(common.begin());
-  return common;
-}
-
 // Which duration represents "the all-reduce of S bytes took t"? Each rank's own
 // begin → end also counts the time it waited for peers that were not ready yet (on Gloo a
 // rank that launches early blocks in the first exchange until its neighbours arrive), which
@@ -102,7 +89,7 @@ std::vector<std::int64_t> common_complete_iterations(const trace::Trace& trace) 
 // queue.
 std::vector<AllreduceSample> collective_allreduce_samples(const trace::Trace& trace) {
   std::vector<AllreduceSample> samples;
-  const std::vector<std::int64_t> iterations = common_complete_iterations(trace);
+  const std::vector<std::int64_t> iterations = trace::without_warmup(trace.complete_iterations());
   const std::set<std::int64_t> wanted(iterations.begin(), iterations.end());
 
   // per_rank[r][(iteration, bucket)]
@@ -161,7 +148,7 @@ std::vector<AllreduceSample> collective_allreduce_samples(const trace::Trace& tr
 }
 
 std::vector<BusySpan> allreduce_busy_spans(const trace::Trace& trace) {
-  const std::vector<std::int64_t> iterations = common_complete_iterations(trace);
+  const std::vector<std::int64_t> iterations = trace::without_warmup(trace.complete_iterations());
   const std::set<std::int64_t> wanted(iterations.begin(), iterations.end());
   struct Window {
     std::int64_t begin_ns = std::numeric_limits<std::int64_t>::min();  // the last rank's begin

@@ -68,7 +68,7 @@ struct IterationWindows {
 
 OverlapRates fit_overlap_rates(const trace::Trace& trace) {
   OverlapRates rates;
-  const std::vector<std::int64_t> iterations = common_complete_iterations(trace);
+  const std::vector<std::int64_t> iterations = trace::without_warmup(trace.complete_iterations());
   const std::set<std::int64_t> wanted(iterations.begin(), iterations.end());
   struct Window {
     std::int64_t begin_ns = std::numeric_limits<std::int64_t>::min();

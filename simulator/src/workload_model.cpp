@@ -250,32 +250,15 @@ RankIterationCosts aggregate(const std::vector<RankIterationCosts>& samples, Com
 // Iterations complete on every rank, under the last layout, training (not no_sync) ones.
 std::vector<std::int64_t> replayable_iterations(const trace::Trace& trace,
                                                 std::int64_t layout_first_iteration) {
-  std::set<std::int64_t> common;
-  bool first_rank = true;
-  for (const auto& rank : trace.ranks) {
-    const auto complete = rank.complete_iterations();
-    std::set<std::int64_t> here(complete.begin(), complete.end());
-    if (first_rank) {
-      common = std::move(here);
-      first_rank = false;
-    } else {
-      std::set<std::int64_t> both;
-      std::set_intersection(common.begin(), common.end(), here.begin(), here.end(),
-                            std::inserter(both, both.end()));
-      common = std::move(both);
-    }
-  }
   std::set<std::int64_t> no_sync;
   for (const auto& event : trace.ranks.front().events) {
     if (event.type == EventType::IterationBegin && event.kind == "no_sync") no_sync.insert(event.iteration);
   }
   std::vector<std::int64_t> chosen;
-  for (std::int64_t iteration : common) {
+  for (std::int64_t iteration : trace.complete_iterations()) {
     if (iteration >= layout_first_iteration && !no_sync.count(iteration)) chosen.push_back(iteration);
   }
-  // Iteration 0 runs with a single bucket and rebuilds the layout: use it only if alone.
-  if (chosen.size() > 1 && chosen.front() == 0) chosen.erase(chosen.begin());
-  return chosen;
+  return trace::without_warmup(std::move(chosen));
 }
 
 }  // namespace

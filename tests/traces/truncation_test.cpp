@@ -45,6 +45,11 @@ TEST_F(CutTrace, CutMidLineInsideAnIterationKeepsTheCompleteOnes) {
   EXPECT_FALSE(trace.ranks[0].truncated);
   EXPECT_EQ(trace.ranks[1].complete_iterations(), (std::vector<std::int64_t>{0, 1}));
   EXPECT_EQ(trace.ranks[0].complete_iterations(), (std::vector<std::int64_t>{0, 1, 2, 3}));
+  // The run's: what every rank completed; steady state leaves the warm-up iteration 0 out.
+  EXPECT_EQ(trace.complete_iterations(), (std::vector<std::int64_t>{0, 1}));
+  EXPECT_EQ(without_warmup(trace.complete_iterations()), (std::vector<std::int64_t>{1}));
+  EXPECT_EQ(without_warmup({0}), (std::vector<std::int64_t>{0}));  // nothing else to go by
+  EXPECT_EQ(without_warmup({3, 4}), (std::vector<std::int64_t>{3, 4}));  // a resumed run has none
   // Every whole line before the cut is kept: iteration 2's events up to the cut line.
   const std::size_t kept_lines =
       static_cast<std::size_t>(std::count(full.begin(), full.begin() + line_start, '\n')) - 1;

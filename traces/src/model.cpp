@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <array>
+#include <iterator>
 #include <set>
 #include <utility>
 
@@ -89,6 +90,23 @@ std::vector<std::int64_t> RankTrace::complete_iterations() const {
     }
   }
   return {complete.begin(), complete.end()};
+}
+
+std::vector<std::int64_t> Trace::complete_iterations() const {
+  if (ranks.empty()) return {};
+  std::vector<std::int64_t> everywhere = ranks.front().complete_iterations();
+  for (std::size_t r = 1; r < ranks.size(); ++r) {
+    const std::vector<std::int64_t> here = ranks[r].complete_iterations();
+    std::vector<std::int64_t> both;
+    std::set_intersection(everywhere.begin(), everywhere.end(), here.begin(), here.end(), std::back_inserter(both));
+    everywhere = std::move(both);
+  }
+  return everywhere;
+}
+
+std::vector<std::int64_t> without_warmup(std::vector<std::int64_t> iterations) {
+  if (iterations.size() > 1 && iterations.front() == 0) iterations.erase(iterations.begin());
+  return iterations;
 }
 
 }  // namespace ddpsim::trace

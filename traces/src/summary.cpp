@@ -27,21 +27,6 @@ double mean(const std::vector<double>& values) { return mean_of(values); }
 
 double seconds(std::int64_t ns) { return static_cast<double>(ns) / kNsPerS; }
 
-// Iterations complete on every rank, ascending.
-std::vector<std::int64_t> iterations_complete_everywhere(const std::vector<Timelines>& ranks) {
-  std::vector<std::int64_t> result;
-  if (ranks.empty()) return result;
-  for (const auto& entry : ranks.front()) {
-    const std::int64_t iteration = entry.first;  // C++17 lambdas cannot capture bindings
-    const bool everywhere = std::all_of(ranks.begin(), ranks.end(), [&](const Timelines& rank) {
-      const auto it = rank.find(iteration);
-      return it != rank.end() && it->second.complete();
-    });
-    if (everywhere) result.push_back(iteration);
-  }
-  return result;
-}
-
 std::string failure_line(const Event& event) {
   std::string line = "rank " + std::to_string(event.rank) + " iteration " +
                      std::to_string(event.iteration);
@@ -222,7 +207,7 @@ Summary summarize(const Trace& trace) {
   }
   add_notes(trace, summary);
 
-  const std::vector<std::int64_t> complete = iterations_complete_everywhere(timelines);
+  const std::vector<std::int64_t> complete = trace.complete_iterations();
   for (const std::int64_t iteration : complete) {
     IterationStats stats;
     stats.iteration = iteration;
@@ -233,13 +218,7 @@ Summary summarize(const Trace& trace) {
     summary.iterations.push_back(stats);
   }
 
-  // Iteration 0 rebuilds the buckets and warms caches: steady-state figures leave it out
-  // whenever there is anything else to go by.
-  std::vector<std::int64_t> steady;
-  for (const std::int64_t iteration : complete) {
-    if (iteration >= 1) steady.push_back(iteration);
-  }
-  if (steady.empty()) steady = complete;
+  const std::vector<std::int64_t> steady = without_warmup(complete);
 
   std::vector<double> iteration_s, forward_s, backward_s, optimizer_s, allreduce_per_iter_s;
   std::int64_t allreduce_ns = 0;

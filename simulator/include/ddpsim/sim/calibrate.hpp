@@ -84,9 +84,6 @@ std::vector<AllreduceSample> collective_allreduce_samples(const trace::Trace& tr
 // The busy spans of the same iterations as collective_allreduce_samples.
 std::vector<BusySpan> allreduce_busy_spans(const trace::Trace& trace);
 
-// The iterations every rank completed, but iteration 0 (warm-up) when there are others.
-std::vector<std::int64_t> common_complete_iterations(const trace::Trace& trace);
-
 // The all-reduce rate while any rank's autograd still runs ("busy") and after the last
 // rank's has finished ("free"), in collective seconds per byte (overlap_rates.cpp says why).
 // Busy: per iteration, the bytes of the all-reduces that ended before autograd did, over the

@@ -129,6 +129,15 @@ struct Trace {
 
   int world_size() const { return static_cast<int>(ranks.size()); }
   const RunMeta& meta() const { return ranks.at(0).meta; }
+
+  // Iterations every rank began and ended, ascending: the one meaning of "complete" that
+  // summaries, validation, calibration and the replay share (a cut rank lowers the count).
+  std::vector<std::int64_t> complete_iterations() const;
 };
+
+// DDP's iteration 0 is a warm-up: it all-reduces one bucket, rebuilds the layout at its end
+// and runs on cold caches. Steady-state figures leave it out whenever another iteration is
+// there to go by; `iterations` ascending.
+std::vector<std::int64_t> without_warmup(std::vector<std::int64_t> iterations);
 
 }  // namespace ddpsim::trace
