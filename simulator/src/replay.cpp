@@ -212,12 +212,15 @@ void comm_actor(Simulation& sim, int index) {
         state.events.push_back(begin);
         const double deadline_s = sim.options.timeout_s > 0 ? begin_s + sim.options.timeout_s : -1;
         std::int64_t sent = bytes;
+        AllreduceAlgorithm algorithm = sim.options.algorithm;
         if (sim.options.overlap_bandwidth_fraction < 1) {
           if (!sim.transfer_start) sim.transfer_start.emplace(static_cast<int>(sim.ranks.size()));
           sim.transfer_start->join(index, deadline_s);
           sent = std::llround(contended_bytes(sim, bytes));
+          // --allreduce auto chooses by the bucket's real size, as NCCL's tuner would.
+          if (algorithm == AllreduceAlgorithm::Auto) algorithm = sim.group.choose(bytes).algorithm;
         }
-        run_allreduce(sim.group, sim.options.algorithm, Participant{index, rank}, sent, deadline_s);
+        run_allreduce(sim.group, algorithm, Participant{index, rank}, sent, deadline_s);
         Event end = make_event(rank, label, EventType::AllreduceEnd, now());
         end.bucket = bucket;
         end.bytes = bytes;
