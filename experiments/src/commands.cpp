@@ -67,9 +67,19 @@ Command calibrate_command(const ExperimentSpec& spec, const std::string& bin_dir
 Command replay_command(const ExperimentSpec& spec, const Point& point, const WhatIf* what_if,
                        const std::string& bin_dir, const std::string& trace_dir,
                        const std::string& calibration_json, const std::string& out_dir,
-                       const std::string& report_json) {
+                       const std::string& report_json, const std::string& reused_calibration) {
   Command command = {bin_dir + "/ddp-sim", "replay", trace_dir, "--out", out_dir};
   if (!report_json.empty()) command.insert(command.end(), {"--json", report_json});
+  const auto names = [](const std::vector<std::string>& args, const std::string& flag) {
+    return std::any_of(args.begin(), args.end(), [&](const std::string& arg) {
+      return arg == flag || arg.rfind(flag + "=", 0) == 0;
+    });
+  };
+  // A spec that hands the replay a fit itself ("--calibration={calibration}") keeps its own.
+  const bool calibration_given = names(spec.predict.replay_args, "--calibration") ||
+                                 (what_if && names(what_if->args, "--calibration"));
+  if (!reused_calibration.empty() && !calibration_given)
+    command.insert(command.end(), {"--calibration", reused_calibration});
   for (const auto& arg : spec.predict.replay_args)
     command.push_back(substitute_placeholders(arg, trace_dir, calibration_json));
   // The simulator applies no timeout unless told: give it the one the real job ran with,

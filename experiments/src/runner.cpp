@@ -121,17 +121,20 @@ class RunExecutor {
     const std::string calibration = layout_.calibration_json(name);
     const std::string calibrate_log = layout_.log_file(name, "calibrate");
     fs::remove(calibrate_log);
+    fs::remove(calibration);  // an earlier attempt's fit must not be reused as this one's
     const ProcessResult calibrated = run_process(
         calibrate_command(spec_, bin_dir_, trace, calibration), calibrate_log, calibrate_log,
         spec_.limits.tool_timeout_s);
     if (calibrated.interrupted) return {};
-    // The replays calibrate for themselves unless given the network: go on, and say why
-    // calibration failed if they fail too.
+    // Every replay of this trace reuses this one fit (--calibration). Without it the replays
+    // calibrate for themselves unless given the network: go on, and say why calibration
+    // failed if they fail too.
     calibrate_note_ = calibrated.ok() ? "" : "; ddp-sim calibrate " +
                                                  describe_failure(calibrated, calibrate_log);
+    const std::string reused = reusable(calibration);
 
     std::vector<Row> rows;
-    if (!predict(base, nullptr, point, point, name, trace, calibration)) return {};
+    if (!predict(base, nullptr, point, point, name, trace, calibration, reused)) return {};
     rows.push_back(base);
     for (const auto& what_if : spec_.predict.what_ifs) {
       Row row = config_row(spec_, point, rep);
@@ -143,7 +146,7 @@ class RunExecutor {
                                    : point.timeout_s ? format_number(*point.timeout_s) : "";
       row["trace_dir"] = relative(trace);
       row["job_exit"] = base["job_exit"];
-      if (!predict(row, &what_if, point, point, name, trace, calibration)) return {};
+      if (!predict(row, &what_if, point, point, name, trace, calibration, reused)) return {};
       rows.push_back(row);
     }
     return rows;
@@ -169,8 +172,9 @@ class RunExecutor {
     row["predicted_world_size"] = std::to_string(point.world_size);
     row["predicted_timeout_s"] = point.timeout_s ? format_number(*point.timeout_s) : "";
     calibrate_note_.clear();
-    if (!predict(row, &what_if, baseline, point, name, layout_.trace_dir(base_name),
-                 layout_.calibration_json(base_name)))
+    const std::string calibration = layout_.calibration_json(base_name);
+    if (!predict(row, &what_if, baseline, point, name, layout_.trace_dir(base_name), calibration,
+                 reusable(calibration)))
       return std::nullopt;
     return row;
   }
@@ -180,7 +184,8 @@ class RunExecutor {
   // the predicted columns of `row`, the row of run `name` of point `compared` (whose measured
   // columns, if any, it is compared with). False when interrupted.
   bool predict(Row& row, const WhatIf* what_if, const Point& replayed, const Point& compared,
-               const std::string& name, const std::string& trace, const std::string& calibration) {
+               const std::string& name, const std::string& trace, const std::string& calibration,
+               const std::string& reused_calibration) {
     const std::string variant = what_if ? what_if->name : "";
     const std::string out_dir = layout_.prediction_dir(name, variant);
     const std::string step = what_if ? "replay-" + variant : "replay";
@@ -190,7 +195,8 @@ class RunExecutor {
     fs::remove(log);
     fs::remove(report);
     const ProcessResult replay = run_process(
-        replay_command(spec_, replayed, what_if, bin_dir_, trace, calibration, out_dir, report),
+        replay_command(spec_, replayed, what_if, bin_dir_, trace, calibration, out_dir, report,
+                       reused_calibration),
         log, log, spec_.limits.tool_timeout_s);
     if (replay.interrupted) return false;
     row["predicted_dir"] = relative(out_dir);
@@ -242,6 +248,12 @@ class RunExecutor {
       }
     }
     return true;
+  }
+
+  // The fit calibrate wrote for a trace, to hand to its replays; "" when calibrate failed
+  // (it writes no file then, and the file of an earlier attempt was removed before it ran).
+  static std::string reusable(const std::string& calibration) {
+    return fs::exists(calibration) ? calibration : "";
   }
 
   // The measured run's iteration times (>= 1), from its summary JSON (written when it was
@@ -303,6 +315,7 @@ class RunExecutor {
   // An interrupted earlier attempt may have left a partial trace: never mix two runs.
   void clear_leftovers(const std::string& name, const std::string& trace) {
     fs::remove_all(trace);
+    fs::remove(layout_.calibration_json(name));
     fs::remove_all(layout_.prediction_dir(name, ""));
     for (const auto& what_if : spec_.predict.what_ifs)
       fs::remove_all(layout_.prediction_dir(name, what_if.name));
@@ -426,6 +439,8 @@ void print_dry_run(const ExperimentSpec& spec, const Layout& layout, const std::
   out << "# " << spec.name << ": " << points.size() << " points x " << spec.repetitions
       << " repetitions = " << total << " runs, " << pending.size() << " to do\n";
   const auto baseline = baseline_point(points, spec.predict.baseline);
+  // Whose trace is calibrated (and its fit reused by its replays), when calibrate succeeds.
+  const auto calibrated = [&](const Point& point) { return point.world_size >= spec.predict.min_world_size; };
   // The cross predictions become due as the runs they need are measured: print each where a
   // real run would make it.
   auto print_due = [&] {
@@ -439,7 +454,8 @@ void print_dry_run(const ExperimentSpec& spec, const Layout& layout, const std::
       out << "# " << name << " predicted from " << base_name << '\n';
       out << shell_quote(replay_command(spec, points[*baseline], &what_if, bin_dir,
                                         layout.trace_dir(base_name), layout.calibration_json(base_name),
-                                        dir, layout.report_json(name, "replay-" + what_if.name)))
+                                        dir, layout.report_json(name, "replay-" + what_if.name),
+                                        calibrated(points[*baseline]) ? layout.calibration_json(base_name) : ""))
           << '\n';
       out << shell_quote(summary_command(bin_dir, dir)) << '\n';
       cross.mark_predicted(point.id, rep);
@@ -456,17 +472,17 @@ void print_dry_run(const ExperimentSpec& spec, const Layout& layout, const std::
     out << shell_quote(summary_command(bin_dir, trace)) << '\n';
     cross.add({{"point", point.id}, {"rep", std::to_string(run.rep)}, {"variant", ""}, {"status", "ok"}});
     if (!spec.predict.enabled) continue;
-    if (point.world_size >= spec.predict.min_world_size) {
+    if (calibrated(point)) {
       out << shell_quote(calibrate_command(spec, bin_dir, trace, calibration)) << '\n';
       const std::string base_out = layout.prediction_dir(name, "");
       out << shell_quote(replay_command(spec, point, nullptr, bin_dir, trace, calibration, base_out,
-                                        layout.report_json(name, "replay")))
+                                        layout.report_json(name, "replay"), calibration))
           << '\n';
       out << shell_quote(summary_command(bin_dir, base_out)) << '\n';
       for (const auto& what_if : spec.predict.what_ifs) {
         const std::string dir = layout.prediction_dir(name, what_if.name);
         out << shell_quote(replay_command(spec, point, &what_if, bin_dir, trace, calibration, dir,
-                                          layout.report_json(name, "replay-" + what_if.name)))
+                                          layout.report_json(name, "replay-" + what_if.name), calibration))
             << '\n';
         out << shell_quote(summary_command(bin_dir, dir)) << '\n';
       }

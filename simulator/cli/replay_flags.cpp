@@ -6,6 +6,7 @@
 #include <limits>
 
 #include "command.hpp"
+#include "ddpsim/sim/calibration_json.hpp"
 #include "ddpsim/sim/cluster_presets.hpp"
 #include "numeric_flags.hpp"
 
@@ -37,6 +38,8 @@ void add_replay_options(CLI::App* command, ReplayFlags& flags) {
       ->check(bandwidth());
   command->add_option("--latency", flags.latency, "Rank-to-rank latency, seconds (default: calibrated)")
       ->check(non_negative_number());
+  command->add_option("--calibration", flags.calibration,
+                      "Use this fit (the JSON of ddp-sim calibrate --json) instead of calibrating the trace again");
   command->add_option("--platform", flags.platform, "star (default), two-level or a SimGrid platform XML file");
   command->add_option("--cluster", flags.cluster,
                       "A named two-level platform: dgx-v100, dgx-a100 or dgx-h100 (8 GPUs per node; "
@@ -102,6 +105,10 @@ sim::ReplayRequest to_request(const ReplayFlags& flags) {
   request.iterations = flags.iterations;
   request.bandwidth = flags.bandwidth;
   request.latency = flags.latency;
+  if (!flags.calibration.empty()) {
+    request.calibration = sim::read_calibration(flags.calibration);
+    request.calibration_file = flags.calibration;
+  }
   const std::string platform = flags.platform.value_or(flags.cluster.empty() ? "star" : "two-level");
   if (platform == "star") {
     request.platform = sim::PlatformKind::Star;

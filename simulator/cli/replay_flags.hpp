@@ -24,6 +24,7 @@ struct ReplayFlags {
   std::string allreduce = "ring-agg";
   std::optional<double> bandwidth;
   std::optional<double> latency;
+  std::string calibration;              // a `ddp-sim calibrate --json` file (empty: fit the trace)
   std::optional<std::string> platform;  // unset: star, or two-level with --cluster
   std::string cluster;                  // a named two-level preset (cluster_presets.hpp)
   std::optional<int> gpus_per_node;     // unset: 1, or the --cluster preset's

@@ -68,7 +68,18 @@ void choose_network(const ReplayRequest& request, PreparedReplay& prepared) {
     options.alpha_s = *request.inter_latency;
     options.beta_bytes_per_s = *request.inter_bandwidth;
   } else if (!request.bandwidth || !request.latency) {
-    if (prepared.measured.world_size() < 2) {
+    const auto shape = options.algorithm == AllreduceAlgorithm::Tree ? AllreduceAlgorithm::Tree
+                                                                    : AllreduceAlgorithm::Ring;
+    if (request.calibration) {
+      // A given fit is the network, whatever the trace's ranks; only its shape must match, as
+      // alpha and beta mean different things in the ring's and the tree's formulas.
+      if ((request.calibration->algorithm == AllreduceAlgorithm::Tree) != (shape == AllreduceAlgorithm::Tree)) {
+        throw RequestError(request.calibration_file + ": expected a calibration with the " + to_string(shape) +
+                           "'s shape for --allreduce " + to_string(options.algorithm) + ", got one fitted with " +
+                           to_string(request.calibration->algorithm) + "'s");
+      }
+      prepared.calibration = request.calibration;
+    } else if (prepared.measured.world_size() < 2) {
       // A one-rank trace has no all-reduce to learn the network from. Replayed as is it
       // communicates nothing and any finite parameters will do; replayed on more ranks the
       // network would be made up, so it must be given.
@@ -80,9 +91,9 @@ void choose_network(const ReplayRequest& request, PreparedReplay& prepared) {
       options.alpha_s = 0;
       options.beta_bytes_per_s = 1e9;
     } else {
-      const auto shape = options.algorithm == AllreduceAlgorithm::Tree ? AllreduceAlgorithm::Tree
-                                                                      : AllreduceAlgorithm::Ring;
       prepared.calibration = calibrate(prepared.measured, shape);
+    }
+    if (prepared.calibration) {
       options.alpha_s = prepared.calibration->alpha_s;
       options.beta_bytes_per_s = prepared.calibration->beta_bytes_per_s;
       // Contention between all-reduces and autograd belongs to the measured rate: a told

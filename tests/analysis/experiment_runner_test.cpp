@@ -44,12 +44,14 @@ f='[]'; [ -f "$dir/failure" ] && f='["rank 0 iteration 5 bucket 0: timeout: Time
 echo "{\"world_size\": 2, \"median_iteration_s\": $t, \"iterations\": [{}, {}], \"failures\": $f}"
 )SH";
 
-// ddp-sim calibrate TRACE --json FILE | replay TRACE --out DIR ...
+// ddp-sim calibrate TRACE --json FILE | replay TRACE --out DIR ... (with `calibrate-fail`,
+// calibrate writes no fit and fails, as on a trace without all-reduces)
 const char* kFakeSim = R"SH(#!/bin/bash
 here="$(dirname "$0")"
 echo "$*" >> "$here/sim.log"
 case "$1" in
-  calibrate) echo '{}' > "$4" ;;
+  calibrate) [ -f "$here/calibrate-fail" ] && { echo "ddp-sim: no fit" >&2; exit 2; }
+             echo '{}' > "$4" ;;
   replay) [ -f "$here/sim-fail" ] && { echo "ddp-sim: replay broke" >&2; exit 2; }
           mkdir -p "$4"; echo predicted > "$4/source"; [ -f "$2/failure" ] && touch "$4/failure"
           [ "$5" = "--json" ] && echo '{"interval": {"median_iteration_s": [0.3, 0.45]}}' > "$6" ;;
@@ -143,6 +145,11 @@ TEST_F(RunnerTest, RunsInterleavedWritesRowsAndResumes) {
   const auto sim_calls = lines(bin_ + "/sim.log");
   EXPECT_EQ(sim_calls.size(), 4u * 3u);  // calibrate, replay, replay --world-size 8
   EXPECT_NE(sim_calls[2].find("--world-size 8"), std::string::npos) << sim_calls[2];
+  // Both replays of a trace reuse the one fit calibrate wrote for it (issue #14).
+  const std::string fit = " --calibration " + root_ + "/results/caps/calibration/cap1-rep0.json";
+  EXPECT_EQ(sim_calls[0].rfind("calibrate ", 0), 0u) << sim_calls[0];
+  EXPECT_NE(sim_calls[1].find(fit), std::string::npos) << sim_calls[1];
+  EXPECT_NE(sim_calls[2].find(fit), std::string::npos) << sim_calls[2];
 
   std::ifstream provenance(root_ + "/results/caps/provenance.json");
   std::stringstream text;
@@ -269,7 +276,8 @@ TEST_F(RunnerTest, DryRunPrintsCommandsAndWritesNothing) {
                       "/ddp-train --model mlp"), std::string::npos) << text;
   EXPECT_NE(text.find("replay " + root_ + "/results/caps/traces/cap5-rep1 --out " + root_ +
                       "/results/caps/predictions/cap5-rep1-w8 --json " + root_ +
-                      "/results/caps/logs/cap5-rep1.replay-w8.json --world-size 8"),
+                      "/results/caps/logs/cap5-rep1.replay-w8.json --calibration " + root_ +
+                      "/results/caps/calibration/cap5-rep1.json --world-size 8"),
             std::string::npos) << text;
   EXPECT_FALSE(fs::exists(root_ + "/results"));
   EXPECT_FALSE(fs::exists(bin_ + "/launch.log"));
@@ -349,6 +357,25 @@ TEST_F(RunnerTest, PredictsEveryPointFromTheSameRepetitionsBaseline) {
   EXPECT_NE(cross[1].find("traces/cap25-rep1 "), std::string::npos) << cross[1];
 }
 
+// Without a fit (calibrate failed) the replays calibrate for themselves: no --calibration, and
+// no stale fit of an earlier attempt either.
+TEST_F(RunnerTest, ReplaysWithoutAFitWhenCalibrateFails) {
+  const auto spec = parse_spec(kPredictSpec, root_ + "/whatif.toml");
+  fs::create_directories(root_ + "/results/whatif/calibration");
+  write(root_ + "/results/whatif/calibration/cap25-rep0.json", "{} stale");
+  write(bin_ + "/calibrate-fail", "");
+  ASSERT_EQ(run(spec), 0) << stderr_;
+  size_t replays = 0;
+  for (const auto& call : lines(bin_ + "/sim.log")) {
+    if (call.rfind("replay ", 0) != 0) continue;
+    ++replays;
+    EXPECT_EQ(call.find("--calibration"), std::string::npos) << call;
+  }
+  EXPECT_EQ(replays, 6u);  // 4 reconstructions, 2 predictions from cap25
+  EXPECT_FALSE(fs::exists(root_ + "/results/whatif/calibration/cap25-rep0.json"));
+  for (const auto& row : read_summary(root_ + "/results/whatif/summary.csv")) EXPECT_EQ(row.at("status"), "ok");
+}
+
 TEST_F(RunnerTest, MissingBaselineMeasurementPredictsAfterItIsMeasuredOnResume) {
   const auto spec = parse_spec(kPredictSpec, root_ + "/whatif.toml");
   write(bin_ + "/fail-match", "cap25-rep0");
@@ -396,7 +423,8 @@ TEST_F(RunnerTest, DryRunPrintsEachPredictionWhereItBecomesDue) {
   EXPECT_LT(at("# cap1-rep1\n"), at("# cap1-rep1 predicted from cap25-rep1"));
   EXPECT_NE(at("replay " + root_ + "/results/whatif/traces/cap25-rep1 --out " + root_ +
                "/results/whatif/predictions/cap1-rep1-from-cap25 --json " + root_ +
-               "/results/whatif/logs/cap1-rep1.replay-from-cap25.json --bucket-cap-mb 1\n"),
+               "/results/whatif/logs/cap1-rep1.replay-from-cap25.json --calibration " + root_ +
+               "/results/whatif/calibration/cap25-rep1.json --bucket-cap-mb 1\n"),
             std::string::npos) << text;
   EXPECT_FALSE(fs::exists(root_ + "/results"));
 }

@@ -33,6 +33,11 @@ struct ReplayRequest {
   AllreduceAlgorithm algorithm = AllreduceAlgorithm::RingAggregated;
   std::optional<double> bandwidth;  // unset: calibrated from the trace
   std::optional<double> latency;
+  // A fit made earlier (`ddp-sim calibrate --json`, read by read_calibration): used instead of
+  // fitting the trace again where the trace would be fitted. Its shape (ring or tree) must be
+  // the one the algorithm is calibrated with (RequestError).
+  std::optional<Calibration> calibration;
+  std::string calibration_file;  // where it came from, for errors
   // The platform: kind, and the two-level shape's links (unset: the star's α, β).
   PlatformKind platform = PlatformKind::Star;
   std::string platform_file;
