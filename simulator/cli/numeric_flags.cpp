@@ -19,6 +19,14 @@ bool all_digits(const std::string& text, std::size_t from) {
   return true;
 }
 
+// The flag's text as an error shows it: control characters (a line break typed into the value)
+// become '?', so the error stays one line (found by fuzz_numeric_flags).
+std::string shown(std::string text) {
+  for (char& c : text)
+    if (static_cast<unsigned char>(c) < 0x20 || c == 0x7f) c = '?';
+  return text;
+}
+
 }  // namespace
 
 CLI::Validator integer_in(std::int64_t min, std::int64_t max) {
@@ -26,10 +34,10 @@ CLI::Validator integer_in(std::int64_t min, std::int64_t max) {
       "expected an integer in [" + std::to_string(min) + ", " + std::to_string(max) + "], got ";
   return CLI::Validator(
       [=](std::string& text) -> std::string {
-        if (!all_digits(text, text.rfind('-', 0) == 0 ? 1 : 0)) return expected + text;
+        if (!all_digits(text, text.rfind('-', 0) == 0 ? 1 : 0)) return expected + shown(text);
         errno = 0;
         const long long value = std::strtoll(text.c_str(), nullptr, 10);
-        if (errno == ERANGE || value < min || value > max) return expected + text;
+        if (errno == ERANGE || value < min || value > max) return expected + shown(text);
         return "";
       },
       "INTEGER");
@@ -44,7 +52,7 @@ CLI::Validator unsigned_integer() {
           if (errno != ERANGE) return "";
         }
         return "expected an integer in [0, " + std::to_string(std::numeric_limits<std::uint64_t>::max()) +
-               "], got " + text;
+               "], got " + shown(text);
       },
       "UINT64");
 }
@@ -58,7 +66,7 @@ CLI::Validator finite_number(double min, double max, bool min_open, const std::s
         const bool parsed = end != text.c_str() && *end == '\0' && std::isfinite(value) &&
                             !(errno == ERANGE && std::fabs(value) > 1);  // overflow, not underflow
         if (!parsed || value > max || value < min || (min_open && value == min)) {
-          return "expected " + expected + ", got " + text;
+          return "expected " + expected + ", got " + shown(text);
         }
         return "";
       },

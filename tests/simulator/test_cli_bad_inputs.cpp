@@ -32,6 +32,9 @@ const std::vector<BadInput> kReplayFlags = {
     {"--world-size nan", "--world-size: expected an integer"},
     {"--world-size 99999999999", "--world-size: expected an integer"},
     {"--world-size four", "--world-size: expected an integer"},
+    // A line break in the value is shown as '?': the error stays one line (fuzz_numeric_flags).
+    {"--world-size \"$(printf '3\\nx')\"", "--world-size: expected an integer in [1, 2147483647], got 3?x"},
+    {"--bandwidth \"$(printf '1\\n2')\"", "--bandwidth: expected a finite number of bytes/s >= 1, got 1?2"},
     {"--iterations 0", "--iterations: expected an integer in [1, "},
     {"--iterations -3", "--iterations: expected an integer"},
     {"--iterations 1.5", "--iterations: expected an integer"},
