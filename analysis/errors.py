@@ -19,7 +19,7 @@ import style
 from inputs import InputError, read_summary
 from stats import quantile
 
-REQUIRED = ["experiment", "variant", "status", "measured_iter_s", "predicted_iter_s"]
+REQUIRED = ["experiment", "variant", "status", "measured_iter_s", "predicted_iter_s", "error_pct"]
 KINDS = ["prediction", "reconstruction"]
 TITLES = {
     "prediction": "What-if predictions (each configuration predicted from its repetition's baseline trace)",
@@ -56,7 +56,9 @@ def error_rows(paths):
         frame = frame[frame["measured_iter_s"] > 0]
         if frame.empty:
             raise InputError(path, "rows with both measured_iter_s and predicted_iter_s", "none")
-        error = 100.0 * (frame["predicted_iter_s"] - frame["measured_iter_s"]) / frame["measured_iter_s"]
+        # The runner's error_pct (trace::relative_error, ddpsim/trace/stats.hpp, from the two
+        # columns as written): read, not recomputed, so there is one definition of the error.
+        error = frame["error_pct"]
         rows = pd.DataFrame({"experiment": frame["experiment"], "kind": frame["kind"],
                              "variant": frame["variant"],
                              "point": frame["point"] if "point" in frame.columns else "",

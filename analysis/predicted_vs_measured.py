@@ -11,7 +11,7 @@ from inputs import InputError, base_rows, read_summary, sweep_axis
 from stats import median_iqr, quantile
 
 REQUIRED = ["point", "rep", "variant", "status", "measured_samples_per_s",
-            "predicted_samples_per_s", "measured_iter_s", "predicted_iter_s"]
+            "predicted_samples_per_s", "measured_iter_s", "predicted_iter_s", "error_pct"]
 
 
 def plotted_numbers(path, x_column=None):
@@ -24,7 +24,9 @@ def plotted_numbers(path, x_column=None):
         measured, q25, q75, n = median_iqr(group["measured_samples_per_s"])
         # Error of each repetition against its own prediction, then the median: both come
         # from the same run, so machine drift between repetitions cancels.
-        errors = 100.0 * (group["predicted_iter_s"] - group["measured_iter_s"]) / group["measured_iter_s"]
+        # error_pct is the runner's (trace::relative_error, ddpsim/trace/stats.hpp): read, not
+        # recomputed, so there is one definition of the error.
+        errors = group["error_pct"]
         rows.append({
             "x": x_value,
             "measured_median": measured,

@@ -15,6 +15,7 @@
 #include "progress.hpp"
 #include "provenance.hpp"
 #include "trace_summary.hpp"
+#include "ddpsim/trace/stats.hpp"
 
 namespace fs = std::filesystem;
 
@@ -205,42 +206,43 @@ class RunExecutor {
       row = prediction_error(row, "ddp-sim replay: " + replay.launch_error);
       return true;
     }
-    // A replay that predicts a failure may exit non-zero; its trace is what counts.
-    std::string why;
-    auto predicted = summarize(out_dir, name, "summary-" + (variant.empty() ? "predicted" : variant), why);
-    if (!predicted) {
+    // The replay summarised the trace it predicted ("predicted" in its --json report, the same
+    // summary ddp-trace summary prints): read it there, not by summarising the trace again.
+    if (!fs::exists(report)) {
       if (interrupt_requested()) return false;
       row = prediction_error(row, "ddp-sim replay " + describe_failure(replay, log) + calibrate_note_);
       return true;
     }
+    ReplayReport parsed;
+    try {
+      parsed = parse_replay_report(read_file(report), report);
+    } catch (const std::exception& e) {
+      row = prediction_error(row, e.what());
+      return true;
+    }
+    const TraceSummary& predicted = parsed.predicted;
     const int world_size = what_if && what_if->world_size ? *what_if->world_size : replayed.world_size;
-    fill_results(row, "predicted", *predicted, world_size);
+    fill_results(row, "predicted", predicted, world_size);
     const std::string& measured = row["measured_iter_s"];
+    // From the columns as written, so error_pct is exactly what a reader of them would compute.
     if (!measured.empty() && !row["predicted_iter_s"].empty()) {
-      const double m = std::stod(measured), p = std::stod(row["predicted_iter_s"]);
-      row["error_pct"] = seconds_text(100.0 * (p - m) / m);
+      row["error_pct"] =
+          seconds_text(100.0 * trace::relative_error(std::stod(row["predicted_iter_s"]), std::stod(measured)));
     }
     // The 90 % interval of the predicted median, when the replay was bootstrapped.
-    if (fs::exists(report)) {
-      try {
-        if (auto interval = parse_replay_interval(read_file(report), report)) {
-          row["predicted_lo_s"] = seconds_text(interval->first);
-          row["predicted_hi_s"] = seconds_text(interval->second);
-          if (!measured.empty()) {
-            const double m = std::stod(measured);
-            row["inside"] = interval->first <= m && m <= interval->second ? "1" : "0";
-          }
-        }
-      } catch (const std::exception& e) {
-        row = prediction_error(row, e.what());
-        return true;
+    if (parsed.interval) {
+      row["predicted_lo_s"] = seconds_text(parsed.interval->first);
+      row["predicted_hi_s"] = seconds_text(parsed.interval->second);
+      if (!measured.empty()) {
+        const double m = std::stod(measured);
+        row["inside"] = parsed.interval->first <= m && m <= parsed.interval->second ? "1" : "0";
       }
     }
     // A random stall per iteration: compare the whole distribution, not only the median.
     if (!compared.delay_dist.empty() && !measured.empty()) {
       const auto measured_times = measured_iteration_times(run_name(compared, std::stoi(row["rep"])));
-      if (!measured_times.empty() && !predicted->iteration_times_s.empty()) {
-        const DistributionErrors d = compare_distributions(measured_times, predicted->iteration_times_s);
+      if (!measured_times.empty() && !predicted.iteration_times_s.empty()) {
+        const DistributionErrors d = compare_distributions(measured_times, predicted.iteration_times_s);
         row["ks_distance"] = seconds_text(d.ks);
         row["p50_error_pct"] = seconds_text(d.p50_error_pct);
         row["p90_error_pct"] = seconds_text(d.p90_error_pct);
@@ -457,7 +459,6 @@ void print_dry_run(const ExperimentSpec& spec, const Layout& layout, const std::
                                         dir, layout.report_json(name, "replay-" + what_if.name),
                                         calibrated(points[*baseline]) ? layout.calibration_json(base_name) : ""))
           << '\n';
-      out << shell_quote(summary_command(bin_dir, dir)) << '\n';
       cross.mark_predicted(point.id, rep);
     }
   };
@@ -478,13 +479,11 @@ void print_dry_run(const ExperimentSpec& spec, const Layout& layout, const std::
       out << shell_quote(replay_command(spec, point, nullptr, bin_dir, trace, calibration, base_out,
                                         layout.report_json(name, "replay"), calibration))
           << '\n';
-      out << shell_quote(summary_command(bin_dir, base_out)) << '\n';
       for (const auto& what_if : spec.predict.what_ifs) {
         const std::string dir = layout.prediction_dir(name, what_if.name);
         out << shell_quote(replay_command(spec, point, &what_if, bin_dir, trace, calibration, dir,
                                           layout.report_json(name, "replay-" + what_if.name), calibration))
             << '\n';
-        out << shell_quote(summary_command(bin_dir, dir)) << '\n';
       }
     }
     print_due();

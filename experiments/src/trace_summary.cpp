@@ -6,21 +6,29 @@
 
 #include <nlohmann/json.hpp>
 
+#include "ddpsim/trace/stats.hpp"
+
 namespace ddpsim::experiment {
 
-TraceSummary parse_trace_summary(const std::string& json_text, const std::string& source) {
+namespace {
+
+nlohmann::json parse_object(const std::string& json_text, const std::string& source, const char* what) {
   nlohmann::json json;
   try {
     json = nlohmann::json::parse(json_text);
   } catch (const nlohmann::json::exception& e) {
-    throw std::runtime_error(source + ": expected ddp-trace summary JSON, got a parse error (" +
-                             std::string(e.what()) + ")");
+    throw std::runtime_error(source + ": expected " + what + ", got a parse error (" + std::string(e.what()) + ")");
   }
   if (!json.is_object()) throw std::runtime_error(source + ": expected a JSON object");
+  return json;
+}
+
+// `json` is a trace::summary_to_json object; `where` prefixes the field names in errors.
+TraceSummary summary_from_json(const nlohmann::json& json, const std::string& source, const std::string& where) {
   auto number = [&](const char* key) -> const nlohmann::json& {
     auto it = json.find(key);
     if (it == json.end() || !it->is_number())
-      throw std::runtime_error(source + ": expected a number field '" + std::string(key) + "'");
+      throw std::runtime_error(source + ": expected a number field '" + where + key + "'");
     return *it;
   };
   TraceSummary summary;
@@ -42,30 +50,34 @@ TraceSummary parse_trace_summary(const std::string& json_text, const std::string
     }
   }
   if (auto it = json.find("failures"); it != json.end()) {
-    if (!it->is_array()) throw std::runtime_error(source + ": expected 'failures' to be an array");
+    if (!it->is_array()) throw std::runtime_error(source + ": expected '" + where + "failures' to be an array");
     for (const auto& failure : *it)
       summary.failures.push_back(failure.is_string() ? failure.get<std::string>() : failure.dump());
   }
   return summary;
 }
 
-std::optional<std::pair<double, double>> parse_replay_interval(const std::string& json_text,
-                                                               const std::string& source) {
-  nlohmann::json json;
-  try {
-    json = nlohmann::json::parse(json_text);
-  } catch (const nlohmann::json::exception& e) {
-    throw std::runtime_error(source + ": expected ddp-sim replay's JSON report, got a parse error (" +
-                             std::string(e.what()) + ")");
-  }
-  if (!json.is_object()) throw std::runtime_error(source + ": expected a JSON object");
+}  // namespace
+
+TraceSummary parse_trace_summary(const std::string& json_text, const std::string& source) {
+  return summary_from_json(parse_object(json_text, source, "ddp-trace summary JSON"), source, "");
+}
+
+ReplayReport parse_replay_report(const std::string& json_text, const std::string& source) {
+  const nlohmann::json json = parse_object(json_text, source, "ddp-sim replay's JSON report");
+  const auto predicted = json.find("predicted");
+  if (predicted == json.end() || !predicted->is_object())
+    throw std::runtime_error(source + ": expected an object 'predicted' (the predicted trace's summary)");
+  ReplayReport report;
+  report.predicted = summary_from_json(*predicted, source, "predicted.");
   const auto interval = json.find("interval");
-  if (interval == json.end()) return std::nullopt;
+  if (interval == json.end()) return report;
   const auto median = interval->is_object() ? interval->find("median_iteration_s") : interval->end();
   if (median == interval->end() || !median->is_array() || median->size() != 2 ||
       !(*median)[0].is_number() || !(*median)[1].is_number())
     throw std::runtime_error(source + ": expected interval.median_iteration_s = [lo, hi]");
-  return std::make_pair((*median)[0].get<double>(), (*median)[1].get<double>());
+  report.interval = std::make_pair((*median)[0].get<double>(), (*median)[1].get<double>());
+  return report;
 }
 
 double quantile(std::vector<double> values, double q) {
@@ -92,10 +104,7 @@ DistributionErrors compare_distributions(const std::vector<double>& measured,
     out.ks = std::max(out.ks, std::fabs(static_cast<double>(i) / static_cast<double>(a.size()) -
                                         static_cast<double>(j) / static_cast<double>(b.size())));
   }
-  auto error = [&](double q) {
-    const double m = quantile(a, q);
-    return 100.0 * (quantile(b, q) - m) / m;
-  };
+  auto error = [&](double q) { return 100.0 * trace::relative_error(quantile(b, q), quantile(a, q)); };
   out.p50_error_pct = error(0.5);
   out.p90_error_pct = error(0.9);
   out.p99_error_pct = error(0.99);

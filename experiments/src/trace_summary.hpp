@@ -1,5 +1,5 @@
-// What the runner needs from `ddp-trace summary DIR --json` (traces/include/ddpsim/trace/summary.hpp:
-// the JSON mirrors struct Summary's field names).
+// What the runner needs from `ddp-trace summary DIR --json` and `ddp-sim replay --json`
+// (traces/include/ddpsim/trace/summary.hpp: the JSON mirrors struct Summary's field names).
 #pragma once
 
 #include <optional>
@@ -17,11 +17,17 @@ struct TraceSummary {
   std::vector<double> iteration_times_s;  // time_s of every complete iteration >= 1
 };
 
-// The interval of a replay's predicted median (ddp-sim replay --runs N --bootstrap --json
-// REPORT: "interval": {"median_iteration_s": [lo, hi]}); nullopt when the report has none.
-// Throws std::runtime_error naming `source` on JSON that is not a report.
-std::optional<std::pair<double, double>> parse_replay_interval(const std::string& json_text,
-                                                               const std::string& source);
+// What the runner reads from `ddp-sim replay --json REPORT` (simulator/src/report.cpp): the
+// replay summarised the trace it predicted itself, so the runner does not run ddp-trace summary
+// on it again.
+struct ReplayReport {
+  TraceSummary predicted;  // "predicted": the predicted trace's summary (trace::summary_to_json)
+  // "interval": {"median_iteration_s": [lo, hi]}, the 90 % interval of the predicted median
+  // with --runs N --bootstrap; nullopt without.
+  std::optional<std::pair<double, double>> interval;
+};
+// Throws std::runtime_error naming `source` on JSON that is not such a report.
+ReplayReport parse_replay_report(const std::string& json_text, const std::string& source);
 
 // How far apart two samples' distributions are.
 struct DistributionErrors {

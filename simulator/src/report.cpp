@@ -8,14 +8,13 @@
 #include <limits>
 #include <sstream>
 
+#include "ddpsim/trace/stats.hpp"
+
 namespace ddpsim::sim {
-
-double relative_error(double predicted, double measured) {
-  if (measured == 0) return std::numeric_limits<double>::quiet_NaN();
-  return (predicted - measured) / measured;
-}
-
 namespace {
+
+// The one definition of a prediction's error (ddpsim/trace/stats.hpp).
+using trace::relative_error;
 
 std::string format(const char* pattern, double value) {
   if (std::isnan(value)) return "n/a";

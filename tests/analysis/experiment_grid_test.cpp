@@ -282,14 +282,28 @@ TEST(ExperimentDistributions, SummaryKeepsIterationTimesFromOneAndReplayInterval
           {"iteration": 0, "time_s": 9.0}, {"iteration": 1, "time_s": 0.2}, {"iteration": 2, "time_s": 0.3}]})",
       "s.json");
   EXPECT_EQ(summary.iteration_times_s, (std::vector<double>{0.2, 0.3}));
-  const auto interval = parse_replay_interval(
-      R"({"interval": {"median_iteration_s": [0.1, 0.3], "level": 0.9}})", "r.json");
-  ASSERT_TRUE(interval.has_value());
-  EXPECT_DOUBLE_EQ(interval->first, 0.1);
-  EXPECT_DOUBLE_EQ(interval->second, 0.3);
-  EXPECT_FALSE(parse_replay_interval(R"({"predicted": {}})", "r.json").has_value());
-  EXPECT_THROW(parse_replay_interval(R"({"interval": {"median_iteration_s": 3}})", "r.json"),
+  const char* predicted = R"("predicted": {"world_size": 4, "median_iteration_s": 0.25,
+      "iterations": [{"iteration": 1, "time_s": 0.25}], "failures": ["rank 1: hung"]})";
+  const auto report = parse_replay_report(
+      std::string("{") + predicted + R"(, "interval": {"median_iteration_s": [0.1, 0.3], "level": 0.9}})", "r.json");
+  EXPECT_EQ(report.predicted.world_size, 4);
+  EXPECT_DOUBLE_EQ(report.predicted.median_iteration_s, 0.25);
+  EXPECT_EQ(report.predicted.iteration_times_s, (std::vector<double>{0.25}));
+  EXPECT_EQ(report.predicted.failures, (std::vector<std::string>{"rank 1: hung"}));
+  ASSERT_TRUE(report.interval.has_value());
+  EXPECT_DOUBLE_EQ(report.interval->first, 0.1);
+  EXPECT_DOUBLE_EQ(report.interval->second, 0.3);
+  EXPECT_FALSE(parse_replay_report(std::string("{") + predicted + "}", "r.json").interval.has_value());
+  EXPECT_THROW(parse_replay_report(std::string("{") + predicted + R"(, "interval": {"median_iteration_s": 3}})", "r.json"),
                std::runtime_error);
+  // Without the predicted summary, or with a broken one, the report is refused naming the field.
+  EXPECT_THROW(parse_replay_report(R"({"interval": {"median_iteration_s": [0.1, 0.3]}})", "r.json"), std::runtime_error);
+  try {
+    parse_replay_report(R"({"predicted": {"world_size": 2}})", "r.json");
+    ADD_FAILURE() << "accepted";
+  } catch (const std::runtime_error& e) {
+    EXPECT_EQ(std::string(e.what()), "r.json: expected a number field 'predicted.median_iteration_s'");
+  }
 }
 
 }  // namespace

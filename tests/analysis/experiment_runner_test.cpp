@@ -35,11 +35,12 @@ if [ -f "$here/fail-match" ] && [[ "$dir" == *"$(cat "$here/fail-match")"* ]]; t
 fi
 )SH";
 
-// ddp-trace summary DIR --json: 0.5 s/it measured, 0.4 s/it predicted.
+// ddp-trace summary DIR --json: 0.5 s/it measured (0.3 s/it on a predicted trace, which the
+// runner must not summarise: the replay's report says 0.4).
 const char* kFakeTrace = R"SH(#!/bin/bash
 dir="$2"
 [ -f "$dir/source" ] || { echo "ddp-trace: $dir: expected a trace directory" >&2; exit 2; }
-t=0.5; grep -q predicted "$dir/source" && t=0.4
+t=0.5; grep -q predicted "$dir/source" && t=0.3
 f='[]'; [ -f "$dir/failure" ] && f='["rank 0 iteration 5 bucket 0: timeout: Timed out, waiting"]'
 echo "{\"world_size\": 2, \"median_iteration_s\": $t, \"iterations\": [{}, {}], \"failures\": $f}"
 )SH";
@@ -53,8 +54,12 @@ case "$1" in
   calibrate) [ -f "$here/calibrate-fail" ] && { echo "ddp-sim: no fit" >&2; exit 2; }
              echo '{}' > "$4" ;;
   replay) [ -f "$here/sim-fail" ] && { echo "ddp-sim: replay broke" >&2; exit 2; }
-          mkdir -p "$4"; echo predicted > "$4/source"; [ -f "$2/failure" ] && touch "$4/failure"
-          [ "$5" = "--json" ] && echo '{"interval": {"median_iteration_s": [0.3, 0.45]}}' > "$6" ;;
+          mkdir -p "$4"; echo predicted > "$4/source"; f='[]'
+          [ -f "$2/failure" ] && { touch "$4/failure"; f='["rank 0 iteration 5 bucket 0: timeout: predicted"]'; }
+          # The report holds the predicted trace's summary: 0.4 s/it. (Its own ddp-trace summary
+          # would say 0.3 s/it, so a runner that summarised the trace again is caught.)
+          [ "$5" = "--json" ] && echo "{\"predicted\": {\"world_size\": 2, \"median_iteration_s\": 0.4,
+            \"iterations\": [{}, {}], \"failures\": $f}, \"interval\": {\"median_iteration_s\": [0.3, 0.45]}}" > "$6" ;;
 esac
 exit 0
 )SH";
@@ -279,6 +284,8 @@ TEST_F(RunnerTest, DryRunPrintsCommandsAndWritesNothing) {
                       "/results/caps/logs/cap5-rep1.replay-w8.json --calibration " + root_ +
                       "/results/caps/calibration/cap5-rep1.json --world-size 8"),
             std::string::npos) << text;
+  // The predicted columns come from the replay's report: its trace is not summarised again.
+  EXPECT_EQ(text.find("summary " + root_ + "/results/caps/predictions/"), std::string::npos) << text;
   EXPECT_FALSE(fs::exists(root_ + "/results"));
   EXPECT_FALSE(fs::exists(bin_ + "/launch.log"));
 }

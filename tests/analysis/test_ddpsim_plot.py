@@ -244,6 +244,18 @@ class Scaling(PlotTest):
 
 
 class Errors(PlotTest):
+    def test_the_error_is_the_runners_column_not_recomputed(self):
+        # One definition of the error (trace::relative_error, written by the runner as
+        # error_pct): the table reads that column, so one that disagrees with the times shows.
+        row = fixtures.summary_row(point="x", measured_iter_s=0.1, predicted_iter_s=0.11)
+        row["error_pct"] = -12.5
+        path = os.path.join(self.dir, "s.csv")
+        fixtures.write_summary(path, [row])
+        self.plot("errors", path)
+        table = read_csv(os.path.join(self.out, "errors.csv"))
+        self.assert_close(table[0]["median_abs_error_pct"], 12.5, "median")
+        self.assert_close(table[0]["median_error_pct"], -12.5, "signed")
+
     def test_reconstruction_table_of_median_and_p90_absolute_errors(self):
         rng = random.Random(9)
         first, second, all_errors = [], [], {"a": [], "b": []}

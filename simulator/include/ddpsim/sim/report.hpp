@@ -26,7 +26,4 @@ struct ReplayReport {
 std::string report_to_text(const ReplayReport& report);
 std::string report_to_json(const ReplayReport& report);
 
-// Relative error (predicted − measured) / measured; NaN when measured is 0.
-double relative_error(double predicted, double measured);
-
 }  // namespace ddpsim::sim

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <algorithm>
+#include <limits>
 #include <numeric>
 #include <vector>
 
@@ -23,6 +24,15 @@ inline double median_of(std::vector<double> values) {
 inline double mean_of(const std::vector<double>& values) {
   if (values.empty()) return 0;
   return std::accumulate(values.begin(), values.end(), 0.0) / static_cast<double>(values.size());
+}
+
+// How far a prediction is from a measurement, as a fraction: (predicted - measured) / measured;
+// NaN when measured is 0. The one definition of "error" in ddpsim: ddp-sim replay's report, the
+// experiment runner's error_pct column (x 100) and its distribution errors all use it, and
+// analysis/ reads that column instead of recomputing it.
+inline double relative_error(double predicted, double measured) {
+  if (measured == 0) return std::numeric_limits<double>::quiet_NaN();
+  return (predicted - measured) / measured;
 }
 
 }  // namespace ddpsim::trace
