@@ -1,11 +1,17 @@
-"""The statistics every figure quotes: medians and interquartile ranges over repetitions."""
-import numpy as np
+"""The statistics every figure and analysis/compare.py quote: medians, quantiles and interquartile
+ranges over repetitions. Standard library only, so that compare.py runs under any python3."""
+import math
 
 
 def quantile(values, q):
-    """Linear-interpolated quantile (numpy's default), NaN for no values."""
-    values = np.asarray([v for v in values if v == v], dtype=float)
-    return float(np.quantile(values, q)) if values.size else float("nan")
+    """Linear-interpolated quantile (numpy's default, 'linear'), NaN for no values."""
+    clean = sorted(float(v) for v in values if v == v)
+    if not clean:
+        return float("nan")
+    position = (len(clean) - 1) * q
+    low = math.floor(position)
+    high = min(low + 1, len(clean) - 1)
+    return clean[low] + (clean[high] - clean[low]) * (position - low)
 
 
 def median_iqr(values):

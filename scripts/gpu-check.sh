@@ -4,7 +4,8 @@
 # the torch of $DDPSIM_TORCH_PYTHON (default: python3), then on GPU 0:
 #   1. ddp-train --backend nccl, 1 rank (NCCL refuses two ranks on one GPU), traced, validated;
 #   2. the same MLP in Python DDP over NCCL (runtime/peer/python_ddp.py), interleaved with 1.
-#      for the C++ / Python step-time ratio, then once under torch.profiler (a Kineto GPU trace);
+#      for the C++ / Python step-time ratio (analysis/compare.py), then once under
+#      torch.profiler (a Kineto GPU trace);
 #   3. Python DDP, 2 ranks over Gloo with CUDA tensors sharing GPU 0, profiled (2-rank GPU trace).
 # Writes OUT_DIR (default gpu-check/): log.txt, env.txt and one .tar.gz per job.
 # Headers it needs beyond LibTorch (CLI11, nlohmann-json, toml++, zlib, gloo) come from the
@@ -44,23 +45,19 @@ $bin/ddp-trace validate "$out/cpp-nccl/trace"
 $bin/ddp-trace summary "$out/cpp-nccl/trace"
 
 echo "== 2. C++ vs Python DDP over NCCL, 1 rank, $reps interleaved repetitions (untraced)"
-for i in $(seq "$reps"); do
+# runtime/bench/bench_common.sh's interleave: A B B A ..., then analysis/compare.py on the pairs
+# (the ratio's median, IQR, range, exact Wilcoxon and sign tests) into cpp-nccl/vs-python/.
+root=$PWD
+source runtime/bench/bench_common.sh
+run_a() {
   $bin/ddp-launch --nproc-per-node 1 -- $bin/ddp-train --backend nccl "${mlp[@]}" --no-trace \
-    --quiet --step-times "$out/cpp-nccl/steps-$i.json"
+    --quiet --step-times "$1"
+}
+run_b() {
   $bin/ddp-launch --nproc-per-node 1 -- "$py" runtime/peer/python_ddp.py --backend nccl \
-    "${mlp[@]:2}" --quiet --step-times "$out/cpp-nccl/py-steps-$i.json"
-done
-"$py" - "$out/cpp-nccl" "$reps" <<'PY'
-import json, statistics, sys
-d, reps = sys.argv[1], int(sys.argv[2])
-med = lambda f: statistics.median(json.load(open(f))["step_seconds"]) * 1e3
-cpp = [med(f"{d}/steps-{i}.json") for i in range(1, reps + 1)]
-py = [med(f"{d}/py-steps-{i}.json") for i in range(1, reps + 1)]
-ratios = [c / p for c, p in zip(cpp, py)]
-print("median step ms  C++", [round(x, 3) for x in cpp], " Python", [round(x, 3) for x in py])
-print(f"C++/Python ratio: median {statistics.median(ratios):.3f} "
-      f"(pairs {min(ratios):.3f}-{max(ratios):.3f})")
-PY
+    "${mlp[@]:2}" --quiet --step-times "$1"
+}
+interleave "$reps" "$out/cpp-nccl/vs-python" ddp-train python-ddp
 echo "== 2b. Python DDP over NCCL under torch.profiler"
 $bin/ddp-launch --nproc-per-node 1 -- "$py" runtime/peer/python_ddp.py --backend nccl \
   "${mlp[@]:2}" --iterations 12 --quiet --profile "$out/py-nccl"

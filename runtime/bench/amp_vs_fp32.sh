@@ -2,10 +2,11 @@
 # AMP (bf16 autocast + loss scaling) vs fp32 DDP on this machine's CPU, and each trace replayed.
 #
 # 2 ranks of the Fashion-MNIST convnet, interleaved A B B A ... (ROUNDS each); each run writes
-# rank 0's step times (iteration 0 excluded) and its trace. compare.py prints each repetition's
-# median step, the ratio of the medians bf16/fp32 with its spread over the pairs, and a
-# Mann-Whitney test; then `ddp-sim replay` reconstructs the last trace of each (measured vs
-# replayed median iteration: a reconstruction, not a prediction).
+# rank 0's step times (iteration 0 excluded) and its trace. analysis/compare.py prints each
+# repetition's median step and the ratio bf16/fp32 of each pair: median, IQR, range, exact
+# Wilcoxon and sign tests (OUT/compare.json). Then `ddp-sim replay --json` reconstructs the last
+# trace of each (measured vs replayed median iteration, OUT/{a,b}-ROUNDS.replay.json: a
+# reconstruction, not a prediction).
 #
 # Usage: runtime/bench/amp_vs_fp32.sh [ROUNDS] [OUT] [-- extra ddp-train flags]
 # Default: --model convnet --batch-size 32 --iterations 31 --threads 1 (30 timed steps).
@@ -33,8 +34,14 @@ run_b() { run "$1"; }
 interleave "$rounds" "$out" amp-bf16 fp32
 
 for side in a b; do
-  trace="$out/$side-$rounds.trace"
-  echo "== $side-$rounds: measured, then replayed (reconstruction)"
-  "$build/bin/ddp-trace" summary "$trace" | grep -i "iteration" | head -3
-  "$build/bin/ddp-sim" replay "$trace" --out "$out/$side-$rounds.replayed" | tail -4
+  run="$out/$side-$rounds"
+  rm -rf "$run.replayed"
+  "$build/bin/ddp-sim" replay "$run.trace" --out "$run.replayed" --json "$run.replay.json" >/dev/null
+  python3 - "$run.replay.json" "$side-$rounds" <<'PY'
+import json, sys
+report = json.load(open(sys.argv[1]))
+measured, replayed = (report[k]["median_iteration_s"] * 1e3 for k in ("measured", "predicted"))
+print(f"{sys.argv[2]} median iteration: measured {measured:.2f} ms, replayed {replayed:.2f} ms "
+      f"({(replayed - measured) / measured:+.1%}, reconstruction)")
+PY
 done

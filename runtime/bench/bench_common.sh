@@ -1,5 +1,5 @@
 # Shared by the runtime benchmarks: where the binaries and the project's torch are, and an
-# interleaved A/B loop whose repetitions runtime/bench/compare.py compares. Sourced, not run.
+# interleaved A/B loop whose repetitions analysis/compare.py compares. Sourced, not run.
 
 # The build directory holding bin/ddp-train and bin/ddp-launch: $DDPSIM_BUILD_DIR, else
 # build/release.
@@ -21,9 +21,22 @@ torch_python() {
   echo "${DDPSIM_TORCH_PYTHON:-$root/.venv/bin/python}"
 }
 
+# repetitions NAME FILE...: one side's repetitions for analysis/compare.py on stdout,
+# {"name": NAME, "repetitions": [FILE's JSON, ...]}. Each FILE is already JSON (step times), so
+# they are joined, never parsed here.
+repetitions() {
+  local name="$1" separator="" file
+  shift
+  printf '{"name": "%s", "repetitions": [\n' "$name"
+  for file in "$@"; do printf '%s' "$separator"; cat "$file"; separator=","; done
+  printf ']}\n'
+}
+
 # interleave ROUNDS OUT NAME_A NAME_B: calls `run_a FILE` and `run_b FILE` ROUNDS times each,
 # alternating which goes first (a drift in machine speed then favours neither), each writing one
-# repetition's step-times JSON to FILE; then compares them into OUT/compare.json.
+# repetition's step-times JSON to FILE (OUT/a-I.json, OUT/b-I.json); collects each side into
+# OUT/a.json and OUT/b.json and compares them pair by pair (analysis/compare.py: the ratio's
+# median, IQR and range, exact Wilcoxon and sign tests) into OUT/compare.json.
 interleave() {
   local rounds="$1" out="$2" name_a="$3" name_b="$4" i
   mkdir -p "$out"
@@ -33,6 +46,7 @@ interleave() {
   done
   local files_a=() files_b=()
   for ((i = 1; i <= rounds; i++)); do files_a+=("$out/a-$i.json"); files_b+=("$out/b-$i.json"); done
-  python3 "$root/runtime/bench/compare.py" --names "$name_a,$name_b" --json "$out/compare.json" \
-    "${files_a[@]}" -- "${files_b[@]}"
+  repetitions "$name_a" "${files_a[@]}" >"$out/a.json"
+  repetitions "$name_b" "${files_b[@]}" >"$out/b.json"
+  python3 "$root/analysis/compare.py" "$out/a.json" "$out/b.json" --json "$out/compare.json"
 }

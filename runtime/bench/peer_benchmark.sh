@@ -5,8 +5,9 @@
 #
 # Both write rank 0's step times (forward + backward with DDP's all-reduces + optimizer step,
 # batch creation excluded, iteration 0 excluded). ddp-train runs with --no-trace so that both use
-# PyTorch's default all-reduce. compare.py prints each repetition, the ratio of the medians
-# C++/Python with its spread and a Mann-Whitney test, and writes OUT/compare.json.
+# PyTorch's default all-reduce. analysis/compare.py prints each repetition and the ratio
+# C++/Python of each pair (median, IQR, range, exact Wilcoxon and sign tests) and writes
+# OUT/compare.json.
 #
 # Usage: runtime/bench/peer_benchmark.sh [ROUNDS] [OUT] [-- extra flags for both programs]
 set -euo pipefail

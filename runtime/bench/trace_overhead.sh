@@ -2,10 +2,10 @@
 # What does tracing cost? ddp-train traced vs --no-trace, 2 ranks, interleaved A B B A ...
 #
 # Each run writes rank 0's step times (forward + backward with all-reduces + optimizer step, plus
-# the tracer's per-iteration flush; iteration 0 excluded). compare.py prints each repetition, the
-# ratio of the medians traced/untraced (goal: <= 1.01) with its spread and a Mann-Whitney test,
-# and writes OUT/compare.json. Wall time on 2 shared cores cannot resolve 1 %:
-# runtime/bench/trace_overhead_callgrind.sh counts instructions instead.
+# the tracer's per-iteration flush; iteration 0 excluded). analysis/compare.py prints each
+# repetition and the ratio traced/untraced of each pair (goal: <= 1.01): median, IQR, range,
+# exact Wilcoxon and sign tests; it writes OUT/compare.json. Wall time on 2 shared cores cannot
+# resolve 1 %: runtime/bench/trace_overhead_callgrind.sh counts instructions instead.
 #
 # Usage: runtime/bench/trace_overhead.sh [ROUNDS] [OUT] [-- extra ddp-train flags]
 # Default workload: mlp --width 1024 --depth 4 (16.8 MB of gradients), batch 32, 40 iterations.
