@@ -11,6 +11,7 @@
 #include <set>
 #include <sstream>
 
+#include "collective_windows.hpp"
 #include "stats.hpp"
 
 namespace ddpsim::sim {
@@ -148,57 +149,16 @@ std::vector<AllreduceSample> collective_allreduce_samples(const trace::Trace& tr
 }
 
 std::vector<BusySpan> allreduce_busy_spans(const trace::Trace& trace) {
-  const std::vector<std::int64_t> iterations = trace::without_warmup(trace.complete_iterations());
-  const std::set<std::int64_t> wanted(iterations.begin(), iterations.end());
-  struct Window {
-    std::int64_t begin_ns = std::numeric_limits<std::int64_t>::min();  // the last rank's begin
-    std::int64_t end_ns = std::numeric_limits<std::int64_t>::min();    // the last rank's end
-    std::int64_t bytes = 0;
-    int begins = 0;
-    int ends = 0;
-  };
-  std::map<std::int64_t, std::map<int, Window>> windows;  // [iteration][bucket]
-  for (const auto& rank : trace.ranks) {
-    for (const Event& event : rank.events) {
-      if (!wanted.count(event.iteration) || event.bucket < 0) continue;
-      Window& window = windows[event.iteration][event.bucket];
-      if (event.type == EventType::AllreduceBegin) {
-        window.begin_ns = std::max(window.begin_ns, event.t_ns);
-        window.bytes = std::max(window.bytes, event.bytes);
-        ++window.begins;
-      } else if (event.type == EventType::AllreduceEnd) {
-        window.end_ns = std::max(window.end_ns, event.t_ns);
-        ++window.ends;
-      }
-    }
-  }
   std::vector<BusySpan> spans;
-  for (const auto& [iteration, buckets] : windows) {
+  for (const auto& [iteration, windows] : collective_windows(trace)) {
     std::vector<std::pair<std::int64_t, std::int64_t>> intervals;
     BusySpan span;
     span.iteration = iteration;
-    for (const auto& [bucket, window] : buckets) {
-      (void)bucket;
-      // Only all-reduces every rank began and ended; a window that ends before it begins
-      // (clocks of different ranks) carries no time.
-      if (window.begins != trace.world_size() || window.ends != trace.world_size()) continue;
+    for (const CollectiveWindow& window : windows) {
       span.bytes += window.bytes;
-      if (window.end_ns > window.begin_ns) intervals.emplace_back(window.begin_ns, window.end_ns);
+      intervals.emplace_back(window.begin_ns, window.end_ns);
     }
-    std::sort(intervals.begin(), intervals.end());
-    std::int64_t busy_ns = 0;
-    std::int64_t open_begin = 0;
-    std::int64_t open_end = std::numeric_limits<std::int64_t>::min();
-    for (const auto& [begin, end] : intervals) {
-      if (begin > open_end) {
-        if (open_end > open_begin) busy_ns += open_end - open_begin;
-        open_begin = begin;
-        open_end = end;
-      } else {
-        open_end = std::max(open_end, end);
-      }
-    }
-    if (open_end > open_begin) busy_ns += open_end - open_begin;
+    const std::int64_t busy_ns = union_length_ns(std::move(intervals));
     span.busy_s = static_cast<double>(busy_ns) * 1e-9;
     if (span.bytes > 0 && span.busy_s > 0) spans.push_back(span);
   }

@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "ddpsim/sim/calibrate.hpp"
+#include "collective_windows.hpp"
 #include "stats.hpp"
 
 namespace ddpsim::sim {
@@ -27,24 +28,6 @@ namespace {
 
 using Interval = std::pair<std::int64_t, std::int64_t>;
 
-std::int64_t union_ns(std::vector<Interval> intervals) {
-  std::sort(intervals.begin(), intervals.end());
-  std::int64_t total = 0;
-  std::int64_t open_begin = 0;
-  std::int64_t open_end = std::numeric_limits<std::int64_t>::min();
-  for (const auto& [begin, end] : intervals) {
-    if (begin > open_end) {
-      if (open_end > open_begin) total += open_end - open_begin;
-      open_begin = begin;
-      open_end = end;
-    } else {
-      open_end = std::max(open_end, end);
-    }
-  }
-  if (open_end > open_begin) total += open_end - open_begin;
-  return total;
-}
-
 std::vector<Interval> clipped(const std::vector<Interval>& intervals, std::int64_t low, std::int64_t high) {
   std::vector<Interval> inside;
   for (const auto& [begin, end] : intervals) {
@@ -55,9 +38,8 @@ std::vector<Interval> clipped(const std::vector<Interval>& intervals, std::int64
   return inside;
 }
 
-// One iteration's all-reduces as the collective saw them: each bucket from the last rank's
-// begin to the last rank's end (the network cannot progress before every rank has started),
-// and the time the last rank's autograd finished (its last bucket became ready).
+// One iteration's all-reduces (collective_windows) and the time the last rank's autograd
+// finished (its last bucket became ready).
 struct IterationWindows {
   std::vector<Interval> windows;
   std::vector<std::int64_t> bytes;
@@ -70,43 +52,21 @@ OverlapRates fit_overlap_rates(const trace::Trace& trace) {
   OverlapRates rates;
   const std::vector<std::int64_t> iterations = trace::without_warmup(trace.complete_iterations());
   const std::set<std::int64_t> wanted(iterations.begin(), iterations.end());
-  struct Window {
-    std::int64_t begin_ns = std::numeric_limits<std::int64_t>::min();
-    std::int64_t end_ns = std::numeric_limits<std::int64_t>::min();
-    std::int64_t bytes = 0;
-    int begins = 0;
-    int ends = 0;
-  };
-  std::map<std::int64_t, std::map<int, Window>> buckets;  // [iteration][bucket]
-  std::map<std::int64_t, std::int64_t> compute_done;     // [iteration]: the last rank's
+  std::map<std::int64_t, std::int64_t> compute_done;  // [iteration]: the last rank's
   for (const auto& rank : trace.ranks) {
     for (const Event& event : rank.events) {
-      if (!wanted.count(event.iteration) || event.bucket < 0) continue;
-      if (event.type == EventType::BucketReady) {
-        auto [it, inserted] = compute_done.emplace(event.iteration, event.t_ns);
-        if (!inserted) it->second = std::max(it->second, event.t_ns);
-        continue;
-      }
-      Window& window = buckets[event.iteration][event.bucket];
-      if (event.type == EventType::AllreduceBegin) {
-        window.begin_ns = std::max(window.begin_ns, event.t_ns);
-        window.bytes = std::max(window.bytes, event.bytes);
-        ++window.begins;
-      } else if (event.type == EventType::AllreduceEnd) {
-        window.end_ns = std::max(window.end_ns, event.t_ns);
-        ++window.ends;
-      }
+      if (!wanted.count(event.iteration) || event.type != EventType::BucketReady) continue;
+      auto [it, inserted] = compute_done.emplace(event.iteration, event.t_ns);
+      if (!inserted) it->second = std::max(it->second, event.t_ns);
     }
   }
   std::vector<IterationWindows> per_iteration;
-  for (const auto& [iteration, windows] : buckets) {
+  for (const auto& [iteration, windows] : collective_windows(trace)) {
     auto done = compute_done.find(iteration);
     if (done == compute_done.end()) continue;
     IterationWindows item;
     item.compute_done_ns = done->second;
-    for (const auto& [bucket, window] : windows) {
-      (void)bucket;
-      if (window.begins != trace.world_size() || window.ends != trace.world_size()) continue;
+    for (const CollectiveWindow& window : windows) {
       if (window.bytes <= 0 || window.end_ns <= window.begin_ns) continue;
       item.windows.emplace_back(window.begin_ns, window.end_ns);
       item.bytes.push_back(window.bytes);
@@ -125,7 +85,7 @@ OverlapRates fit_overlap_rates(const trace::Trace& trace) {
       before.push_back(item.windows[i]);
       bytes += item.bytes[i];
     }
-    if (bytes > 0) busy_s_per_byte.push_back(static_cast<double>(union_ns(before)) * 1e-9 / static_cast<double>(bytes));
+    if (bytes > 0) busy_s_per_byte.push_back(static_cast<double>(union_length_ns(before)) * 1e-9 / static_cast<double>(bytes));
   }
   rates.busy_iterations = static_cast<int>(busy_s_per_byte.size());
   if (busy_s_per_byte.size() < kMinOverlapIterations) return rates;
@@ -139,9 +99,9 @@ OverlapRates fit_overlap_rates(const trace::Trace& trace) {
     std::int64_t bytes = 0;
     for (std::int64_t b : item.bytes) bytes += b;
     const double before_s =
-        static_cast<double>(union_ns(clipped(item.windows, std::numeric_limits<std::int64_t>::min(), item.compute_done_ns))) * 1e-9;
+        static_cast<double>(union_length_ns(clipped(item.windows, std::numeric_limits<std::int64_t>::min(), item.compute_done_ns))) * 1e-9;
     const double after_s =
-        static_cast<double>(union_ns(clipped(item.windows, item.compute_done_ns, std::numeric_limits<std::int64_t>::max()))) * 1e-9;
+        static_cast<double>(union_length_ns(clipped(item.windows, item.compute_done_ns, std::numeric_limits<std::int64_t>::max()))) * 1e-9;
     const double left = static_cast<double>(bytes) - before_s / busy;
     // Less than a tenth of the bytes after backward: too little to measure a rate on.
     if (after_s > 0 && left > 0.1 * static_cast<double>(bytes)) free_s_per_byte.push_back(after_s / left);
