@@ -730,6 +730,14 @@ RankTrace import_standard(const std::string& path, int position, int file_count)
       throw TraceError(path, 0, "ProfilerStep numbers increasing with time",
                        e.name + " after " + steps.back().span->name);
     }
+    // prof.step() ends one step where the next begins: overlapping steps are not one job's
+    // iterations, and their events would go back in time in the ddpsim trace (found by
+    // fuzz_kineto_import: the importer wrote a trace its own reader refused).
+    if (!steps.empty() && e.begin_ns < steps.back().span->end_ns) {
+      throw TraceError(path, 0, "each ProfilerStep to begin after the previous one ends",
+                       e.name + " beginning " + std::to_string(steps.back().span->end_ns - e.begin_ns) +
+                           " ns before " + steps.back().span->name + " ends");
+    }
     steps.push_back({value, &e});
   }
   if (steps.empty()) {
