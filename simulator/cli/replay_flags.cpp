@@ -77,7 +77,8 @@ void add_replay_options(CLI::App* command, ReplayFlags& flags) {
                     "With --runs N: runs 2..N resample the measured iterations; prints the median's "
                     "90 % interval");
   command->add_option("--bucket-cap-mb", flags.bucket_cap_mb,
-                      "What-if: re-bucket with this bucket_cap_mb (MiB), from the measured gradient times")
+                      "What-if: re-bucket with this bucket_cap_mb (MiB), from the measured gradient times (a profiler "
+                      "import has none: approximated from its recorded buckets, said in the report)")
       ->check(bucket_cap_mb(false));
   command->add_option("--bucket-caps-mb", flags.bucket_caps_mb,
                       "What-if: re-bucket with a per-bucket list of caps, MiB (DDP's bucket_cap_mb_list; the last "

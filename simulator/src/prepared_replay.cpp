@@ -6,6 +6,7 @@
 #include <sstream>
 
 #include "ddpsim/sim/rebucket.hpp"
+#include "ddpsim/sim/rebucket_approximate.hpp"
 #include "ddpsim/trace/io.hpp"
 
 namespace ddpsim::sim {
@@ -34,18 +35,16 @@ void rebucket_if_asked(const ReplayRequest& request, WorkloadModel& model) {
   if (!request.bucket_caps_mb.empty() && (request.bucket_cap_mb || request.first_bucket_cap_mb)) {
     throw RequestError("--bucket-caps-mb: expected either the list or --bucket-cap-mb/--first-bucket-cap-mb, got both");
   }
-  const auto& settings = model.source_meta.settings;
-  const auto parameters = settings.find("parameters");
-  if (parameters != settings.end() && parameters->second == "per-bucket") {
-    throw RequestError(request.trace_dir +
-                       ": expected per-parameter sizes and gradient times to re-bucket "
-                       "(--bucket-cap-mb), got a profiler import with one pseudo-parameter per "
-                       "all-reduce bucket");
-  }
+  // A profiler import has no per-parameter sizes or gradient times: DDP's rule cannot run, and
+  // the recorded buckets are merged and split instead (rebucket_approximate.hpp, said in the report).
+  const bool exact = !has_only_bucket_records(model.source_meta);
+  const auto rebucketed = [&](const BucketCaps& caps) {
+    return exact ? rebucket(model, caps) : rebucket_from_buckets(model, caps);
+  };
   if (!request.bucket_caps_mb.empty()) {
     std::vector<std::int64_t> list;
     for (double cap_mb : request.bucket_caps_mb) list.push_back(cap_bytes(cap_mb, "--bucket-caps-mb"));
-    model = rebucket(model, BucketCaps::list(std::move(list)));
+    model = rebucketed(BucketCaps::list(std::move(list)));
     return;
   }
   BucketCaps caps;
@@ -54,7 +53,7 @@ void rebucket_if_asked(const ReplayRequest& request, WorkloadModel& model) {
   caps.first_bucket_cap_bytes = request.first_bucket_cap_mb
                                     ? cap_bytes(*request.first_bucket_cap_mb, "--first-bucket-cap-mb")
                                     : model.source_meta.first_bucket_cap_bytes;
-  model = rebucket(model, caps);
+  model = rebucketed(caps);
 }
 
 // The network parameters: given in the request, else fitted to the trace.

@@ -64,6 +64,9 @@ std::string report_to_text(const ReplayReport& report) {
       text << "  warning: " << warning << "\n";
     }
   }
+  // How the buckets were re-derived, when that was approximate (rebucket_approximate.hpp).
+  const auto rebucket_note = model.source_meta.settings.find("sim.rebucket");
+  if (rebucket_note != model.source_meta.settings.end()) text << "  re-bucketing: " << rebucket_note->second << "\n";
   text << "\n";
   char header[160];
   std::snprintf(header, sizeof header, "  %-26s %14s %14s %9s\n", "", "measured", "predicted", "error");
@@ -112,6 +115,8 @@ std::string report_to_json(const ReplayReport& report) {
                      {"beta_bytes_per_s", options.beta_bytes_per_s},
                      {"source", report.calibration ? "calibrated" : "given"}};
   if (report.calibration) json["network"]["calibration"] = nlohmann::json::parse(calibration_to_json(*report.calibration));
+  const auto rebucket_note = report.model->source_meta.settings.find("sim.rebucket");
+  if (rebucket_note != report.model->source_meta.settings.end()) json["rebucket"] = rebucket_note->second;
   json["measured"] = nlohmann::json::parse(trace::summary_to_json(report.measured));
   json["predicted"] = nlohmann::json::parse(trace::summary_to_json(report.predicted));
   json["error"] = {
