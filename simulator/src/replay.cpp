@@ -172,8 +172,9 @@ double contended_bytes(const Simulation& sim, std::int64_t bytes) {
   double compute_done_s = 0;
   for (const RankState& state : sim.ranks) compute_done_s = std::max(compute_done_s, state.compute_done_s);
   const double busy_s = compute_done_s - sg4::Engine::get_clock();
-  const int world = sim.group.world_size();
-  const double seconds_per_byte = 2.0 * (world - 1) / world / sim.options.beta_bytes_per_s;
+  const double seconds_per_byte =
+      allreduce_formula_shape(AllreduceAlgorithm::Ring, sim.group.world_size()).bandwidth_coefficient /
+      sim.options.beta_bytes_per_s;
   if (busy_s <= 0 || !(seconds_per_byte > 0)) return static_cast<double>(bytes);
   const double busy_bytes = busy_s * fraction / seconds_per_byte;  // what the busy time carries
   if (static_cast<double>(bytes) <= busy_bytes) return static_cast<double>(bytes) / fraction;
