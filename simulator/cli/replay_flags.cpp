@@ -89,9 +89,16 @@ void add_replay_options(CLI::App* command, ReplayFlags& flags) {
                       "What-if: the first bucket's cap, MiB (default: the trace's)")
       ->check(bucket_cap_mb(false));
   command->add_option("--cores", flags.cores,
-                      "What-if: the trace's ranks and the simulated ones share one machine of N cores; "
-                      "compute is stretched by max(1, W/N) / max(1, W_trace/N)")
-      ->check(integer_in(1, kIntMax));
+                      "What-if: the trace's ranks and the simulated ones share one machine of N effective cores "
+                      "(its compute throughput with every core busy, in ranks running alone: a fraction where "
+                      "co-running ranks slow each other; experiments/peer/corun_bench.sh measures it); compute is "
+                      "stretched by max(1, W/N) / max(1, W_trace/N)")
+      ->check(finite_number(1, kIntMax, false, "a number of cores >= 1"));
+  command->add_option("--overlap-bandwidth-fraction", flags.overlap_bandwidth_fraction,
+                      "The all-reduce rate while any rank's autograd runs, as a fraction of the bandwidth "
+                      "(default: fitted from the trace with its bandwidth, 1 with --bandwidth; "
+                      "experiments/peer/allreduce_bench.py --busy measures it)")
+      ->check(finite_number(0, 1, true, "a fraction in (0, 1]"));
 }
 
 sim::ReplayRequest to_request(const ReplayFlags& flags) {
@@ -154,6 +161,7 @@ sim::ReplayRequest to_request(const ReplayFlags& flags) {
   request.first_bucket_cap_mb = flags.first_bucket_cap_mb;
   request.bucket_caps_mb = flags.bucket_caps_mb;
   request.cores = flags.cores;
+  request.overlap_bandwidth_fraction = flags.overlap_bandwidth_fraction;
   return request;
 }
 

@@ -44,7 +44,8 @@ struct ReplayFlags {
   std::optional<double> bucket_cap_mb;
   std::optional<double> first_bucket_cap_mb;
   std::vector<double> bucket_caps_mb;  // --bucket-caps-mb A,B,C: a per-bucket list (empty: none)
-  int cores = 0;
+  double cores = 0;  // effective cores (a fraction where co-running ranks slow each other)
+  std::optional<double> overlap_bandwidth_fraction;
   std::optional<std::int64_t> max_simulated_flows;
 };
 

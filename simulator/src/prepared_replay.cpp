@@ -102,6 +102,7 @@ void choose_network(const ReplayRequest& request, PreparedReplay& prepared) {
   }
   if (request.bandwidth) options.beta_bytes_per_s = *request.bandwidth;
   if (request.latency) options.alpha_s = *request.latency;
+  if (request.overlap_bandwidth_fraction) options.overlap_bandwidth_fraction = *request.overlap_bandwidth_fraction;
 }
 
 void choose_platform(const ReplayRequest& request, ReplayOptions& options) {
@@ -166,7 +167,9 @@ PreparedReplay prepare_replay(const ReplayRequest& request) {
     }
     options.max_simulated_flows = *request.max_simulated_flows;
   }
-  if (request.cores < 0) throw RequestError("--cores: expected a number of cores >= 1, got " + std::to_string(request.cores));
+  if (!(request.cores == 0 || (request.cores >= 1 && std::isfinite(request.cores)))) {
+    throw RequestError("--cores: expected a number of cores >= 1, got " + text_of(request.cores));
+  }
   if (request.cores > 0) {
     prepared.compute_stretch = shared_cores_stretch(request.cores, prepared.model.world_size, prepared.world_size());
     stretch_compute(prepared.model, prepared.compute_stretch);

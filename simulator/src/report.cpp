@@ -58,6 +58,9 @@ std::string report_to_text(const ReplayReport& report) {
     text << ", fit R^2 " << format("%.4f", report.calibration->fit.r_squared) << ", rel. RMS "
          << format("%.2f%%", 100 * report.calibration->fit.relative_rms);
   }
+  if (options.overlap_bandwidth_fraction != 1) {
+    text << "; x" << format("%.3g", options.overlap_bandwidth_fraction) << " of it while autograd runs";
+  }
   text << "\n";
   if (report.calibration) {
     for (const std::string& warning : calibration_warnings(*report.calibration)) {
@@ -113,6 +116,7 @@ std::string report_to_json(const ReplayReport& report) {
   json["world_size"] = result.events.size();
   json["network"] = {{"alpha_s", options.alpha_s},
                      {"beta_bytes_per_s", options.beta_bytes_per_s},
+                     {"overlap_bandwidth_fraction", options.overlap_bandwidth_fraction},
                      {"source", report.calibration ? "calibrated" : "given"}};
   if (report.calibration) json["network"]["calibration"] = nlohmann::json::parse(calibration_to_json(*report.calibration));
   const auto rebucket_note = report.model->source_meta.settings.find("sim.rebucket");

@@ -57,9 +57,9 @@ void stretch_compute(WorkloadModel& model, double factor) {
   }
 }
 
-double shared_cores_stretch(int cores, int trace_world_size, int world_size) {
+double shared_cores_stretch(double cores, int trace_world_size, int world_size) {
   const auto ranks_per_core = [cores](int ranks) {
-    return std::max(1.0, static_cast<double>(ranks) / static_cast<double>(cores));
+    return std::max(1.0, static_cast<double>(ranks) / cores);
   };
   return ranks_per_core(world_size) / ranks_per_core(trace_world_size);
 }

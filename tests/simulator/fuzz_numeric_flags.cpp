@@ -45,7 +45,9 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
                                    {non_negative_number(), 0, kDoubleMax, false},
                                    {bandwidth(), 1, kDoubleMax, false},
                                    {bucket_cap_mb(false), 0, 8.7e12, true},
-                                   {bucket_cap_mb(true), 0, 8.7e12, false}};
+                                   {bucket_cap_mb(true), 0, 8.7e12, false},
+                                   {finite_number(1, kIntMax, false, "cores"), 1, kIntMax, false},  // --cores
+                                   {finite_number(0, 1, true, "fraction"), 0, 1, true}};  // --overlap-bandwidth-fraction
   const std::size_t choice = data[0] % (std::size(integers) + std::size(numbers) + 1);
   std::string message;
   if (choice < std::size(integers)) {

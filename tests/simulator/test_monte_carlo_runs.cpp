@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <cmath>
 #include <map>
 #include <set>
 #include <utility>
@@ -133,8 +134,13 @@ TEST(SharedCores, PreparedReplayStretchesLikeASlowdownOfEveryRank) {
   const PreparedReplay plain = prepare_replay(request);
   EXPECT_GT(stretched, end_of(replay_isolated(plain.model, plain.options)));
   ReplayRequest bad = request;
-  bad.cores = -1;
-  EXPECT_THROW(prepare_replay(bad), RequestError);
+  for (double cores : {-1.0, 0.5, std::nan("")}) {
+    bad.cores = cores;
+    EXPECT_THROW(prepare_replay(bad), RequestError) << cores;
+  }
+  ReplayRequest effective = request;
+  effective.cores = 3.2;  // 4 ranks -> 8 on 3.2 effective cores: (8/3.2) / (4/3.2) = 2
+  EXPECT_DOUBLE_EQ(prepare_replay(effective).compute_stretch, 2.0);
 }
 
 // Median compute replays 3 iterations, unless stalls are asked: then the whole trace, and in

@@ -5,8 +5,11 @@
 #include <algorithm>
 
 #include "ddpsim/sim/calibrate.hpp"
+#include "ddpsim/sim/prepared_replay.hpp"
 #include "ddpsim/sim/replay.hpp"
 #include "ddpsim/sim/workload_model.hpp"
+#include "ddpsim/trace/io.hpp"
+#include "temp_dir.hpp"
 
 namespace ddpsim::sim {
 namespace {
@@ -131,6 +134,32 @@ TEST(OverlapRates, ReplayWithBothRatesReproducesTheTrace) {
   const double one_rate_s_per_byte = 0.055 / 3.5e6;
   EXPECT_NEAR(replayed_iteration_s(1, 1 / one_rate_s_per_byte), 0.005 + 0.04 + 2.5e6 * one_rate_s_per_byte + 0.005,
               1e-6);
+}
+
+// A 1-rank baseline has no all-reduce to fit the fraction from: a benchmark's is told with the
+// benchmark's bandwidth. Told, it is used as it is; not told, a told bandwidth keeps one rate.
+TEST(OverlapRates, ToldFractionGoesWithAToldBandwidth) {
+  testing::TempDir dir;
+  trace::write_trace(dir.path("measured"), contended_trace());
+  ReplayRequest request;
+  request.trace_dir = dir.path("measured");
+  request.compute = ComputeMode::Median;
+  request.iterations = 3;
+  request.bandwidth = 1 / kFreeSPerByte;
+  request.latency = 0;
+  EXPECT_DOUBLE_EQ(prepare_replay(request).options.overlap_bandwidth_fraction, 1.0);
+  request.overlap_bandwidth_fraction = 0.5;
+  const PreparedReplay told = prepare_replay(request);
+  EXPECT_DOUBLE_EQ(told.options.overlap_bandwidth_fraction, 0.5);
+  const ReplayResult result = replay_isolated(told.model, told.options);
+  std::int64_t begin = -1;
+  std::int64_t end = -1;
+  for (const auto& event : result.events.front()) {
+    if (event.iteration != 3) continue;
+    if (event.type == trace::EventType::IterationBegin) begin = event.t_ns;
+    if (event.type == trace::EventType::IterationEnd) end = event.t_ns;
+  }
+  EXPECT_NEAR(static_cast<double>(end - begin) * 1e-9, 0.085, 1e-6);  // as the trace, above
 }
 
 TEST(OverlapRates, FractionOutsideZeroToOneIsRefused) {

@@ -203,6 +203,16 @@ TEST(SharedCores, StretchIsRanksPerCoreOverTheTracesOwn) {
   EXPECT_DOUBLE_EQ(shared_cores_stretch(16, 2, 8), 1.0);
 }
 
+// Effective cores: two ranks that each run 1.25x slower together make a 2-core machine worth
+// 1.6 ranks running alone. 1 -> 2 ranks is then stretched 1.25x; past saturation the stretch
+// is the ratio of ranks, as with whole cores.
+TEST(SharedCores, EffectiveCoresStretchOneToTwoRanksByTheCoRunSlowdown) {
+  EXPECT_DOUBLE_EQ(shared_cores_stretch(1.6, 1, 2), 1.25);
+  EXPECT_DOUBLE_EQ(shared_cores_stretch(1.6, 2, 3), 1.5);
+  EXPECT_DOUBLE_EQ(shared_cores_stretch(1.6, 2, 4), 2.0);
+  EXPECT_DOUBLE_EQ(shared_cores_stretch(1.6, 1, 1), 1.0);
+}
+
 TEST(SharedCores, StretchScalesEveryComputePhaseAndKeepsUnknownGradients) {
   testing::SyntheticRun run;
   const WorkloadModel measured = extract_workload(testing::make_synthetic_trace(run), ComputeMode::PerIteration);

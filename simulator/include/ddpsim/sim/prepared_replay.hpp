@@ -58,8 +58,16 @@ struct ReplayRequest {
   std::vector<double> bucket_caps_mb;
   // 0: compute as measured. N: the trace's ranks and the what-if's all share one machine's N
   // cores (loopback, or testbed hosts that are namespaces of one machine): compute is stretched
-  // by shared_cores_stretch(N, the trace's ranks, the simulated ranks).
-  int cores = 0;
+  // by shared_cores_stretch(N, the trace's ranks, the simulated ranks). N counts effective
+  // cores, the machine's throughput with every core busy in units of one rank alone: ranks that
+  // co-run slow each other down through shared memory bandwidth and clock, so a 2-core machine
+  // whose 2 ranks each run 1.2x slower together has 1.67 (experiments/peer/corun_bench.sh).
+  double cores = 0;
+  // The all-reduce rate while autograd runs as a fraction of the full rate
+  // (ReplayOptions::overlap_bandwidth_fraction). Unset: the calibration's, or 1 with a told
+  // --bandwidth; set: used as it is (a benchmark's, e.g. for a 1-rank baseline with no
+  // all-reduce to fit).
+  std::optional<double> overlap_bandwidth_fraction;
   // ReplayOptions::max_simulated_flows (unset: its default).
   std::optional<std::int64_t> max_simulated_flows;
 };

@@ -100,9 +100,11 @@ void stretch_compute(WorkloadModel& model, double factor);
 // Ranks that share the cores of one machine (loopback, or testbed hosts that are namespaces of
 // one machine) slow each other's compute once there are more ranks than cores. The stretch of a
 // what-if with `world_size` ranks over a trace measured with `trace_world_size` ranks, all on
-// `cores` cores: max(1, world_size / cores) / max(1, trace_world_size / cores). A uniform model:
+// `cores` cores: max(1, world_size / cores) / max(1, trace_world_size / cores). `cores` may be a
+// fraction: effective cores (ReplayRequest::cores), so that 1 -> 2 ranks on a 2-core machine
+// whose two ranks slow each other by 1.2x is stretched 1.2x. A uniform model:
 // it ignores that a rank waiting on the network leaves its core to others (so it overstates the
 // stretch of communication-bound jobs) and the CPU Gloo's copies take (so it understates it).
-double shared_cores_stretch(int cores, int trace_world_size, int world_size);
+double shared_cores_stretch(double cores, int trace_world_size, int world_size);
 
 }  // namespace ddpsim::sim
