@@ -5,6 +5,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <fstream>
@@ -18,10 +19,17 @@ namespace {
 
 using namespace ddpsim::trace;
 
-// The importer reads files (as the CLI does); one per process, rewritten for each input.
+// The importer reads files (as the CLI does); one per process, rewritten for each input and
+// removed at exit (libFuzzer calls exit() after -runs or -max_total_time, so that ctest's runs
+// leave no file in /tmp; after a crash it stays, and libFuzzer saves the input anyway).
+struct InputFile {
+  const std::string path = "/tmp/ddpsim-fuzz-kineto-" + std::to_string(::getpid()) + ".json";
+  ~InputFile() { std::remove(path.c_str()); }
+};
+
 const std::string& input_path() {
-  static const std::string path = "/tmp/ddpsim-fuzz-kineto-" + std::to_string(::getpid()) + ".json";
-  return path;
+  static const InputFile file;
+  return file.path;
 }
 
 }  // namespace

@@ -18,9 +18,11 @@
 #include "ddpsim/trace/io.hpp"
 #include "ddpsim/trace/kineto.hpp"
 #include "kineto_test_support.hpp"
+#include "test_support.hpp"
 #include "ddpsim/trace/model.hpp"
 
 namespace fs = std::filesystem;
+using ddpsim::trace::testing::TempDir;
 using ddpsim::trace::Event;
 using ddpsim::trace::EventType;
 using ddpsim::trace::RankTrace;
@@ -222,7 +224,8 @@ TEST(KinetoImport, EveryIterationHasItsPhasesInOrder) {
 
 TEST(KinetoImport, WrittenTracePassesTheReadersValidation) {
   const Trace imported = ddpsim::trace::import_kineto(rank_files("mlp-cap0.25"));
-  const fs::path dir = kineto_test::scratch_dir("roundtrip");
+  const TempDir scratch;
+  const fs::path dir = scratch.path();
   ddpsim::trace::write_trace(dir.string(), imported);
   const Trace read = ddpsim::trace::read_trace(dir.string());
   ASSERT_EQ(read.world_size(), 2);
@@ -235,11 +238,11 @@ TEST(KinetoImport, WrittenTracePassesTheReadersValidation) {
               before.meta.bucket_assignments.at(0).buckets);
     EXPECT_EQ(after.complete_iterations(), before.complete_iterations());
   }
-  fs::remove_all(dir);
 }
 
 TEST(KinetoImport, TraceWithoutAllreducesGivesOneLineNamingFileAndEvent) {
-  const fs::path dir = kineto_test::scratch_dir("no-allreduce");
+  const TempDir scratch;
+  const fs::path dir = scratch.path();
   const auto copies = copy_without("mlp-cap0.25", dir, "gloo:all_reduce");
   const std::string message = kineto_test::import_error(copies);
   EXPECT_NE(message.find(copies[0]), std::string::npos) << message;
@@ -247,20 +250,20 @@ TEST(KinetoImport, TraceWithoutAllreducesGivesOneLineNamingFileAndEvent) {
             std::string::npos)
       << message;
   EXPECT_EQ(message.find('\n'), std::string::npos) << message;
-  fs::remove_all(dir);
 }
 
 TEST(KinetoImport, TraceWithoutPhaseLabelsSaysWhichLabel) {
-  const fs::path dir = kineto_test::scratch_dir("no-backward");
+  const TempDir scratch;
+  const fs::path dir = scratch.path();
   const auto copies = copy_without("convnet-cap25", dir, "ddpsim.backward");
   const std::string message = kineto_test::import_error(copies);
   EXPECT_NE(message.find(copies[0]), std::string::npos) << message;
   EXPECT_NE(message.find("\"ddpsim.backward\""), std::string::npos) << message;
-  fs::remove_all(dir);
 }
 
 TEST(KinetoImport, MissingSidecarAndSwappedRanksAreNamed) {
-  const fs::path dir = kineto_test::scratch_dir("no-sidecar");
+  const TempDir scratch;
+  const fs::path dir = scratch.path();
   const fs::path lone = dir / "rank-0.kineto.json";
   fs::copy_file(rank_files("convnet-cap25")[0], lone);
   const std::string missing = kineto_test::import_error({lone.string(), rank_files("convnet-cap25")[1]});
@@ -272,7 +275,6 @@ TEST(KinetoImport, MissingSidecarAndSwappedRanksAreNamed) {
   const std::string wrong_rank = kineto_test::import_error(swapped);
   EXPECT_NE(wrong_rank.find("expected rank 0"), std::string::npos) << wrong_rank;
   EXPECT_THROW(ddpsim::trace::import_kineto({}), TraceError);
-  fs::remove_all(dir);
 }
 
 // Gloo records a transfer's end after completing its future, so a descheduled worker thread
@@ -282,7 +284,8 @@ TEST(KinetoImport, MissingSidecarAndSwappedRanksAreNamed) {
 // later), so shifting every recorded end by 5 ms must move the last bucket's by < 0.2 ms.
 TEST(KinetoImport, LateRecordedTransferEndsAreBoundedByTheReducersCopy) {
   const Trace original = ddpsim::trace::import_kineto(rank_files("mlp-cap0.25"));
-  const fs::path dir = kineto_test::scratch_dir("late-ends");
+  const TempDir scratch;
+  const fs::path dir = scratch.path();
   std::vector<std::string> shifted;
   for (const std::string& file : rank_files("mlp-cap0.25")) {
     json events = load_json(file);
@@ -321,7 +324,6 @@ TEST(KinetoImport, LateRecordedTransferEndsAreBoundedByTheReducersCopy) {
   }
   ddpsim::trace::write_trace((dir / "trace").string(), late);
   EXPECT_EQ(ddpsim::trace::read_trace((dir / "trace").string()).world_size(), 2);
-  fs::remove_all(dir);
 }
 
 namespace {
@@ -357,13 +359,15 @@ TEST(KinetoImport, CutLastIterationIsDroppedButAGapEarlierIsAnError) {
   ASSERT_EQ(iterations.size(), 2u);
   const std::size_t buckets = full.meta().bucket_assignments.at(0).buckets.size();
 
-  const fs::path cut_dir = kineto_test::scratch_dir("cut-last");
+  const TempDir cut_scratch;
+  const fs::path cut_dir = cut_scratch.path();
   const Trace cut = ddpsim::trace::import_kineto(
       copy_without_nth("mlp-cap0.25", cut_dir, "gloo:all_reduce", 2 * buckets - 1));
   EXPECT_EQ(cut.ranks[0].complete_iterations(),
             std::vector<std::int64_t>{iterations.front()});
 
-  const fs::path gap_dir = kineto_test::scratch_dir("gap-first");
+  const TempDir gap_scratch;
+  const fs::path gap_dir = gap_scratch.path();
   const auto gap = copy_without_nth("mlp-cap0.25", gap_dir, "gloo:all_reduce", 0);
   const std::string message = kineto_test::import_error(gap);
   EXPECT_NE(message.find(gap[0] + ":0: expected " + std::to_string(buckets) +
@@ -374,6 +378,4 @@ TEST(KinetoImport, CutLastIterationIsDroppedButAGapEarlierIsAnError) {
                          std::to_string(buckets - 1)),
             std::string::npos)
       << message;
-  fs::remove_all(cut_dir);
-  fs::remove_all(gap_dir);
 }

@@ -15,10 +15,12 @@
 #include "ddpsim/trace/io.hpp"
 #include "ddpsim/trace/kineto.hpp"
 #include "kineto_test_support.hpp"
+#include "test_support.hpp"
 #include "ddpsim/trace/model.hpp"
 #include "ddpsim/trace/summary.hpp"
 
 namespace fs = std::filesystem;
+using ddpsim::trace::testing::TempDir;
 using ddpsim::trace::Event;
 using ddpsim::trace::EventType;
 using ddpsim::trace::Trace;
@@ -51,12 +53,10 @@ std::map<std::int64_t, std::vector<std::int64_t>> allreduce_bytes(const std::vec
 
 // Writes the trace and reads it back through the validating reader.
 Trace round_trip(const Trace& trace, const std::string& name) {
-  const fs::path dir = fs::temp_directory_path() / ("ddpsim-kineto-real-" + name);
-  fs::remove_all(dir);
+  const TempDir scratch;  // removed also when read_trace throws
+  const fs::path dir = scratch.path() / name;
   ddpsim::trace::write_trace(dir.string(), trace);
-  Trace back = ddpsim::trace::read_trace(dir.string());
-  fs::remove_all(dir);
-  return back;
+  return ddpsim::trace::read_trace(dir.string());
 }
 
 bool has_note(const ddpsim::trace::Summary& summary, const std::string& text) {

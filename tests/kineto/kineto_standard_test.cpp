@@ -18,10 +18,12 @@
 #include "ddpsim/trace/io.hpp"
 #include "ddpsim/trace/kineto.hpp"
 #include "kineto_test_support.hpp"
+#include "test_support.hpp"
 #include "ddpsim/trace/model.hpp"
 #include "ddpsim/trace/summary.hpp"
 
 namespace fs = std::filesystem;
+using ddpsim::trace::testing::TempDir;
 using ddpsim::trace::Event;
 using ddpsim::trace::EventType;
 using ddpsim::trace::Trace;
@@ -105,7 +107,8 @@ ProfileBuilder gloo_profile(int steps) {
 }  // namespace
 
 TEST(KinetoStandardImport, GlooWorkerSpansTimeAndSizeTheAllreduces) {
-  const fs::path dir = kineto_test::scratch_dir("std-gloo");
+  const TempDir scratch;
+  const fs::path dir = scratch.path();
   gloo_profile(3).write(dir / "rank-0.json");
   const Trace trace = ddpsim::trace::import_kineto({(dir / "rank-0.json").string()});
   // One rank of a 2-rank job: replicated, as the summary says.
@@ -132,7 +135,8 @@ TEST(KinetoStandardImport, GlooWorkerSpansTimeAndSizeTheAllreduces) {
 TEST(KinetoStandardImport, GlooSpanOfAnotherSizeIsNotTakenForALaunch) {
   // Where a launch says its size (record_param_comms inside it), a worker span of another size
   // is not its transfer, even if it comes first: here the second launch's work started first.
-  const fs::path dir = kineto_test::scratch_dir("std-gloo-order");
+  const TempDir scratch;
+  const fs::path dir = scratch.path();
   ProfileBuilder p("gloo", 0, 1);
   p.steps(2);
   for (int s = 0; s < 2; ++s) {
@@ -158,7 +162,8 @@ TEST(KinetoStandardImport, GlooSpanOfAnotherSizeIsNotTakenForALaunch) {
 }
 
 TEST(KinetoStandardImport, GlooLaunchWithoutWorkerSpanIsNamedInOneLine) {
-  const fs::path dir = kineto_test::scratch_dir("std-gloo-missing");
+  const TempDir scratch;
+  const fs::path dir = scratch.path();
   ProfileBuilder p("gloo", 0, 2);
   p.steps(3);
   for (int s = 0; s < 3; ++s) {
@@ -174,7 +179,8 @@ TEST(KinetoStandardImport, GlooLaunchWithoutWorkerSpanIsNamedInOneLine) {
 }
 
 TEST(KinetoStandardImport, GlooLastStepCutByTheProfilerIsDropped) {
-  const fs::path dir = kineto_test::scratch_dir("std-gloo-cut");
+  const TempDir scratch;
+  const fs::path dir = scratch.path();
   ProfileBuilder p = gloo_profile(2);
   p.add("ProfilerStep#3", "user_annotation", kMainThread, ProfileBuilder::step_start(2), 999.0);
   p.c10d_allreduce(2, 0);  // its worker span fell after the profiler stopped
@@ -196,7 +202,8 @@ TEST(KinetoStandardImport, OddMiddleStepIsSkippedAndSaidButMostlyOddStepsAreRefu
     }
     return p;
   };
-  const fs::path dir = kineto_test::scratch_dir("std-gloo-odd-step");
+  const TempDir scratch;
+  const fs::path dir = scratch.path();
   profile({2}).write(dir / "rank-0.json");
   const Trace trace = ddpsim::trace::import_kineto({(dir / "rank-0.json").string()});
   EXPECT_EQ(trace.ranks[0].complete_iterations(), (std::vector<std::int64_t>{1, 2, 4, 5}));
@@ -215,7 +222,8 @@ TEST(KinetoStandardImport, OddMiddleStepIsSkippedAndSaidButMostlyOddStepsAreRefu
 }
 
 TEST(KinetoStandardImport, LoneNcclRankHasInstantAllreducesButTwoRanksNeedKernels) {
-  const fs::path dir = kineto_test::scratch_dir("std-nccl-1");
+  const TempDir scratch;
+  const fs::path dir = scratch.path();
   ProfileBuilder one("nccl", 0, 1);
   one.steps(2);
   for (int s = 0; s < 2; ++s) {
@@ -246,7 +254,8 @@ TEST(KinetoStandardImport, LoneNcclRankHasInstantAllreducesButTwoRanksNeedKernel
 }
 
 TEST(KinetoStandardImport, SummarySaysPhasesAreNotRecordedRatherThanPrintingZeros) {
-  const fs::path dir = kineto_test::scratch_dir("std-gloo-summary");
+  const TempDir scratch;
+  const fs::path dir = scratch.path();
   gloo_profile(3).write(dir / "rank-0.json");
   const Trace trace = ddpsim::trace::import_kineto({(dir / "rank-0.json").string()});
   const ddpsim::trace::Summary summary = ddpsim::trace::summarize(trace);
@@ -261,7 +270,8 @@ TEST(KinetoStandardImport, SummarySaysPhasesAreNotRecordedRatherThanPrintingZero
 TEST(KinetoStandardImport, OddFieldTypesAndImpossibleTimesAreOneLineNotACrash) {
   // Found by the importer's fuzzer: a non-string "ph" or "backend" threw nlohmann's type_error,
   // and a time beyond int64 nanoseconds overflowed.
-  const fs::path dir = kineto_test::scratch_dir("std-odd");
+  const TempDir scratch;
+  const fs::path dir = scratch.path();
   json odd = json::parse(R"({"distributedInfo": {"backend": 7, "rank": 0, "world_size": 1},
     "traceEvents": [{"ph": 1, "name": "x"},
                     {"ph": "X", "name": "ProfilerStep#1", "cat": "user_annotation", "tid": 1,
