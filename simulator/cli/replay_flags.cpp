@@ -99,6 +99,12 @@ void add_replay_options(CLI::App* command, ReplayFlags& flags) {
                       "(default: fitted from the trace with its bandwidth, 1 with --bandwidth; "
                       "experiments/peer/allreduce_bench.py --busy measures it)")
       ->check(finite_number(0, 1, true, "a fraction in (0, 1]"));
+  command->add_option("--compute-fraction-during-allreduce", flags.compute_fraction_during_allreduce,
+                      "Autograd's rate while its rank's all-reduces transfer, as a fraction of its rate alone "
+                      "(Gloo's threads share the cores): the measured backward becomes autograd's time alone and "
+                      "is paced again in the replay (default 1: replayed as measured; "
+                      "experiments/peer/allreduce_bench.py --busy measures it)")
+      ->check(finite_number(0, 1, true, "a fraction in (0, 1]"));
 }
 
 sim::ReplayRequest to_request(const ReplayFlags& flags) {
@@ -162,6 +168,7 @@ sim::ReplayRequest to_request(const ReplayFlags& flags) {
   request.bucket_caps_mb = flags.bucket_caps_mb;
   request.cores = flags.cores;
   request.overlap_bandwidth_fraction = flags.overlap_bandwidth_fraction;
+  request.compute_fraction_during_allreduce = flags.compute_fraction_during_allreduce;
   return request;
 }
 

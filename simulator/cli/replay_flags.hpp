@@ -46,6 +46,7 @@ struct ReplayFlags {
   std::vector<double> bucket_caps_mb;  // --bucket-caps-mb A,B,C: a per-bucket list (empty: none)
   double cores = 0;  // effective cores (a fraction where co-running ranks slow each other)
   std::optional<double> overlap_bandwidth_fraction;
+  std::optional<double> compute_fraction_during_allreduce;
   std::optional<std::int64_t> max_simulated_flows;
 };
 

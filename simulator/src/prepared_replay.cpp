@@ -144,7 +144,12 @@ std::int64_t default_iterations(const ReplayRequest& request, const WorkloadMode
 PreparedReplay prepare_replay(const ReplayRequest& request) {
   PreparedReplay prepared;
   prepared.measured = trace::read_trace(request.trace_dir);
-  prepared.model = extract_workload(prepared.measured, request.compute);
+  const double compute_fraction = request.compute_fraction_during_allreduce.value_or(1.0);
+  if (!(compute_fraction > 0 && compute_fraction <= 1)) {
+    throw RequestError("--compute-fraction-during-allreduce: expected a fraction in (0, 1], got " + text_of(compute_fraction));
+  }
+  prepared.model = extract_workload(prepared.measured, request.compute, compute_fraction);
+  prepared.options.compute_fraction_during_allreduce = compute_fraction;
   rebucket_if_asked(request, prepared.model);
 
   ReplayOptions& options = prepared.options;

@@ -2,7 +2,9 @@
 #include "ddpsim/sim/replay.hpp"
 
 #include <simgrid/s4u/Actor.hpp>
+#include <simgrid/s4u/ConditionVariable.hpp>
 #include <simgrid/s4u/Engine.hpp>
+#include <simgrid/s4u/Mutex.hpp>
 #include <simgrid/s4u/Semaphore.hpp>
 #include <xbt/config.hpp>
 #include <xbt/log.h>
@@ -10,6 +12,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <limits>
 #include <memory>
 #include <optional>
 
@@ -45,6 +48,20 @@ struct RankState {
   double backward_begin_s = 0;
   double compute_done_s = 0;  // when this iteration's autograd ends (backward_begin + compute)
   std::vector<Event> events;
+  // Autograd slowed while this class's all-reduces transfer (compute_fraction_during_allreduce
+  // < 1): its pace is only known as it goes, so compute-R tells comm-R when each bucket is
+  // ready, and comm-R tells compute-R when a transfer starts and ends.
+  sg4::MutexPtr mutex;
+  sg4::ConditionVariablePtr changed;
+  bool transferring = false;
+  std::vector<double> bucket_ready_at;  // this iteration's, -1 until ready
+  // Autograd's progress: work_done_s of autograd-alone seconds at work_since_s, going on at
+  // work_rate (autograd seconds per simulated second) out of work_total_s.
+  double work_total_s = 0;
+  double work_done_s = 0;
+  double work_since_s = 0;
+  double work_rate = 0;
+  double pace_alone = 1;  // autograd seconds per simulated second alone: 1 / its slowdown
 };
 
 struct Simulation {
@@ -58,6 +75,7 @@ struct Simulation {
   // transfer, so all see the same start time and autograd state (contended_bytes).
   std::optional<JoinPoint> transfer_start = std::nullopt;
 
+  bool paced_autograd() const { return options.compute_fraction_during_allreduce < 1; }
   double slowdown(int rank) const {
     auto found = options.slowdown.find(rank);
     return found == options.slowdown.end() ? 1.0 : found->second;
@@ -102,6 +120,76 @@ void stall(const Simulation& sim, RankState& state, int rank, std::int64_t itera
   sg4::this_actor::sleep_for(static_cast<double>(fixed_ns + random_ns) * 1e-9);
 }
 
+// Autograd seconds (its time alone) done by now in this iteration.
+double autograd_work_done(const RankState& state) {
+  return state.work_done_s + (sg4::Engine::get_clock() - state.work_since_s) * state.work_rate;
+}
+
+// Adds the progress made at the current pace since work_since_s.
+void bank_progress(RankState& state) {
+  state.work_done_s = autograd_work_done(state);
+  state.work_since_s = sg4::Engine::get_clock();
+}
+
+// Runs `work_s` of autograd at its rate alone over `factor` (a slowdown), or at
+// compute_fraction_during_allreduce of that while this class's all-reduce transfers; a
+// transfer that starts or ends part way changes the pace from then on (set_transferring).
+void autograd_for(const Simulation& sim, RankState& state, double factor, double work_s) {
+  const double target_s = state.work_done_s + work_s;
+  std::unique_lock<sg4::Mutex> lock(*state.mutex);
+  while (state.work_done_s < target_s) {
+    state.work_since_s = sg4::Engine::get_clock();
+    state.work_rate = (state.transferring ? sim.options.compute_fraction_during_allreduce : 1.0) / factor;
+    const double wait_s = (target_s - state.work_done_s) / state.work_rate;
+    const bool finished = state.changed->wait_for(lock, wait_s) == std::cv_status::timeout;
+    bank_progress(state);
+    if (finished) state.work_done_s = target_s;  // exactly: no rounding left to wait for
+  }
+  state.work_rate = 0;
+}
+
+// Backward when autograd is paced by the all-reduces (Simulation::paced_autograd): the ready
+// offsets are autograd's time alone (extract_workload), reached at the pace autograd_for
+// allows; each bucket is handed to comm-R when reached, each gradient recorded when reached.
+void paced_autograd(Simulation& sim, RankState& state, int rank, std::int64_t label, const RankIterationCosts& costs,
+                    double factor) {
+  struct Milestone {
+    double work_s;
+    int bucket;  // or -1: a gradient
+    int param;
+  };
+  std::vector<Milestone> milestones;
+  for (std::size_t b = 0; b < costs.bucket_ready_s.size(); ++b) {
+    milestones.push_back({std::max(costs.bucket_ready_s[b], 0.0), static_cast<int>(b), -1});
+  }
+  for (std::size_t param = 0; param < costs.grad_ready_s.size(); ++param) {
+    if (costs.grad_ready_s[param] >= 0) milestones.push_back({costs.grad_ready_s[param], -1, static_cast<int>(param)});
+  }
+  std::stable_sort(milestones.begin(), milestones.end(),
+                   [](const Milestone& a, const Milestone& b) { return a.work_s < b.work_s; });
+  state.bucket_ready_at.assign(costs.bucket_ready_s.size(), -1.0);
+  state.work_total_s = costs.backward_compute_s;
+  state.work_done_s = 0;
+  state.work_since_s = state.backward_begin_s;
+  state.work_rate = 0;
+  state.pace_alone = 1 / factor;
+  state.compute_done_s = std::numeric_limits<double>::infinity();  // known when reached
+  state.backward_started->release();
+  for (const Milestone& milestone : milestones) {
+    autograd_for(sim, state, factor, milestone.work_s - state.work_done_s);
+    if (milestone.bucket >= 0) {
+      state.bucket_ready_at[static_cast<std::size_t>(milestone.bucket)] = sg4::Engine::get_clock();
+      state.changed->notify_all();
+    } else {
+      Event ready = make_event(rank, label, EventType::GradReady, sg4::Engine::get_clock());
+      ready.param = milestone.param;
+      state.events.push_back(ready);
+    }
+  }
+  autograd_for(sim, state, factor, state.work_total_s - state.work_done_s);
+  state.compute_done_s = sg4::Engine::get_clock();
+}
+
 // compute-R: the measured compute phases; backward hands the buckets to comm-R. R is the
 // first rank of a class, and plays all of them.
 void compute_actor(Simulation& sim, int index) {
@@ -132,18 +220,22 @@ void compute_actor(Simulation& sim, int index) {
     phase(costs.before_backward_s);
     record(EventType::BackwardBegin);
     state.backward_begin_s = now();
-    state.compute_done_s = state.backward_begin_s + factor * costs.backward_compute_s;
-    state.backward_started->release();
-    // Gradients become ready while autograd runs; nothing waits on them individually, so
-    // they are recorded at their offsets without waking the actor for each.
-    for (std::size_t param = 0; param < costs.grad_ready_s.size(); ++param) {
-      if (costs.grad_ready_s[param] < 0) continue;
-      Event ready = make_event(rank, label, EventType::GradReady,
-                               state.backward_begin_s + factor * costs.grad_ready_s[param]);
-      ready.param = static_cast<int>(param);
-      state.events.push_back(ready);
+    if (sim.paced_autograd()) {
+      paced_autograd(sim, state, rank, label, costs, factor);
+    } else {
+      state.compute_done_s = state.backward_begin_s + factor * costs.backward_compute_s;
+      state.backward_started->release();
+      // Gradients become ready while autograd runs; nothing waits on them individually, so
+      // they are recorded at their offsets without waking the actor for each.
+      for (std::size_t param = 0; param < costs.grad_ready_s.size(); ++param) {
+        if (costs.grad_ready_s[param] < 0) continue;
+        Event ready = make_event(rank, label, EventType::GradReady,
+                                 state.backward_begin_s + factor * costs.grad_ready_s[param]);
+        ready.param = static_cast<int>(param);
+        state.events.push_back(ready);
+      }
+      phase(costs.backward_compute_s);
     }
-    phase(costs.backward_compute_s);
     state.all_reduced->acquire();  // the reducer's finalize waits for the last bucket
     phase(costs.backward_tail_s);
     record(EventType::BackwardEnd);
@@ -164,13 +256,21 @@ void compute_actor(Simulation& sim, int index) {
   }
 }
 
+// When a class's autograd ends: known, or with paced autograd still running, estimated at the
+// pace it has while the transfer about to start runs (compute_fraction_during_allreduce).
+double autograd_end_estimate(const Simulation& sim, const RankState& state) {
+  if (std::isfinite(state.compute_done_s)) return state.compute_done_s;
+  const double left_s = std::max(0.0, state.work_total_s - autograd_work_done(state));
+  return sg4::Engine::get_clock() + left_s / (state.pace_alone * sim.options.compute_fraction_during_allreduce);
+}
+
 // The bytes that take as long at the network's full rate as `bytes` take when the transfer
 // starts at now() and goes at `fraction` of that rate until every class's autograd is done
 // (ReplayOptions::overlap_bandwidth_fraction). Bandwidth term only: 2(W−1)/W · S / β.
 double contended_bytes(const Simulation& sim, std::int64_t bytes) {
   const double fraction = sim.options.overlap_bandwidth_fraction;
   double compute_done_s = 0;
-  for (const RankState& state : sim.ranks) compute_done_s = std::max(compute_done_s, state.compute_done_s);
+  for (const RankState& state : sim.ranks) compute_done_s = std::max(compute_done_s, autograd_end_estimate(sim, state));
   const double busy_s = compute_done_s - sg4::Engine::get_clock();
   const double seconds_per_byte =
       allreduce_formula_shape(AllreduceAlgorithm::Ring, sim.group.world_size()).bandwidth_coefficient /
@@ -179,6 +279,14 @@ double contended_bytes(const Simulation& sim, std::int64_t bytes) {
   const double busy_bytes = busy_s * fraction / seconds_per_byte;  // what the busy time carries
   if (static_cast<double>(bytes) <= busy_bytes) return static_cast<double>(bytes) / fraction;
   return busy_s / seconds_per_byte + (static_cast<double>(bytes) - busy_bytes);
+}
+
+// Paced autograd (compute-R waiting in autograd_for) learns at once that its pace changed.
+void set_transferring(RankState& state, bool transferring) {
+  if (!state.changed) return;
+  bank_progress(state);  // what was done at the old pace
+  state.transferring = transferring;
+  state.changed->notify_all();
 }
 
 // comm-R: one stream; bucket b is all-reduced once it is ready and bucket b−1 is done.
@@ -198,8 +306,12 @@ void comm_actor(Simulation& sim, int index) {
       label = sim.model.first_source_iteration() + iteration;
       for (bucket = 0; bucket < static_cast<int>(sim.model.bucket_bytes.size()); ++bucket) {
         const std::int64_t bytes = sim.model.bucket_bytes[static_cast<std::size_t>(bucket)];
-        const double ready_s =
-            state.backward_begin_s + factor * costs.bucket_ready_s[static_cast<std::size_t>(bucket)];
+        double ready_s = state.backward_begin_s + factor * costs.bucket_ready_s[static_cast<std::size_t>(bucket)];
+        if (sim.paced_autograd()) {  // known when autograd reaches it
+          std::unique_lock<sg4::Mutex> lock(*state.mutex);
+          while (state.bucket_ready_at[static_cast<std::size_t>(bucket)] < 0) state.changed->wait(lock);
+          ready_s = state.bucket_ready_at[static_cast<std::size_t>(bucket)];
+        }
         Event ready = make_event(rank, label, EventType::BucketReady, ready_s);
         ready.bucket = bucket;
         ready.bytes = bytes;
@@ -214,14 +326,19 @@ void comm_actor(Simulation& sim, int index) {
         const double deadline_s = sim.options.timeout_s > 0 ? begin_s + sim.options.timeout_s : -1;
         std::int64_t sent = bytes;
         AllreduceAlgorithm algorithm = sim.options.algorithm;
-        if (sim.options.overlap_bandwidth_fraction < 1) {
+        if (sim.options.overlap_bandwidth_fraction < 1 || sim.paced_autograd()) {
+          // Transfers start together: the network and autograd slow each other only then.
           if (!sim.transfer_start) sim.transfer_start.emplace(static_cast<int>(sim.ranks.size()));
           sim.transfer_start->join(index, deadline_s);
+        }
+        if (sim.options.overlap_bandwidth_fraction < 1) {
           sent = std::llround(contended_bytes(sim, bytes));
           // --allreduce auto chooses by the bucket's real size, as NCCL's tuner would.
           if (algorithm == AllreduceAlgorithm::Auto) algorithm = sim.group.choose(bytes).algorithm;
         }
+        set_transferring(state, true);
         run_allreduce(sim.group, algorithm, Participant{index, rank}, sent, deadline_s);
+        set_transferring(state, false);
         Event end = make_event(rank, label, EventType::AllreduceEnd, now());
         end.bucket = bucket;
         end.bytes = bytes;
@@ -296,6 +413,10 @@ void check_replay_options(const WorkloadModel& model, const ReplayOptions& optio
     throw SimulationError("--allreduce analytic: expected a positive bandwidth and non-negative latency");
   }
   if (!non_negative(options.timeout_s)) throw SimulationError("--timeout: expected a non-negative number of seconds");
+  if (!(options.compute_fraction_during_allreduce > 0 && options.compute_fraction_during_allreduce <= 1)) {
+    throw SimulationError("compute fraction during all-reduces: expected a number in (0, 1], got " +
+                          std::to_string(options.compute_fraction_during_allreduce));
+  }
   if (!(options.overlap_bandwidth_fraction > 0 && options.overlap_bandwidth_fraction <= 1)) {
     throw SimulationError("overlap bandwidth fraction: expected a number in (0, 1], got " +
                           std::to_string(options.overlap_bandwidth_fraction));
@@ -384,6 +505,12 @@ ClassReplayResult replay_classes(const WorkloadModel& model, const ReplayOptions
                                     options.beta_bytes_per_s, network_reconfigured, options.max_simulated_flows),
                  std::vector<RankState>(static_cast<std::size_t>(participants)),
                  {}};
+  if (sim.paced_autograd()) {
+    for (RankState& state : sim.ranks) {
+      state.mutex = sg4::Mutex::create();
+      state.changed = sg4::ConditionVariable::create();
+    }
+  }
   routes.reset();
   const std::vector<NetworkPhase*> phases = sim.group.phases();
   const bool flows = std::any_of(phases.begin(), phases.end(),

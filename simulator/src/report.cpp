@@ -49,6 +49,10 @@ std::string report_to_text(const ReplayReport& report) {
   if (report.compute_stretch != 1) {
     text << ", stretched x" << format("%.3g", report.compute_stretch) << " (ranks sharing cores)";
   }
+  if (options.compute_fraction_during_allreduce != 1) {
+    text << ", autograd at x" << format("%.3g", options.compute_fraction_during_allreduce)
+         << " while its all-reduces transfer";
+  }
   text << "\n";
   text << "  network: " << to_string(options.algorithm) << " on " << options.platform.describe() << "\n";
   text << "  alpha " << format("%.3f", options.alpha_s * 1e6) << " us, beta "
@@ -113,6 +117,7 @@ std::string report_to_json(const ReplayReport& report) {
   json["platform"] = options.platform.describe();
   json["compute"] = to_string(report.model->mode);
   json["compute_stretch"] = report.compute_stretch;
+  json["compute_fraction_during_allreduce"] = options.compute_fraction_during_allreduce;
   json["world_size"] = result.events.size();
   json["network"] = {{"alpha_s", options.alpha_s},
                      {"beta_bytes_per_s", options.beta_bytes_per_s},

@@ -2,6 +2,7 @@
 #include "ddpsim/sim/workload_model.hpp"
 
 #include <algorithm>
+#include <cmath>
 #include <functional>
 #include <iterator>
 #include <map>
@@ -9,6 +10,7 @@
 #include <utility>
 
 #include "stats.hpp"
+#include "collective_windows.hpp"
 
 namespace ddpsim::sim {
 
@@ -107,8 +109,23 @@ std::vector<std::pair<std::int64_t, std::int64_t>> eval_phases(const IterationEv
   return phases;
 }
 
+// Autograd's time alone up to `offset` after backward_begin: where the collective was
+// transferring (its windows), autograd ran at `fraction` of its rate alone, so that time counts
+// `fraction` of its length (ReplayOptions::compute_fraction_during_allreduce).
+double autograd_alone_s(double offset, std::int64_t backward_begin, const std::vector<CollectiveWindow>& windows,
+                        double fraction) {
+  if (offset <= 0 || fraction == 1) return offset;
+  const std::int64_t to = backward_begin + std::llround(offset / kNsToS);
+  std::vector<std::pair<std::int64_t, std::int64_t>> clipped;
+  for (const CollectiveWindow& window : windows) {
+    clipped.emplace_back(std::max(window.begin_ns, backward_begin), std::min(window.end_ns, to));
+  }
+  return offset - (1 - fraction) * static_cast<double>(union_length_ns(std::move(clipped))) * kNsToS;
+}
+
 RankIterationCosts costs_of(const IterationEvents& iteration, const std::vector<std::vector<int>>& buckets,
-                            std::size_t num_params) {
+                            std::size_t num_params, const std::vector<CollectiveWindow>& windows,
+                            double compute_fraction) {
   // Missing optional events collapse their phase onto the previous boundary.
   const std::int64_t begin = iteration.first(EventType::IterationBegin).value_or(0);
   const std::int64_t end = iteration.first(EventType::IterationEnd).value_or(begin);
@@ -201,6 +218,10 @@ RankIterationCosts costs_of(const IterationEvents& iteration, const std::vector<
   // reducer's finalisation (copying averaged gradients back), replayed as a fixed tail.
   const auto compute_done_ns = backward_begin + static_cast<std::int64_t>(compute_done / kNsToS);
   costs.backward_tail_s = compute_s(std::max(compute_done_ns, last_allreduce_end), backward_end);
+  const auto alone = [&](double offset) { return autograd_alone_s(offset, backward_begin, windows, compute_fraction); };
+  for (double& ready : costs.grad_ready_s) ready = alone(ready);
+  for (double& ready : costs.bucket_ready_s) ready = alone(ready);
+  costs.backward_compute_s = alone(costs.backward_compute_s);
   return costs;
 }
 
@@ -263,7 +284,11 @@ std::vector<std::int64_t> replayable_iterations(const trace::Trace& trace,
 
 }  // namespace
 
-WorkloadModel extract_workload(const trace::Trace& trace, ComputeMode mode) {
+WorkloadModel extract_workload(const trace::Trace& trace, ComputeMode mode, double compute_fraction_during_allreduce) {
+  if (!(compute_fraction_during_allreduce > 0 && compute_fraction_during_allreduce <= 1)) {
+    throw WorkloadError("compute fraction during all-reduces: expected a number in (0, 1], got " +
+                        std::to_string(compute_fraction_during_allreduce));
+  }
   if (trace.ranks.empty()) throw WorkloadError(trace.dir + ": the trace has no rank");
   const trace::RunMeta& meta = trace.meta();
 
@@ -298,6 +323,11 @@ WorkloadModel extract_workload(const trace::Trace& trace, ComputeMode mode) {
   std::vector<std::vector<double>> observed_bytes(model.buckets.size());
   const std::size_t num_params = meta.parameters.size();
 
+  // The collective's transfers, only needed where they slowed autograd.
+  const std::map<std::int64_t, std::vector<CollectiveWindow>> windows =
+      compute_fraction_during_allreduce < 1 ? collective_windows(trace)
+                                            : std::map<std::int64_t, std::vector<CollectiveWindow>>{};
+  static const std::vector<CollectiveWindow> kNoWindows;
   model.costs.resize(trace.ranks.size());
   for (std::size_t r = 0; r < trace.ranks.size(); ++r) {
     std::map<std::int64_t, IterationEvents> by_iteration;
@@ -311,7 +341,10 @@ WorkloadModel extract_workload(const trace::Trace& trace, ComputeMode mode) {
     }
     std::vector<RankIterationCosts> samples;
     for (std::int64_t iteration : model.source_iterations) {
-      samples.push_back(costs_of(by_iteration[iteration], model.buckets, num_params));
+      const auto found = windows.find(iteration);
+      samples.push_back(costs_of(by_iteration[iteration], model.buckets, num_params,
+                                 found == windows.end() ? kNoWindows : found->second,
+                                 compute_fraction_during_allreduce));
     }
     if (mode == ComputeMode::PerIteration) {
       model.costs[r] = std::move(samples);

@@ -68,6 +68,10 @@ struct ReplayRequest {
   // --bandwidth; set: used as it is (a benchmark's, e.g. for a 1-rank baseline with no
   // all-reduce to fit).
   std::optional<double> overlap_bandwidth_fraction;
+  // Autograd's rate while its rank's all-reduces transfer, as a fraction of its rate alone
+  // (ReplayOptions::compute_fraction_during_allreduce; a benchmark's, allreduce_bench.py --busy).
+  // Unset: 1, the measured backward replayed as it was.
+  std::optional<double> compute_fraction_during_allreduce;
   // ReplayOptions::max_simulated_flows (unset: its default).
   std::optional<std::int64_t> max_simulated_flows;
 };

@@ -65,6 +65,11 @@ struct ReplayOptions {
   // with compute, a transfer that starts during backward goes at this fraction of the rate
   // until the last rank's autograd is done, then at the full rate. 1: no contention.
   double overlap_bandwidth_fraction = 1;
+  // The other side: autograd's rate while its rank's all-reduce transfers, as a fraction of its
+  // rate alone (Gloo's threads take CPU from it where they share the cores). Below 1 the
+  // backward is paced as it goes, and the model's ready offsets must be autograd's time alone
+  // (extract_workload with the same fraction). 1: no contention, offsets replayed as measured.
+  double compute_fraction_during_allreduce = 1;
 };
 
 struct ReplayResult {

@@ -90,8 +90,13 @@ class WorkloadError : public std::runtime_error {
 // Builds the model from complete iterations (every rank) under the trace's last layout,
 // skipping iteration 0 (one bucket, bucket rebuild) and gradient-accumulation (no_sync)
 // iterations when others exist. Missing optional events (e.g. no forward_* recorded) become
-// zero-length phases.
-WorkloadModel extract_workload(const trace::Trace& trace, ComputeMode mode);
+// zero-length phases. With compute_fraction_during_allreduce < 1, autograd is taken to have
+// run at that fraction of its rate alone while the collective transferred (from the last
+// rank's all-reduce begin to the end, collective_windows), and its gradient and bucket ready
+// offsets are autograd's time alone: the replay slows it again only where its own all-reduces
+// run (ReplayOptions::compute_fraction_during_allreduce).
+WorkloadModel extract_workload(const trace::Trace& trace, ComputeMode mode,
+                               double compute_fraction_during_allreduce = 1);
 
 // Every compute phase of every rank and iteration, its gradient and bucket ready offsets and
 // its evaluation, times `factor` (> 0). Stalls (stall_s) and communication are not compute and stay.
