@@ -8,7 +8,13 @@ and converts it to ddp-sim's ring alpha-beta model, t = 2(W-1)*alpha + 2(W-1)/W 
 
     alpha = a / (2(W-1)),  beta = 2(W-1)/W / b
 
-Usage: allreduce_bench.py --out FILE.json [--world-size 2] [--rounds 15]
+With --busy, every rank also keeps one thread multiplying matrices (as autograd would) while
+half the all-reduces run, interleaved with idle ones, and the report adds the busy rate as a
+fraction of the idle one: ddp-sim's --overlap-bandwidth-fraction (a 1-rank baseline has no
+all-reduce to fit it from). It also reports the other side: the load's own rate while an
+all-reduce runs over its rate for as long alone (Gloo's threads take CPU from autograd).
+
+Usage: allreduce_bench.py --out FILE.json [--world-size 2] [--rounds 15] [--busy]
 """
 
 import argparse
@@ -16,6 +22,7 @@ import json
 import os
 import socket
 import statistics
+import threading
 import time
 
 import torch
@@ -25,21 +32,70 @@ import torch.multiprocessing as mp
 SIZES = [64 << 10, 256 << 10, 1 << 20, 2 << 20, 4 << 20, 8 << 20]  # bytes
 
 
+class ComputeLoad:
+    """One thread of back-to-back 128x128 matrix products (torch releases the GIL in them),
+    switched on and off between all-reduces: the CPU work that autograd does during backward.
+    `done` counts the products, so the load's own rate can be read over any window."""
+
+    def __init__(self):
+        self.on = threading.Event()
+        self.stop = False
+        self.done = 0
+        self.thread = threading.Thread(target=self._run, daemon=True)
+        self.thread.start()
+
+    def _run(self):
+        a = torch.rand(128, 128)
+        b = torch.rand(128, 128)
+        while not self.stop:
+            if not self.on.wait(timeout=0.05):
+                continue
+            torch.mm(a, b)
+            self.done += 1
+
+    def close(self):
+        self.stop = True
+        self.on.set()
+        self.thread.join()
+
+
 def worker(rank, args, results):
     torch.set_num_threads(1)
     os.environ["MASTER_ADDR"] = "127.0.0.1"
     os.environ["MASTER_PORT"] = str(args.port)
     dist.init_process_group("gloo", rank=rank, world_size=args.world_size)
     tensors = {size: torch.ones(size // 4) for size in SIZES}
-    times = {size: [] for size in SIZES}
+    modes = ["idle", "busy"] if args.busy else ["idle"]
+    times = {(mode, size): [] for mode in modes for size in SIZES}
+    # With --busy: products done and seconds, while all-reduces run and while nothing else does.
+    work = {"allreduce": [0, 0.0], "alone": [0, 0.0]}
+    load = ComputeLoad() if args.busy else None
     for round_ in range(args.rounds + 1):  # round 0 warms up connections and buffers
         for size in SIZES:
-            dist.barrier()
-            start = time.perf_counter()
-            dist.all_reduce(tensors[size])
-            if round_ > 0:
-                times[size].append(time.perf_counter() - start)
-    results[rank] = {size: statistics.median(t) for size, t in times.items()}
+            for mode in modes:  # interleaved: idle, busy, idle, busy, ...
+                if load is not None:
+                    if mode == "busy":
+                        load.on.set()
+                    else:
+                        load.on.clear()
+                dist.barrier()
+                start = time.perf_counter()
+                before = load.done if load is not None else 0
+                dist.all_reduce(tensors[size])
+                elapsed = time.perf_counter() - start
+                if round_ > 0:
+                    times[(mode, size)].append(elapsed)
+                if mode == "busy" and round_ > 0 and size >= (1 << 20):
+                    # The load's rate during this all-reduce, then alone for as long.
+                    work["allreduce"][0] += load.done - before
+                    work["allreduce"][1] += elapsed
+                    before, start = load.done, time.perf_counter()
+                    time.sleep(elapsed)
+                    work["alone"][0] += load.done - before
+                    work["alone"][1] += time.perf_counter() - start
+    if load is not None:
+        load.close()
+    results[rank] = {"times": {key: statistics.median(t) for key, t in times.items()}, "work": work}
     dist.destroy_process_group()
 
 
@@ -56,6 +112,8 @@ def main():
     parser.add_argument("--out", required=True)
     parser.add_argument("--world-size", type=int, default=2)
     parser.add_argument("--rounds", type=int, default=15)
+    parser.add_argument("--busy", action="store_true",
+                        help="also time all-reduces while each rank computes; report the rate fraction")
     args = parser.parse_args()
     if args.world_size < 2:
         parser.error("--world-size must be at least 2")
@@ -66,9 +124,14 @@ def main():
         results = manager.dict()
         mp.spawn(worker, args=(args, results), nprocs=args.world_size, join=True)
         per_rank = dict(results)
-    slowest = {size: max(per_rank[r][size] for r in per_rank) for size in SIZES}
-    intercept, slope = fit_line([float(s) for s in SIZES], [slowest[s] for s in SIZES])
     w = args.world_size
+
+    def fit(mode):
+        slowest = {size: max(per_rank[r]["times"][(mode, size)] for r in per_rank) for size in SIZES}
+        intercept, slope = fit_line([float(s) for s in SIZES], [slowest[s] for s in SIZES])
+        return slowest, intercept, slope
+
+    slowest, intercept, slope = fit("idle")
     report = {
         "world_size": w,
         "points": [{"bytes": s, "median_s": slowest[s]} for s in SIZES],
@@ -77,10 +140,27 @@ def main():
         "alpha_s": max(intercept, 0.0) / (2 * (w - 1)),
         "beta_bytes_per_s": (2 * (w - 1) / w) / slope,
     }
+    if args.busy:
+        busy, _, busy_slope = fit("busy")
+        report["busy_points"] = [{"bytes": s, "median_s": busy[s]} for s in SIZES]
+        report["busy_slope_s_per_byte"] = busy_slope
+        # ddp-sim takes a rate fraction in (0, 1]: a load that does not slow the transfer is 1.
+        report["overlap_bandwidth_fraction"] = min(1.0, slope / busy_slope)
+        # The load's rate while all-reduces run over its rate alone, pooled over ranks (1 MiB
+        # and larger messages: windows of milliseconds, many products each).
+        rate = {key: sum(per_rank[r]["work"][key][0] for r in per_rank) /
+                sum(per_rank[r]["work"][key][1] for r in per_rank) for key in ("allreduce", "alone")}
+        report["compute_rate_alone_per_s"] = rate["alone"]
+        report["compute_rate_during_allreduce_per_s"] = rate["allreduce"]
+        report["compute_fraction_during_allreduce"] = min(1.0, rate["allreduce"] / rate["alone"])
     with open(args.out, "w") as f:
         json.dump(report, f, indent=1)
-    print(f"gloo all-reduce W={w}: alpha {report['alpha_s'] * 1e6:.1f} us, "
-          f"beta {report['beta_bytes_per_s'] / 1e9:.3f} GB/s")
+    line = (f"gloo all-reduce W={w}: alpha {report['alpha_s'] * 1e6:.1f} us, "
+            f"beta {report['beta_bytes_per_s'] / 1e9:.3f} GB/s")
+    if args.busy:
+        line += (f", x{report['overlap_bandwidth_fraction']:.3f} of it while computing; compute at "
+                 f"x{report['compute_fraction_during_allreduce']:.3f} while all-reducing")
+    print(line)
 
 
 if __name__ == "__main__":
