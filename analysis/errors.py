@@ -8,7 +8,8 @@ column existed hold only reconstructions (rows of the measured configuration, va
 
 Per kind, per experiment and variant, then over all: runs, median / p90 / max |error| of the
 predicted median iteration time, the median signed error, and the fraction of runs whose
-measured median lies in the prediction's bootstrap interval (where the replays had one). Rows
+measured median lies in the prediction's bootstrap interval (where the replays had one), and in
+that interval widened by the machine's run-to-run spread (run_to_run_ratios). Rows
 of points with delay_dist add a distribution table (KS distance, p50/p90/p99 errors). Plus the
 CDF of the absolute errors, predictions solid, reconstructions dashed."""
 import numpy as np
@@ -41,6 +42,25 @@ def _numbers(frame, column, path):
     return values
 
 
+def run_to_run_ratios(frame):
+    """Per experiment: the 5 % and 95 % quantiles of m_i / m_j over every ordered pair of distinct
+    repetitions of the baseline (the measured medians of the traces that predictions replayed),
+    and their count. How much two runs of one configuration differ on this machine: a bootstrap
+    of one baseline trace cannot see it, yet every prediction is compared with another run.
+    Fewer than 3 baseline runs give NaN."""
+    result = {}
+    for experiment, group in frame.groupby("experiment", sort=False):
+        baselines = set(group.loc[group["kind"] == "prediction", "replayed_trace"]) - {""}
+        measured = group[group["trace_dir"].isin(baselines)].drop_duplicates("trace_dir")
+        values = [float(v) for v in measured["measured_iter_s"] if v == v and v > 0]
+        if len(values) < 3:
+            result[experiment] = (float("nan"), float("nan"), len(values))
+            continue
+        ratios = [a / b for i, a in enumerate(values) for j, b in enumerate(values) if i != j]
+        result[experiment] = (quantile(ratios, 0.05), quantile(ratios, 0.95), len(values))
+    return result
+
+
 def error_rows(paths):
     """Per compared row of every summary: experiment, kind, variant, point, signed and absolute
     error in %, inside (1/0/NaN) and the distribution columns."""
@@ -52,6 +72,10 @@ def error_rows(paths):
         else:  # before kinds: the measured configuration's replay is a reconstruction
             kind = pd.Series(np.where(frame["variant"] == "", "reconstruction", "whatif"), index=frame.index)
         frame = frame.assign(kind=kind)
+        for column in ("trace_dir", "replayed_trace"):
+            if column not in frame.columns:
+                frame[column] = ""
+        spread = run_to_run_ratios(frame)
         frame = frame[frame["kind"].isin(KINDS)].dropna(subset=["measured_iter_s", "predicted_iter_s"])
         frame = frame[frame["measured_iter_s"] > 0]
         if frame.empty:
@@ -65,19 +89,30 @@ def error_rows(paths):
                              "error_pct": error, "abs_error_pct": error.abs()})
         for column in EXTRA_NUMERIC:
             rows[column] = _numbers(frame, column, path)
+        # The bootstrap interval times the run-to-run ratios: [lo * r05, hi * r95].
+        low = frame["experiment"].map(lambda e: spread.get(e, (np.nan,) * 3)[0]).astype(float)
+        high = frame["experiment"].map(lambda e: spread.get(e, (np.nan,) * 3)[1]).astype(float)
+        widened_lo, widened_hi = rows["predicted_lo_s"] * low, rows["predicted_hi_s"] * high
+        measured = frame["measured_iter_s"].astype(float)
+        rows["inside_run_to_run"] = np.where(  # predictions only: a reconstruction is its own run
+            widened_lo.notna() & widened_hi.notna() & (frame["kind"] == "prediction"),
+            ((widened_lo <= measured) & (measured <= widened_hi)).astype(float), np.nan)
         frames.append(rows)
     return pd.concat(frames, ignore_index=True)
 
 
 def _stats(kind, experiment, variant, group):
     inside = group["inside"].dropna()
+    widened = group["inside_run_to_run"].dropna()
     return {"kind": kind, "experiment": experiment, "variant": variant, "runs": len(group),
             "median_abs_error_pct": quantile(group["abs_error_pct"], 0.5),
             "p90_abs_error_pct": quantile(group["abs_error_pct"], 0.9),
             "max_abs_error_pct": float(group["abs_error_pct"].max()),
             "median_error_pct": quantile(group["error_pct"], 0.5),
             "inside_fraction": float(inside.mean()) if len(inside) else float("nan"),
-            "runs_with_interval": len(inside)}
+            "runs_with_interval": len(inside),
+            "inside_run_to_run_fraction": float(widened.mean()) if len(widened) else float("nan"),
+            "runs_with_run_to_run": len(widened)}
 
 
 def table(errors):
@@ -125,14 +160,17 @@ def format_table(frame):
             lines.append("")
             continue
         lines.append(f"{'experiment':<24} {'variant':<22} {'runs':>5} {'median |err| %':>15} "
-                     f"{'p90 |err| %':>12} {'max |err| %':>12} {'median err %':>13} {'in interval':>12}")
+                     f"{'p90 |err| %':>12} {'max |err| %':>12} {'median err %':>13} {'in interval':>12} "
+                     f"{'+ run-to-run':>13}")
         for _, row in selected.iterrows():
             interval = ("-" if row["runs_with_interval"] == 0 else
                         f"{row['inside_fraction'] * 100:.0f} % of {row['runs_with_interval']}")
+            widened = ("-" if row["runs_with_run_to_run"] == 0 else
+                       f"{row['inside_run_to_run_fraction'] * 100:.0f} % of {row['runs_with_run_to_run']}")
             lines.append(f"{row['experiment']:<24} {row['variant']:<22} {row['runs']:>5d} "
                          f"{_percent(row['median_abs_error_pct']):>15} {_percent(row['p90_abs_error_pct']):>12} "
                          f"{_percent(row['max_abs_error_pct']):>12} {_percent(row['median_error_pct'], True):>13} "
-                         f"{interval:>12}")
+                         f"{interval:>12} {widened:>13}")
         lines.append("")
     return "\n".join(lines).rstrip("\n")
 
