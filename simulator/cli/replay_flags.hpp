@@ -4,7 +4,6 @@
 
 #include <CLI/CLI.hpp>
 
-#include <cstdint>
 #include <optional>
 #include <string>
 #include <vector>
@@ -14,40 +13,20 @@
 
 namespace ddpsim::cli {
 
+// Flags whose value is already the library's bind straight to `request` and `plan` (one home
+// for each field and its default); only the flags given as text that needs mapping live here.
 struct ReplayFlags {
-  std::string trace_dir;
-  // Per-iteration is the most accurate on what-ifs (simulator/bench/validate_whatif.py): the
-  // median mode replays every rank at its median speed and loses the cost of noisy ranks
-  // meeting at each all-reduce.
-  std::string compute = "per-iteration";
-  std::int64_t iterations = 0;  // 0: every source iteration with per-iteration or stalls, else 3
-  std::string allreduce = "ring-agg";
-  std::optional<double> bandwidth;
-  std::optional<double> latency;
+  sim::ReplayRequest request;
+  sim::MonteCarloPlan plan;  // --runs, --bootstrap; its seed is --seed, request.skew.seed
+  std::optional<std::string> compute;    // a ComputeMode name (unset: the request's default)
+  std::optional<std::string> allreduce;  // an AllreduceAlgorithm name (unset: the request's)
   std::string calibration;              // a `ddp-sim calibrate --json` file (empty: fit the trace)
   std::optional<std::string> platform;  // unset: star, or two-level with --cluster
   std::string cluster;                  // a named two-level preset (cluster_presets.hpp)
-  std::optional<int> gpus_per_node;     // unset: 1, or the --cluster preset's
-  std::optional<double> intra_bandwidth;
-  std::optional<double> intra_latency;
-  std::optional<double> inter_bandwidth;
-  std::optional<double> inter_latency;
-  std::vector<std::string> cfg;
-  int world_size = 0;
-  double timeout = 0;
-  std::vector<std::string> slowdown;
+  std::optional<int> gpus_per_node;     // unset: the request's, or the --cluster preset's
+  std::vector<std::string> slowdown;    // the skew syntax (trace/skew.hpp), parsed into request.skew
   std::vector<std::string> delay;
   std::vector<std::string> delay_dist;
-  std::uint64_t seed = 0;
-  int runs = 1;
-  bool bootstrap = false;
-  std::optional<double> bucket_cap_mb;
-  std::optional<double> first_bucket_cap_mb;
-  std::vector<double> bucket_caps_mb;  // --bucket-caps-mb A,B,C: a per-bucket list (empty: none)
-  double cores = 0;  // effective cores (a fraction where co-running ranks slow each other)
-  std::optional<double> overlap_bandwidth_fraction;
-  std::optional<double> compute_fraction_during_allreduce;
-  std::optional<std::int64_t> max_simulated_flows;
 };
 
 void add_replay_options(CLI::App* command, ReplayFlags& flags);

@@ -28,6 +28,9 @@ class RequestError : public std::runtime_error {
 
 struct ReplayRequest {
   std::string trace_dir;
+  // Per-iteration is the most accurate on what-ifs (simulator/bench/validate_whatif.py): the
+  // median mode replays every rank at its median speed and loses the cost of noisy ranks
+  // meeting at each all-reduce.
   ComputeMode compute = ComputeMode::PerIteration;
   std::int64_t iterations = 0;  // 0: every source iteration with per-iteration or stalls, else 3
   AllreduceAlgorithm algorithm = AllreduceAlgorithm::RingAggregated;
