@@ -62,6 +62,13 @@ trace::Trace make_predicted_trace(const WorkloadModel& model, const ReplayOption
     meta.settings["sim.alpha_s"] = number(options.alpha_s);
     meta.settings["sim.beta_bytes_per_s"] = number(options.beta_bytes_per_s);
     meta.settings["sim.compute"] = to_string(model.mode);
+    // The contention between all-reduces and autograd the replay applied (1: none, not written).
+    if (options.overlap_bandwidth_fraction != 1) {
+      meta.settings["sim.overlap_bandwidth_fraction"] = number(options.overlap_bandwidth_fraction);
+    }
+    if (options.compute_fraction_during_allreduce != 1) {
+      meta.settings["sim.compute_fraction_during_allreduce"] = number(options.compute_fraction_during_allreduce);
+    }
     meta.settings["sim.simgrid_config"] = simgrid_config;
     meta.settings["sim.source_trace"] = model.source_dir;
     meta.settings["sim.source_world_size"] = std::to_string(model.world_size);

@@ -5,6 +5,7 @@
 
 #include <algorithm>
 
+#include "ddpsim/sim/predicted_trace.hpp"
 #include "ddpsim/sim/replay.hpp"
 #include "ddpsim/sim/workload_model.hpp"
 
@@ -100,6 +101,22 @@ TEST(PacedAutograd, ExtractionGivesAutogradsTimeAlone) {
 TEST(PacedAutograd, ReplayReproducesTheTraceItCameFrom) {
   EXPECT_NEAR(replayed_iteration_s(paced_trace(2), 0.5, 1e8), 0.050, 1e-6);
   EXPECT_NEAR(replayed_iteration_s(paced_trace(2), 1, 1e8), 0.050, 1e-6);
+}
+
+// The predicted trace says which contention the replay applied, and only when it applied one.
+TEST(PacedAutograd, PredictedTraceRecordsTheFraction) {
+  const WorkloadModel model = extract_workload(paced_trace(2), ComputeMode::Median, 0.5);
+  ReplayOptions options;
+  options.beta_bytes_per_s = 1e8;
+  options.platform.beta_bytes_per_s = 1e8;
+  options.iterations = 2;
+  options.compute_fraction_during_allreduce = 0.5;
+  const trace::RunMeta paced = make_predicted_trace(model, options, replay_isolated(model, options)).meta();
+  EXPECT_EQ(paced.settings.at("sim.compute_fraction_during_allreduce"), "0.5");
+  EXPECT_EQ(paced.settings.count("sim.overlap_bandwidth_fraction"), 0u);
+  options.compute_fraction_during_allreduce = 1;
+  const trace::RunMeta plain = make_predicted_trace(model, options, replay_isolated(model, options)).meta();
+  EXPECT_EQ(plain.settings.count("sim.compute_fraction_during_allreduce"), 0u);
 }
 
 // Twice the bandwidth: bucket 0 transfers B+10 → B+15, autograd does 2.5 ms of work there, so
