@@ -5,7 +5,6 @@
 
 #include <algorithm>
 #include <iomanip>
-#include <map>
 #include <sstream>
 
 #include "stats.hpp"
@@ -13,23 +12,13 @@
 namespace ddpsim::sim {
 
 std::vector<double> job_iteration_times_s(const ReplayResult& result) {
-  // iteration → slowest rank's duration; only iterations every rank completed count.
-  std::map<std::int64_t, std::pair<double, std::size_t>> slowest;
-  for (const auto& rank_events : result.events) {
-    std::map<std::int64_t, std::int64_t> begin_ns;
-    for (const trace::Event& event : rank_events) {
-      if (event.type == trace::EventType::IterationBegin) begin_ns[event.iteration] = event.t_ns;
-      if (event.type != trace::EventType::IterationEnd) continue;
-      auto begin = begin_ns.find(event.iteration);
-      if (begin == begin_ns.end()) continue;
-      auto& [longest_s, ranks] = slowest[event.iteration];
-      longest_s = std::max(longest_s, static_cast<double>(event.t_ns - begin->second) * 1e-9);
-      ++ranks;
-    }
-  }
+  // The replay's events read as a trace, so that an iteration's time here is the summary's.
+  trace::Trace replayed;
+  replayed.ranks.resize(result.events.size());
+  for (std::size_t r = 0; r < result.events.size(); ++r) replayed.ranks[r].events = result.events[r];
   std::vector<double> times;
-  for (const auto& [iteration, entry] : slowest) {
-    if (entry.second == result.events.size()) times.push_back(entry.first);
+  for (const trace::IterationTime& time : replayed.iteration_times()) {
+    times.push_back(static_cast<double>(time.slowest_ns()) * 1e-9);
   }
   return times;
 }

@@ -9,6 +9,8 @@
 // 400 + forward + backward + optimizer.
 #include <gtest/gtest.h>
 
+#include <algorithm>
+
 #include <nlohmann/json.hpp>
 
 #include "ddpsim/trace/summary.hpp"
@@ -139,6 +141,31 @@ TEST(Summary, JsonCarriesTheSameNumbers) {
   ASSERT_EQ(j.at("buckets").size(), 2u);
   EXPECT_DOUBLE_EQ(j.at("buckets")[0].at("busbw_gbps").get<double>(), s.buckets[0].busbw_gbps);
   EXPECT_EQ(j.at("iterations")[2].at("rank_time_s").size(), 4u);
+}
+
+// An iteration lasts 400 + forward + backward + optimizer ns on a rank; the job's time is the
+// slowest rank's, and an iteration one rank did not end is not one.
+TEST(IterationTimes, SlowestRankOfEachIterationEveryRankEnded) {
+  Trace trace = four_rank_trace();
+  auto& events = trace.ranks[3].events;
+  events.erase(std::find_if(events.begin(), events.end(), [](const Event& e) {
+    return e.type == EventType::IterationEnd && e.iteration == 3;
+  }));
+  const std::vector<IterationTime> times = trace.iteration_times();
+  ASSERT_EQ(times.size(), 3u);
+  const std::int64_t fixed_ns = 400 + 300'000 + 50'000;
+  const std::int64_t slowest_backward_ns[] = {600'000, 700'000, 900'000};
+  for (std::size_t i = 0; i < times.size(); ++i) {
+    EXPECT_EQ(times[i].iteration, static_cast<std::int64_t>(i));
+    ASSERT_EQ(times[i].rank_ns.size(), 4u);
+    EXPECT_EQ(times[i].slowest_ns(), fixed_ns + slowest_backward_ns[i]);
+  }
+  EXPECT_EQ(times[1].rank_ns[0], fixed_ns + 700'000);
+  EXPECT_EQ(times[1].rank_ns[1], fixed_ns + 650'000);
+  // The summary's iteration times are these.
+  const Summary summary = summarize(trace);
+  ASSERT_EQ(summary.iterations.size(), times.size());
+  EXPECT_DOUBLE_EQ(summary.iterations[2].time_s, static_cast<double>(fixed_ns + 900'000) / 1e9);
 }
 
 TEST(Summary, TableShowsTheHeadlineFigures) {

@@ -18,7 +18,7 @@ namespace ddpsim::trace {
 namespace {
 
 using detail::IterationTimeline;
-using Timelines = std::map<std::int64_t, IterationTimeline>;
+using detail::Timelines;
 
 constexpr double kNsPerS = 1e9;
 
@@ -208,13 +208,11 @@ Summary summarize(const Trace& trace) {
   add_notes(trace, summary);
 
   const std::vector<std::int64_t> complete = trace.complete_iterations();
-  for (const std::int64_t iteration : complete) {
+  for (const IterationTime& time : detail::iteration_times(timelines, complete)) {
     IterationStats stats;
-    stats.iteration = iteration;
-    for (const Timelines& rank : timelines) {
-      stats.rank_time_s.push_back(seconds(rank.at(iteration).whole.duration_ns()));
-    }
-    stats.time_s = *std::max_element(stats.rank_time_s.begin(), stats.rank_time_s.end());
+    stats.iteration = time.iteration;
+    for (const std::int64_t ns : time.rank_ns) stats.rank_time_s.push_back(seconds(ns));
+    stats.time_s = seconds(time.slowest_ns());
     summary.iterations.push_back(stats);
   }
 

@@ -1,6 +1,7 @@
 #include "timeline.hpp"
 
 #include <algorithm>
+#include <utility>
 
 namespace ddpsim::trace::detail {
 
@@ -70,9 +71,31 @@ std::map<std::int64_t, IterationTimeline> build_timelines(const RankTrace& rank)
   return timelines;
 }
 
+std::vector<IterationTime> iteration_times(const std::vector<Timelines>& timelines,
+                                           const std::vector<std::int64_t>& complete) {
+  std::vector<IterationTime> times;
+  for (const std::int64_t iteration : complete) {
+    IterationTime time;
+    time.iteration = iteration;
+    for (const Timelines& rank : timelines) time.rank_ns.push_back(rank.at(iteration).whole.duration_ns());
+    times.push_back(std::move(time));
+  }
+  return times;
+}
+
 std::int64_t overlap_ns(const Interval& a, const Interval& b) {
   if (!a.complete() || !b.complete()) return 0;
   return std::max<std::int64_t>(0, std::min(a.end, b.end) - std::max(a.begin, b.begin));
 }
 
 }  // namespace ddpsim::trace::detail
+
+namespace ddpsim::trace {
+
+std::vector<IterationTime> Trace::iteration_times() const {
+  std::vector<detail::Timelines> timelines;
+  for (const RankTrace& rank : ranks) timelines.push_back(detail::build_timelines(rank));
+  return detail::iteration_times(timelines, complete_iterations());
+}
+
+}  // namespace ddpsim::trace

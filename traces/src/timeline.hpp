@@ -42,6 +42,13 @@ struct IterationTimeline {
 // Every iteration that has at least one event, by iteration number.
 std::map<std::int64_t, IterationTimeline> build_timelines(const RankTrace& rank);
 
+using Timelines = std::map<std::int64_t, IterationTimeline>;
+
+// Trace::iteration_times from timelines already built (timelines[r]: rank r's), for the
+// iterations `complete` (Trace::complete_iterations).
+std::vector<IterationTime> iteration_times(const std::vector<Timelines>& timelines,
+                                           const std::vector<std::int64_t>& complete);
+
 // Length of the intersection of two intervals, 0 when disjoint or incomplete.
 std::int64_t overlap_ns(const Interval& a, const Interval& b);
 

@@ -122,6 +122,19 @@ struct RankTrace {
   std::vector<std::int64_t> complete_iterations() const;
 };
 
+// One complete iteration's length on each rank: its iteration_end - iteration_begin, ns.
+struct IterationTime {
+  std::int64_t iteration = 0;
+  std::vector<std::int64_t> rank_ns;  // rank r at [r]
+
+  // The job's time for the iteration: DDP's all-reduces make every rank wait for the slowest.
+  std::int64_t slowest_ns() const {
+    std::int64_t slowest = 0;
+    for (const std::int64_t ns : rank_ns) slowest = ns > slowest ? ns : slowest;
+    return slowest;
+  }
+};
+
 // All ranks of a run, rank r at ranks[r].
 struct Trace {
   std::string dir;
@@ -133,6 +146,11 @@ struct Trace {
   // Iterations every rank began and ended, ascending: the one meaning of "complete" that
   // summaries, validation, calibration and the replay share (a cut rank lowers the count).
   std::vector<std::int64_t> complete_iterations() const;
+
+  // Each complete iteration's time, ascending, begin and end paired as the timelines pair them
+  // (a rank's first iteration_begin, its last iteration_end): the one meaning of "iteration
+  // time" that the summary and the replay's Monte Carlo share.
+  std::vector<IterationTime> iteration_times() const;
 };
 
 // DDP's iteration 0 is a warm-up: it all-reduces one bucket, rebuilds the layout at its end
