@@ -5,10 +5,10 @@
 #include <limits>
 #include <fstream>
 #include <iostream>
-#include <sstream>
 #include <stdexcept>
 
 #include "ddpsim/sim/advise.hpp"
+#include "ddpsim/sim/text_of.hpp"
 #include "ddpsim/trace/io.hpp"
 #include "ddpsim/trace/skew.hpp"
 #include "numeric_flags.hpp"
@@ -23,11 +23,7 @@ struct AdviseError : std::runtime_error {
   using std::runtime_error::runtime_error;
 };
 
-std::string text_of(double value) {
-  std::ostringstream text;
-  text << value;
-  return text.str();
-}
+using sim::text_of;
 
 void check_flags(const AdviseFlags& flags) {
   if (flags.runs < 11) {

@@ -8,14 +8,10 @@
 
 #include <nlohmann/json.hpp>
 
+#include "ddpsim/sim/text_of.hpp"
+
 namespace ddpsim::sim {
 namespace {
-
-std::string text_of(double value) {
-  std::ostringstream text;
-  text << value;
-  return text.str();
-}
 
 // The JSON value of `key` in `object`, which must have `kind` ("a number", "a string", ...).
 class Fields {

@@ -3,10 +3,10 @@
 
 #include <algorithm>
 #include <cmath>
-#include <sstream>
 
 #include "ddpsim/sim/rebucket.hpp"
 #include "ddpsim/sim/rebucket_approximate.hpp"
+#include "ddpsim/sim/text_of.hpp"
 #include "ddpsim/trace/io.hpp"
 
 namespace ddpsim::sim {
@@ -14,12 +14,6 @@ namespace {
 
 // DDP's bucket_cap_mb is in MiB.
 constexpr double kMiB = 1024.0 * 1024.0;
-
-std::string text_of(double value) {
-  std::ostringstream text;
-  text << value;
-  return text.str();
-}
 
 // MiB to bytes; a cap whose bytes would not fit the trace's int64 is refused here, not
 // wrapped into a negative size by the cast.

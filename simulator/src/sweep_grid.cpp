@@ -4,17 +4,9 @@
 #include <sstream>
 
 #include "ddpsim/sim/sweep.hpp"
+#include "ddpsim/sim/text_of.hpp"
 
 namespace ddpsim::sim {
-namespace {
-
-std::string text_of(double value) {
-  std::ostringstream text;
-  text << value;
-  return text.str();
-}
-
-}  // namespace
 
 std::vector<SweepPoint> sweep_points(const SweepGrid& grid) {
   const std::vector<double> caps = grid.bucket_caps_mb.empty() ? std::vector<double>{0} : grid.bucket_caps_mb;
