@@ -3,9 +3,10 @@
 
 #include <algorithm>
 #include <cmath>
-#include <map>
 
 #include "ddpsim/sim/allreduce.hpp"
+#include "ddpsim/trace/stats.hpp"
+#include "trace_events.hpp"
 
 namespace ddpsim::sim::testing {
 
@@ -72,39 +73,29 @@ trace::Trace make_synthetic_trace(const SyntheticRun& run) {
       const double f = (1 + run.rank_skew * r) * jitter;
       factor[static_cast<std::size_t>(r)] = f;
       double t = rank_clock[static_cast<std::size_t>(r)];
-      const auto record = [&](EventType type, double at) {
-        Event event;
-        event.rank = r;
-        event.iteration = iteration;
-        event.type = type;
-        event.t_ns = ns(at);
-        out.push_back(event);
-        return &out.back();
-      };
-      record(EventType::IterationBegin, t);
+      trace::testing::EventLog log{out, r, iteration};
+      log.add(EventType::IterationBegin, ns(t));
       if (run.stall_s > 0 && r == run.stall_rank && iteration == run.stall_iteration) {
-        Event* delay = record(EventType::Delay, t);
-        delay->dur_ns = ns(run.stall_s);
-        delay->kind = "delay";
+        Event& delay = log.add(EventType::Delay, ns(t));
+        delay.dur_ns = ns(run.stall_s);
+        delay.kind = "delay";
         t += run.stall_s;
       }
       t += f * run.before_forward_s;
-      record(EventType::ForwardBegin, t);
+      log.add(EventType::ForwardBegin, ns(t));
       t += f * run.forward_s;
-      record(EventType::ForwardEnd, t);
+      log.add(EventType::ForwardEnd, ns(t));
       t += f * run.before_backward_s;
-      record(EventType::BackwardBegin, t);
+      log.add(EventType::BackwardBegin, ns(t));
       backward_begin[static_cast<std::size_t>(r)] = t;
       for (int p = num_params - 1; p >= 0; --p) {
-        record(EventType::GradReady, t + f * grad_offset[static_cast<std::size_t>(p)])->param = p;
+        log.add(EventType::GradReady, ns(t + f * grad_offset[static_cast<std::size_t>(p)])).param = p;
       }
       for (std::size_t b = 0; b < layout.size(); ++b) {
         double last = 0;
         for (int p : layout[b]) last = std::max(last, grad_offset[static_cast<std::size_t>(p)]);
         ready[static_cast<std::size_t>(r)].push_back(t + f * last);
-        Event* event = record(EventType::BucketReady, t + f * last);
-        event->bucket = static_cast<int>(b);
-        event->bytes = meta.bucket_bytes({0, layout}, static_cast<int>(b));
+        log.add(EventType::BucketReady, ns(t + f * last), static_cast<int>(b), meta.bucket_bytes({0, layout}, static_cast<int>(b)));
       }
     }
     // One stream per rank: bucket b starts on rank r at max(ready, previous end); the
@@ -126,14 +117,7 @@ trace::Trace make_synthetic_trace(const SyntheticRun& run) {
       for (int r = 0; r < world; ++r) {
         for (auto [type, at] : {std::pair{EventType::AllreduceBegin, start[static_cast<std::size_t>(r)]},
                                 std::pair{EventType::AllreduceEnd, end}}) {
-          Event event;
-          event.rank = r;
-          event.iteration = iteration;
-          event.type = type;
-          event.t_ns = ns(at);
-          event.bucket = static_cast<int>(b);
-          event.bytes = bytes;
-          events[static_cast<std::size_t>(r)].push_back(event);
+          trace::testing::EventLog{events[static_cast<std::size_t>(r)], r, iteration}.add(type, ns(at), static_cast<int>(b), bytes);
         }
       }
       previous_end = end;
@@ -143,23 +127,16 @@ trace::Trace make_synthetic_trace(const SyntheticRun& run) {
       const double compute_done = backward_begin[static_cast<std::size_t>(r)] + f * run.backward_s;
       double t = std::max(compute_done, previous_end) + f * run.backward_tail_s;
       auto& out = events[static_cast<std::size_t>(r)];
-      const auto record = [&](EventType type, double at) {
-        Event event;
-        event.rank = r;
-        event.iteration = iteration;
-        event.type = type;
-        event.t_ns = ns(at);
-        out.push_back(event);
-      };
-      record(EventType::BackwardEnd, t);
+      trace::testing::EventLog log{out, r, iteration};
+      log.add(EventType::BackwardEnd, ns(t));
       t += f * run.before_optimizer_s;
-      record(EventType::OptimizerBegin, t);
+      log.add(EventType::OptimizerBegin, ns(t));
       t += f * run.optimizer_s;
-      record(EventType::OptimizerEnd, t);
+      log.add(EventType::OptimizerEnd, ns(t));
       t += f * run.after_optimizer_s;
-      record(EventType::IterationEnd, t);
+      log.add(EventType::IterationEnd, ns(t));
       rank_clock[static_cast<std::size_t>(r)] = t;
-      std::stable_sort(out.begin(), out.end(), [](const Event& a, const Event& b) { return a.t_ns < b.t_ns; });
+      trace::testing::sort_by_time(out);
       auto& all = trace.ranks[static_cast<std::size_t>(r)].events;
       all.insert(all.end(), out.begin(), out.end());
     }
@@ -168,33 +145,17 @@ trace::Trace make_synthetic_trace(const SyntheticRun& run) {
 }
 
 std::vector<double> iteration_times_s(const trace::Trace& trace) {
-  std::map<std::int64_t, double> slowest;
-  std::map<std::int64_t, int> ranks_complete;
-  for (const auto& rank : trace.ranks) {
-    std::map<std::int64_t, std::int64_t> begin;
-    for (const auto& event : rank.events) {
-      if (event.type == EventType::IterationBegin) begin[event.iteration] = event.t_ns;
-      if (event.type == EventType::IterationEnd && begin.count(event.iteration)) {
-        const double time = static_cast<double>(event.t_ns - begin[event.iteration]) * 1e-9;
-        slowest[event.iteration] = std::max(slowest[event.iteration], time);
-        ++ranks_complete[event.iteration];
-      }
-    }
-  }
   std::vector<double> times;
-  for (const auto& [iteration, time] : slowest) {
-    if (ranks_complete[iteration] == trace.world_size()) times.push_back(time);
+  for (const trace::IterationTime& time : trace.iteration_times()) {
+    times.push_back(static_cast<double>(time.slowest_ns()) * 1e-9);
   }
   return times;
 }
 
 double median_iteration_s(const trace::Trace& trace) {
   std::vector<double> times = iteration_times_s(trace);
-  if (times.size() > 1) times.erase(times.begin());
-  std::sort(times.begin(), times.end());
-  if (times.empty()) return 0;
-  const std::size_t middle = times.size() / 2;
-  return times.size() % 2 == 1 ? times[middle] : (times[middle - 1] + times[middle]) / 2;
+  if (times.size() > 1) times.erase(times.begin());  // the first iteration: a warm-up
+  return trace::median_of(times);
 }
 
 }  // namespace ddpsim::sim::testing

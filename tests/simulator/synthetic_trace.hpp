@@ -45,9 +45,9 @@ struct SyntheticRun {
 
 trace::Trace make_synthetic_trace(const SyntheticRun& run);
 
-// The job's iteration time (slowest rank's end − begin) per complete iteration.
+// The job's iteration time per complete iteration, seconds (trace::Trace::iteration_times).
 std::vector<double> iteration_times_s(const trace::Trace& trace);
-// Median over iterations ≥ 1 (all, if only iteration 0).
+// Median over the complete iterations but the first (all, if there is only one).
 double median_iteration_s(const trace::Trace& trace);
 
 }  // namespace ddpsim::sim::testing

@@ -6,6 +6,7 @@
 
 #include "ddpsim/sim/calibrate.hpp"
 #include "synthetic_trace.hpp"
+#include "trace_events.hpp"
 
 namespace ddpsim::sim {
 namespace {
@@ -121,23 +122,13 @@ trace::Trace overlapping_buckets_trace() {
     rank.meta.world_size = 2;
     for (std::int64_t it = 0; it < 6; ++it) {
       const std::int64_t t0 = it * 1000 * ms;
-      auto add = [&](trace::EventType type, std::int64_t t, int bucket, std::int64_t size) {
-        trace::Event event;
-        event.rank = r;
-        event.iteration = it;
-        event.type = type;
-        event.t_ns = t;
-        event.bucket = bucket;
-        event.bytes = size;
-        rank.events.push_back(event);
-      };
-      add(trace::EventType::IterationBegin, t0, -1, -1);
-      for (int b = 0; b < 4; ++b) add(trace::EventType::AllreduceBegin, t0 + (20 * b + r) * ms, b, bytes[b]);
-      for (int b = 0; b < 4; ++b) add(trace::EventType::AllreduceEnd, t0 + ends_ms[b] * ms, b, bytes[b]);
-      add(trace::EventType::IterationEnd, t0 + 200 * ms, -1, -1);
+      trace::testing::EventLog log{rank.events, r, it};
+      log.add(trace::EventType::IterationBegin, t0);
+      for (int b = 0; b < 4; ++b) log.add(trace::EventType::AllreduceBegin, t0 + (20 * b + r) * ms, b, bytes[b]);
+      for (int b = 0; b < 4; ++b) log.add(trace::EventType::AllreduceEnd, t0 + ends_ms[b] * ms, b, bytes[b]);
+      log.add(trace::EventType::IterationEnd, t0 + 200 * ms);
     }
-    std::stable_sort(rank.events.begin(), rank.events.end(),
-                     [](const trace::Event& a, const trace::Event& b) { return a.t_ns < b.t_ns; });
+    trace::testing::sort_by_time(rank.events);
     trace.ranks.push_back(rank);
   }
   return trace;

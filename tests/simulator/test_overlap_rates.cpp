@@ -10,6 +10,7 @@
 #include "ddpsim/sim/workload_model.hpp"
 #include "ddpsim/trace/io.hpp"
 #include "temp_dir.hpp"
+#include "trace_events.hpp"
 
 namespace ddpsim::sim {
 namespace {
@@ -41,32 +42,22 @@ trace::Trace contended_trace() {
     for (std::int64_t it = 0; it < 6; ++it) {
       const std::int64_t t0 = it * 1000 * kMs;
       const std::int64_t backward = t0 + 5 * kMs;
-      auto add = [&](trace::EventType type, std::int64_t t, int bucket = -1, std::int64_t size = -1) {
-        trace::Event event;
-        event.rank = r;
-        event.iteration = it;
-        event.type = type;
-        event.t_ns = t;
-        event.bucket = bucket;
-        event.bytes = size;
-        rank.events.push_back(event);
-      };
-      add(trace::EventType::IterationBegin, t0);
-      add(trace::EventType::ForwardBegin, t0 + 1 * kMs);
-      add(trace::EventType::ForwardEnd, t0 + 5 * kMs);
-      add(trace::EventType::BackwardBegin, backward);
+      trace::testing::EventLog log{rank.events, r, it};
+      log.add(trace::EventType::IterationBegin, t0);
+      log.add(trace::EventType::ForwardBegin, t0 + 1 * kMs);
+      log.add(trace::EventType::ForwardEnd, t0 + 5 * kMs);
+      log.add(trace::EventType::BackwardBegin, backward);
       for (int b = 0; b < 3; ++b) {
-        add(trace::EventType::BucketReady, backward + ready_ms[b] * kMs, b, bytes[b]);
-        add(trace::EventType::AllreduceBegin, backward + begin_ms[b] * kMs, b, bytes[b]);
-        add(trace::EventType::AllreduceEnd, backward + end_ms[b] * kMs, b, bytes[b]);
+        log.add(trace::EventType::BucketReady, backward + ready_ms[b] * kMs, b, bytes[b]);
+        log.add(trace::EventType::AllreduceBegin, backward + begin_ms[b] * kMs, b, bytes[b]);
+        log.add(trace::EventType::AllreduceEnd, backward + end_ms[b] * kMs, b, bytes[b]);
       }
-      add(trace::EventType::BackwardEnd, backward + 75 * kMs);
-      add(trace::EventType::OptimizerBegin, backward + 75 * kMs);
-      add(trace::EventType::OptimizerEnd, backward + 80 * kMs);
-      add(trace::EventType::IterationEnd, backward + 80 * kMs);
+      log.add(trace::EventType::BackwardEnd, backward + 75 * kMs);
+      log.add(trace::EventType::OptimizerBegin, backward + 75 * kMs);
+      log.add(trace::EventType::OptimizerEnd, backward + 80 * kMs);
+      log.add(trace::EventType::IterationEnd, backward + 80 * kMs);
     }
-    std::stable_sort(rank.events.begin(), rank.events.end(),
-                     [](const trace::Event& a, const trace::Event& b) { return a.t_ns < b.t_ns; });
+    trace::testing::sort_by_time(rank.events);
     trace.ranks.push_back(rank);
   }
   return trace;

@@ -8,11 +8,13 @@
 #include "ddpsim/sim/predicted_trace.hpp"
 #include "ddpsim/sim/replay.hpp"
 #include "ddpsim/sim/workload_model.hpp"
+#include "trace_events.hpp"
 
 namespace ddpsim::sim {
 namespace {
 
 constexpr std::int64_t kMs = 1000000;
+constexpr std::int64_t kBucketBytes = 1000000;  // one parameter of 250000 float32 each
 
 // Two ranks alike, iterations 0..5, 1 MB buckets at 1e8 B/s (10 ms each on a 2-rank ring).
 // Backward begins at B = t0 + 5 ms. Autograd alone needs 10 ms to bucket 0 and 25 ms to
@@ -26,40 +28,30 @@ trace::Trace paced_trace(int world_size) {
     trace::RankTrace rank;
     rank.meta.rank = r;
     rank.meta.world_size = world_size;
-    for (int p = 0; p < 2; ++p) rank.meta.parameters.push_back({p, "p" + std::to_string(p), 250000, "float32"});
+    for (int p = 0; p < 2; ++p) rank.meta.parameters.push_back({p, "p" + std::to_string(p), kBucketBytes / 4, "float32"});
     rank.meta.bucket_assignments = {{0, {{1}, {0}}}};
     for (std::int64_t it = 0; it < 6; ++it) {
       const std::int64_t t0 = it * 1000 * kMs;
       const std::int64_t backward = t0 + 5 * kMs;
-      auto add = [&](trace::EventType type, std::int64_t t, int bucket = -1) {
-        trace::Event event;
-        event.rank = r;
-        event.iteration = it;
-        event.type = type;
-        event.t_ns = t;
-        event.bucket = bucket;
-        event.bytes = bucket >= 0 ? 1000000 : -1;
-        rank.events.push_back(event);
-      };
-      add(trace::EventType::IterationBegin, t0);
-      add(trace::EventType::ForwardBegin, t0);
-      add(trace::EventType::ForwardEnd, backward);
-      add(trace::EventType::BackwardBegin, backward);
+      trace::testing::EventLog log{rank.events, r, it};
+      log.add(trace::EventType::IterationBegin, t0);
+      log.add(trace::EventType::ForwardBegin, t0);
+      log.add(trace::EventType::ForwardEnd, backward);
+      log.add(trace::EventType::BackwardBegin, backward);
       for (int b = 0; b < 2; ++b) {
-        add(trace::EventType::BucketReady, backward + ready_ms[b] * kMs, b);
+        log.add(trace::EventType::BucketReady, backward + ready_ms[b] * kMs, b, kBucketBytes);
         if (world_size > 1) {
-          add(trace::EventType::AllreduceBegin, backward + ready_ms[b] * kMs, b);
-          add(trace::EventType::AllreduceEnd, backward + end_ms[b] * kMs, b);
+          log.add(trace::EventType::AllreduceBegin, backward + ready_ms[b] * kMs, b, kBucketBytes);
+          log.add(trace::EventType::AllreduceEnd, backward + end_ms[b] * kMs, b, kBucketBytes);
         }
       }
       const std::int64_t backward_end = backward + (world_size > 1 ? 40 : 25) * kMs;
-      add(trace::EventType::BackwardEnd, backward_end);
-      add(trace::EventType::OptimizerBegin, backward_end);
-      add(trace::EventType::OptimizerEnd, backward_end + 5 * kMs);
-      add(trace::EventType::IterationEnd, backward_end + 5 * kMs);
+      log.add(trace::EventType::BackwardEnd, backward_end);
+      log.add(trace::EventType::OptimizerBegin, backward_end);
+      log.add(trace::EventType::OptimizerEnd, backward_end + 5 * kMs);
+      log.add(trace::EventType::IterationEnd, backward_end + 5 * kMs);
     }
-    std::stable_sort(rank.events.begin(), rank.events.end(),
-                     [](const trace::Event& a, const trace::Event& b) { return a.t_ns < b.t_ns; });
+    trace::testing::sort_by_time(rank.events);
     trace.ranks.push_back(rank);
   }
   return trace;

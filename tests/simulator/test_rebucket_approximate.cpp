@@ -18,6 +18,7 @@
 #include "ddpsim/trace/io.hpp"
 #include "synthetic_trace.hpp"
 #include "temp_dir.hpp"
+#include "trace_events.hpp"
 
 namespace ddpsim::sim {
 namespace {
@@ -64,23 +65,14 @@ trace::Trace per_bucket_trace() {
     meta.bucket_assignments = {layout};
     for (std::int64_t step = 1; step <= 3; ++step) {
       const double begin = kStep_s * static_cast<double>(step);
-      const auto add = [&](trace::EventType type, double t_s, int bucket = -1, std::int64_t bytes = -1) {
-        trace::Event event;
-        event.rank = rank;
-        event.iteration = step;
-        event.type = type;
-        event.t_ns = ns(t_s);
-        event.bucket = bucket;
-        event.bytes = bytes;
-        rank_trace.events.push_back(event);
-      };
-      add(trace::EventType::IterationBegin, begin);
+      trace::testing::EventLog log{rank_trace.events, rank, step};
+      log.add(trace::EventType::IterationBegin, ns(begin));
       for (int k = 0; k < kBuckets; ++k) {
-        add(trace::EventType::BucketReady, begin + ready_s(k), k, kS);
-        add(trace::EventType::AllreduceBegin, begin + ready_s(k), k, kS);
-        add(trace::EventType::AllreduceEnd, begin + ready_s(k) + allreduce_s(kS), k, kS);
+        log.add(trace::EventType::BucketReady, ns(begin + ready_s(k)), k, kS);
+        log.add(trace::EventType::AllreduceBegin, ns(begin + ready_s(k)), k, kS);
+        log.add(trace::EventType::AllreduceEnd, ns(begin + ready_s(k) + allreduce_s(kS)), k, kS);
       }
-      add(trace::EventType::IterationEnd, begin + ready_s(kBuckets - 1) + allreduce_s(kS) + kTail_s);
+      log.add(trace::EventType::IterationEnd, ns(begin + ready_s(kBuckets - 1) + allreduce_s(kS) + kTail_s));
     }
     trace.ranks.push_back(std::move(rank_trace));
   }

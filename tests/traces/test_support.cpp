@@ -5,6 +5,8 @@
 #include <stdexcept>
 #include <unistd.h>
 
+#include "trace_events.hpp"
+
 namespace ddpsim::trace::testing {
 
 namespace fs = std::filesystem;
@@ -61,32 +63,20 @@ RunMeta example_meta(int rank, int world_size) {
 
 namespace {
 
-Event make_event(int rank, std::int64_t iteration, EventType type, std::int64_t t_ns) {
-  Event event;
-  event.rank = rank;
-  event.iteration = iteration;
-  event.type = type;
-  event.t_ns = t_ns;
-  return event;
-}
-
 void append_iteration(RankTrace& rank_trace, std::int64_t iteration, std::int64_t begin,
                       const IterationPlan& plan) {
   const int rank = rank_trace.meta.rank;
   const RunMeta& meta = rank_trace.meta;
   const BucketAssignment& layout = *meta.assignment_for(iteration);
   std::vector<Event>& events = rank_trace.events;
-  auto add = [&](EventType type, std::int64_t t) {
-    events.push_back(make_event(rank, iteration, type, t));
-    return &events.back();
-  };
-  add(EventType::IterationBegin, begin);
-  add(EventType::ForwardBegin, begin + 100);
-  add(EventType::ForwardEnd, begin + 100 + plan.forward_ns);
+  EventLog log{events, rank, iteration};
+  log.add(EventType::IterationBegin, begin);
+  log.add(EventType::ForwardBegin, begin + 100);
+  log.add(EventType::ForwardEnd, begin + 100 + plan.forward_ns);
   const std::int64_t backward_begin = begin + 200 + plan.forward_ns;
-  add(EventType::BackwardBegin, backward_begin);
+  log.add(EventType::BackwardBegin, backward_begin);
   const int grad_order[3] = {2, 1, 0};
-  for (int k = 0; k < 3; ++k) add(EventType::GradReady, backward_begin + plan.grad_ready_ns[k])->param = grad_order[k];
+  for (int k = 0; k < 3; ++k) log.add(EventType::GradReady, backward_begin + plan.grad_ready_ns[k]).param = grad_order[k];
   // Buckets become ready when their last parameter is; all-reduces run one after another.
   std::int64_t comm_free = 0;
   for (int b = 0; b < static_cast<int>(layout.buckets.size()); ++b) {
@@ -97,25 +87,18 @@ void append_iteration(RankTrace& rank_trace, std::int64_t iteration, std::int64_
       }
     }
     const std::int64_t bytes = meta.bucket_bytes(layout, b);
-    Event* e = add(EventType::BucketReady, ready + 1);
-    e->bucket = b;
-    e->bytes = bytes;
+    log.add(EventType::BucketReady, ready + 1, b, bytes);
     const std::int64_t start = std::max(ready + 2, comm_free);
-    e = add(EventType::AllreduceBegin, start);
-    e->bucket = b;
-    e->bytes = bytes;
+    log.add(EventType::AllreduceBegin, start, b, bytes);
     comm_free = start + plan.allreduce_ns[b];
-    e = add(EventType::AllreduceEnd, comm_free);
-    e->bucket = b;
-    e->bytes = bytes;
+    log.add(EventType::AllreduceEnd, comm_free, b, bytes);
   }
   const std::int64_t backward_end = backward_begin + plan.backward_ns;
-  add(EventType::BackwardEnd, backward_end);
-  add(EventType::OptimizerBegin, backward_end + 100);
-  add(EventType::OptimizerEnd, backward_end + 100 + plan.optimizer_ns);
-  add(EventType::IterationEnd, backward_end + 200 + plan.optimizer_ns);
-  std::stable_sort(events.begin(), events.end(),
-                   [](const Event& a, const Event& b) { return a.t_ns < b.t_ns; });
+  log.add(EventType::BackwardEnd, backward_end);
+  log.add(EventType::OptimizerBegin, backward_end + 100);
+  log.add(EventType::OptimizerEnd, backward_end + 100 + plan.optimizer_ns);
+  log.add(EventType::IterationEnd, backward_end + 200 + plan.optimizer_ns);
+  sort_by_time(events);
 }
 
 }  // namespace
