@@ -1,10 +1,14 @@
 #include "results.hpp"
 
 #include <cstdio>
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <iterator>
 #include <stdexcept>
+#include <tuple>
+
+#include "names.hpp"
 
 namespace ddpsim::experiment {
 
@@ -32,6 +36,109 @@ const std::vector<std::string>& summary_columns() {
       "job_exit", "job_wall_s", "status", "message", "trace_dir", "replayed_trace",
       "predicted_dir"};
   return columns;
+}
+
+const std::vector<std::string>& config_columns() {
+  static const std::vector<std::string> columns = {
+      "experiment", "world_size", "hosts", "bucket_cap_mb", "first_bucket_cap_mb", "slowdown",
+      "delay", "delay_dist", "timeout_s", "batch_size", "iterations"};
+  return columns;
+}
+
+namespace {
+
+std::string six_digits(double value) {
+  char buffer[32];
+  std::snprintf(buffer, sizeof buffer, "%.6g", value);
+  return buffer;
+}
+std::string six_digits(const std::optional<double>& value) { return value ? six_digits(*value) : ""; }
+std::string integer(const std::optional<int>& value) { return value ? std::to_string(*value) : ""; }
+std::string flag(const std::optional<bool>& value) { return value ? (*value ? "1" : "0") : ""; }
+
+// A stored column back as a number (resume reads what an earlier run wrote); empty: none.
+std::optional<double> stored_number(const Row& row, const char* column, const std::string& source) {
+  const auto it = row.find(column);
+  if (it == row.end() || it->second.empty()) return std::nullopt;
+  char* end = nullptr;
+  const double value = std::strtod(it->second.c_str(), &end);
+  if (end == it->second.c_str() || *end != '\0')
+    throw std::runtime_error(source + ": column '" + column + "': expected a number, got '" + it->second + "'");
+  return value;
+}
+std::optional<int> stored_integer(const Row& row, const char* column, const std::string& source) {
+  const auto value = stored_number(row, column, source);
+  return value ? std::optional<int>(static_cast<int>(*value)) : std::nullopt;
+}
+// (point, rep) of a stored row; rep -1 when it is not a number.
+std::pair<std::string, int> key_of(const Row& row) {
+  const auto rep = row.count("rep") ? row.at("rep") : "";
+  try {
+    return {row.at("point"), std::stoi(rep)};
+  } catch (const std::exception&) {
+    return {row.at("point"), -1};
+  }
+}
+std::string stored_text(const Row& row, const char* column) {
+  const auto it = row.find(column);
+  return it == row.end() ? "" : it->second;
+}
+
+}  // namespace
+
+Row to_row(const ResultRow& r) {
+  Row row;
+  for (const auto& column : config_columns()) row[column] = stored_text(r.config, column.c_str());
+  row["point"] = r.point;
+  row["rep"] = std::to_string(r.rep);
+  row["variant"] = r.variant;
+  row["kind"] = r.kind;
+  row["status"] = r.status;
+  row["message"] = r.message;
+  row["predicted_world_size"] = integer(r.predicted_world_size);
+  row["predicted_timeout_s"] = r.predicted_timeout_s ? format_number(*r.predicted_timeout_s) : "";
+  row["measured_iter_s"] = six_digits(r.measured.iter_s);
+  row["measured_samples_per_s"] = six_digits(r.measured.samples_per_s);
+  row["measured_iterations"] = integer(r.measured.iterations);
+  row["measured_failed"] = flag(r.measured.failed);
+  row["measured_failure"] = r.measured.failure;
+  row["predicted_iter_s"] = six_digits(r.predicted.iter_s);
+  row["predicted_samples_per_s"] = six_digits(r.predicted.samples_per_s);
+  row["predicted_failed"] = flag(r.predicted.failed);
+  row["predicted_failure"] = r.predicted.failure;
+  if (r.predicted.interval) {
+    row["predicted_lo_s"] = six_digits(r.predicted.interval->first);
+    row["predicted_hi_s"] = six_digits(r.predicted.interval->second);
+  }
+  row["error_pct"] = six_digits(r.comparison.error_pct);
+  row["inside"] = flag(r.comparison.inside);
+  row["ks_distance"] = six_digits(r.comparison.ks_distance);
+  row["p50_error_pct"] = six_digits(r.comparison.p50_error_pct);
+  row["p90_error_pct"] = six_digits(r.comparison.p90_error_pct);
+  row["p99_error_pct"] = six_digits(r.comparison.p99_error_pct);
+  row["job_exit"] = integer(r.job_exit);
+  row["job_wall_s"] = six_digits(r.job_wall_s);
+  row["trace_dir"] = r.trace_dir;
+  row["replayed_trace"] = r.replayed_trace;
+  row["predicted_dir"] = r.predicted_dir;
+  return row;
+}
+
+ResultRow measured_from_row(const Row& row, const std::string& source) {
+  ResultRow r;
+  std::tie(r.point, r.rep) = key_of(row);
+  r.variant = stored_text(row, "variant");
+  r.status = stored_text(row, "status");
+  for (const auto& column : config_columns()) r.config[column] = stored_text(row, column.c_str());
+  r.measured.iter_s = stored_number(row, "measured_iter_s", source);
+  r.measured.samples_per_s = stored_number(row, "measured_samples_per_s", source);
+  r.measured.iterations = stored_integer(row, "measured_iterations", source);
+  if (const auto failed = stored_integer(row, "measured_failed", source)) r.measured.failed = *failed != 0;
+  r.measured.failure = stored_text(row, "measured_failure");
+  r.job_exit = stored_integer(row, "job_exit", source);
+  r.job_wall_s = stored_number(row, "job_wall_s", source);
+  r.trace_dir = stored_text(row, "trace_dir");
+  return r;
 }
 
 std::string csv_field(const std::string& text) {
@@ -186,19 +293,6 @@ void rewrite_summary(const std::string& path, const std::vector<Row>& rows) {
     throw std::runtime_error(path + ": write failed");
 }
 
-namespace {
-
-std::pair<std::string, int> key_of(const Row& row) {
-  const auto rep = row.count("rep") ? row.at("rep") : "";
-  try {
-    return {row.at("point"), std::stoi(rep)};
-  } catch (const std::exception&) {
-    return {row.at("point"), -1};
-  }
-}
-
-}  // namespace
-
 std::set<std::pair<std::string, int>> finished_runs(const std::vector<Row>& rows) {
   std::set<std::pair<std::string, int>> seen, failed;
   for (const auto& row : rows) {
@@ -219,29 +313,24 @@ std::vector<Row> rows_of_finished_runs(const std::vector<Row>& rows) {
   return kept;
 }
 
-std::map<std::pair<std::string, int>, Row> runs_to_predict_again(const std::vector<Row>& rows) {
+std::map<std::pair<std::string, int>, ResultRow> runs_to_predict_again(const std::vector<Row>& rows,
+                                                                       const std::string& source) {
   std::set<std::pair<std::string, int>> broken, failed_prediction;
-  std::map<std::pair<std::string, int>, Row> measured;
+  std::map<std::pair<std::string, int>, const Row*> measured;
   for (const auto& row : rows) {
     const auto key = key_of(row);
     const std::string& status = row.at("status");
     if (status == "prediction_error") failed_prediction.insert(key);
     else if (status != "ok") broken.insert(key);
     auto variant = row.find("variant");
-    if (variant == row.end() || variant->second.empty()) measured[key] = row;
+    if (variant == row.end() || variant->second.empty()) measured[key] = &row;
   }
-  std::map<std::pair<std::string, int>, Row> again;
+  std::map<std::pair<std::string, int>, ResultRow> again;
   for (const auto& key : failed_prediction) {
     auto it = measured.find(key);
     if (broken.count(key) || it == measured.end()) continue;
-    Row row = it->second;
-    for (const char* column : {"kind", "predicted_world_size", "predicted_timeout_s",
-                               "predicted_iter_s", "error_pct", "predicted_lo_s", "predicted_hi_s",
-                               "inside", "ks_distance", "p50_error_pct", "p90_error_pct",
-                               "p99_error_pct", "predicted_samples_per_s", "predicted_failed",
-                               "predicted_failure", "message", "replayed_trace", "predicted_dir"})
-      row.erase(column);
-    row["status"] = "ok";
+    ResultRow row = measured_from_row(*it->second, source);
+    row.status = "ok";
     again[key] = row;
   }
   return again;

@@ -44,12 +44,6 @@ std::string describe_failure(const ProcessResult& result, const std::string& log
   return "exit " + std::to_string(result.exit_code) + ": " + last_line(log);
 }
 
-std::string seconds_text(double seconds) {
-  char buffer[32];
-  std::snprintf(buffer, sizeof buffer, "%.6g", seconds);
-  return buffer;
-}
-
 // Runs the tools of one point × repetition and turns their outputs into rows.
 class RunExecutor {
  public:
@@ -58,14 +52,13 @@ class RunExecutor {
       : spec_(spec), layout_(layout), bin_dir_(bin_dir), testbed_script_(testbed_script) {}
 
   // Empty when interrupted (nothing is recorded, so the run is redone next time).
-  std::vector<Row> execute(const Point& point, int rep) {
+  std::vector<ResultRow> execute(const Point& point, int rep) {
     const std::string name = run_name(point, rep);
     const std::string trace = layout_.trace_dir(name);
     clear_leftovers(name, trace);
 
-    Row base = config_row(spec_, point, rep);
-    base["status"] = "ok";
-    base["trace_dir"] = relative(trace);
+    ResultRow base = new_row(point, rep, "");
+    base.trace_dir = relative(trace);
 
     const std::string train_log = layout_.log_file(name, "train");
     const auto started = std::chrono::steady_clock::now();
@@ -76,9 +69,8 @@ class RunExecutor {
                                     train_log, train_log, guard_s);
     if (job.interrupted) return {};
     if (spec_.launch.testbed() && job.exit_code == 124) job.timed_out = true;
-    base["job_exit"] = job.launch_error.empty() ? std::to_string(job.exit_code) : "";
-    base["job_wall_s"] = seconds_text(
-        std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count());
+    if (job.launch_error.empty()) base.job_exit = job.exit_code;
+    base.job_wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
     if (!job.launch_error.empty()) return {error(base, "ddp-launch: " + job.launch_error)};
 
     std::string why;
@@ -89,12 +81,12 @@ class RunExecutor {
       if (!job.ok()) return {error(base, "job " + describe_failure(job, train_log))};
       return {error(base, "ddp-trace summary: " + why)};
     }
-    fill_results(base, "measured", *measured, point.world_size);
-    base["measured_iterations"] = std::to_string(measured->complete_iterations);
+    fill_results(base.measured, *measured, point.world_size);
+    base.measured.iterations = measured->complete_iterations;
     if (job.timed_out) {
-      base["measured_failed"] = "1";
-      base["measured_failure"] = "hung: killed after job_timeout_s = " +
-                                 format_number(spec_.limits.job_timeout_s) + " s";
+      base.measured.failed = true;
+      base.measured.failure = "hung: killed after job_timeout_s = " +
+                              format_number(spec_.limits.job_timeout_s) + " s";
     } else if (job.exit_code != 0 && measured->failures.empty()) {
       // A failure the trace does not explain is a broken run, not an outcome to study.
       return {error(base, "job " + describe_failure(job, train_log))};
@@ -105,19 +97,19 @@ class RunExecutor {
   // The predictions of a measured run: `measured` is its row with the measured columns
   // filled. Used after a measurement and, on resume, to redo predictions that failed while
   // keeping the (expensive) measurement. Empty when interrupted.
-  std::vector<Row> predict_all(Row measured, const Point& point, int rep) {
+  std::vector<ResultRow> predict_all(ResultRow measured, const Point& point, int rep) {
     const std::string name = run_name(point, rep);
     const std::string trace = layout_.trace_dir(name);
-    Row base = std::move(measured);
-    base["kind"] = "measurement";
-    base["predicted_world_size"] = std::to_string(point.world_size);
-    base["predicted_timeout_s"] = point.timeout_s ? format_number(*point.timeout_s) : "";
+    ResultRow base = std::move(measured);
+    base.kind = "measurement";
+    base.predicted_world_size = point.world_size;
+    base.predicted_timeout_s = point.timeout_s;
     if (!spec_.predict.enabled) return {base};
     if (point.world_size < spec_.predict.min_world_size) {
-      base["message"] = "no prediction: world size below [predict] min_world_size";
+      base.message = "no prediction: world size below [predict] min_world_size";
       return {base};
     }
-    base["kind"] = "reconstruction";
+    base.kind = "reconstruction";
 
     const std::string calibration = layout_.calibration_json(name);
     const std::string calibrate_log = layout_.log_file(name, "calibrate");
@@ -134,19 +126,16 @@ class RunExecutor {
                                                  describe_failure(calibrated, calibrate_log);
     const std::string reused = reusable(calibration);
 
-    std::vector<Row> rows;
+    std::vector<ResultRow> rows;
     if (!predict(base, nullptr, point, point, name, trace, calibration, reused)) return {};
     rows.push_back(base);
     for (const auto& what_if : spec_.predict.what_ifs) {
-      Row row = config_row(spec_, point, rep);
-      row["variant"] = what_if.name;
-      row["kind"] = "whatif";
-      row["status"] = "ok";
-      row["predicted_world_size"] = std::to_string(what_if.world_size.value_or(point.world_size));
-      row["predicted_timeout_s"] = what_if.timeout_s ? format_number(*what_if.timeout_s)
-                                   : point.timeout_s ? format_number(*point.timeout_s) : "";
-      row["trace_dir"] = relative(trace);
-      row["job_exit"] = base["job_exit"];
+      ResultRow row = new_row(point, rep, what_if.name);
+      row.kind = "whatif";
+      row.predicted_world_size = what_if.world_size.value_or(point.world_size);
+      row.predicted_timeout_s = what_if.timeout_s ? what_if.timeout_s : point.timeout_s;
+      row.trace_dir = relative(trace);
+      row.job_exit = base.job_exit;
       if (!predict(row, &what_if, point, point, name, trace, calibration, reused)) return {};
       rows.push_back(row);
     }
@@ -155,23 +144,19 @@ class RunExecutor {
 
   // The prediction of `point`'s repetition `rep` from the baseline's trace of that repetition,
   // compared with `measured` (the point's own measured row). nullopt when interrupted.
-  std::optional<Row> cross_predict(const Row& measured, const Point& point, const Point& baseline,
-                                   int rep) {
+  std::optional<ResultRow> cross_predict(const ResultRow& measured, const Point& point,
+                                         const Point& baseline, int rep) {
     const std::string name = run_name(point, rep);
     const std::string base_name = run_name(baseline, rep);
     const WhatIf what_if = cross_prediction(spec_, baseline, point);
-    Row row = config_row(spec_, point, rep);
-    row["variant"] = what_if.name;
-    row["kind"] = "prediction";
-    row["status"] = "ok";
-    for (const char* column : {"measured_iter_s", "measured_samples_per_s", "measured_iterations",
-                               "measured_failed", "measured_failure", "job_exit", "job_wall_s",
-                               "trace_dir"}) {
-      auto it = measured.find(column);
-      if (it != measured.end()) row[column] = it->second;
-    }
-    row["predicted_world_size"] = std::to_string(point.world_size);
-    row["predicted_timeout_s"] = point.timeout_s ? format_number(*point.timeout_s) : "";
+    ResultRow row = new_row(point, rep, what_if.name);
+    row.kind = "prediction";
+    row.measured = measured.measured;
+    row.job_exit = measured.job_exit;
+    row.job_wall_s = measured.job_wall_s;
+    row.trace_dir = measured.trace_dir;
+    row.predicted_world_size = point.world_size;
+    row.predicted_timeout_s = point.timeout_s;
     calibrate_note_.clear();
     const std::string calibration = layout_.calibration_json(base_name);
     if (!predict(row, &what_if, baseline, point, name, layout_.trace_dir(base_name), calibration,
@@ -184,7 +169,7 @@ class RunExecutor {
   // Replays `trace` (recorded at configuration `replayed`, with a what-if's flags) and fills
   // the predicted columns of `row`, the row of run `name` of point `compared` (whose measured
   // columns, if any, it is compared with). False when interrupted.
-  bool predict(Row& row, const WhatIf* what_if, const Point& replayed, const Point& compared,
+  bool predict(ResultRow& row, const WhatIf* what_if, const Point& replayed, const Point& compared,
                const std::string& name, const std::string& trace, const std::string& calibration,
                const std::string& reused_calibration) {
     const std::string variant = what_if ? what_if->name : "";
@@ -200,53 +185,45 @@ class RunExecutor {
                        reused_calibration),
         log, log, spec_.limits.tool_timeout_s);
     if (replay.interrupted) return false;
-    row["predicted_dir"] = relative(out_dir);
-    row["replayed_trace"] = relative(trace);
+    row.predicted_dir = relative(out_dir);
+    row.replayed_trace = relative(trace);
     if (!replay.launch_error.empty()) {
-      row = prediction_error(row, "ddp-sim replay: " + replay.launch_error);
+      prediction_error(row, "ddp-sim replay: " + replay.launch_error);
       return true;
     }
     // The replay summarised the trace it predicted ("predicted" in its --json report, the same
     // summary ddp-trace summary prints): read it there, not by summarising the trace again.
     if (!fs::exists(report)) {
       if (interrupt_requested()) return false;
-      row = prediction_error(row, "ddp-sim replay " + describe_failure(replay, log) + calibrate_note_);
+      prediction_error(row, "ddp-sim replay " + describe_failure(replay, log) + calibrate_note_);
       return true;
     }
     ReplayReport parsed;
     try {
       parsed = parse_replay_report(read_file(report), report);
     } catch (const std::exception& e) {
-      row = prediction_error(row, e.what());
+      prediction_error(row, e.what());
       return true;
     }
     const TraceSummary& predicted = parsed.predicted;
     const int world_size = what_if && what_if->world_size ? *what_if->world_size : replayed.world_size;
-    fill_results(row, "predicted", predicted, world_size);
-    const std::string& measured = row["measured_iter_s"];
-    // From the columns as written, so error_pct is exactly what a reader of them would compute.
-    if (!measured.empty() && !row["predicted_iter_s"].empty()) {
-      row["error_pct"] =
-          seconds_text(100.0 * trace::relative_error(std::stod(row["predicted_iter_s"]), std::stod(measured)));
-    }
-    // The 90 % interval of the predicted median, when the replay was bootstrapped.
-    if (parsed.interval) {
-      row["predicted_lo_s"] = seconds_text(parsed.interval->first);
-      row["predicted_hi_s"] = seconds_text(parsed.interval->second);
-      if (!measured.empty()) {
-        const double m = std::stod(measured);
-        row["inside"] = parsed.interval->first <= m && m <= parsed.interval->second ? "1" : "0";
-      }
-    }
+    fill_results(row.predicted, predicted, world_size);
+    row.predicted.interval = parsed.interval;  // with --bootstrap: the predicted median's 90 % interval
+    const std::optional<double> measured = row.measured.iter_s;
+    Comparison& comparison = row.comparison;
+    if (measured && row.predicted.iter_s)
+      comparison.error_pct = 100.0 * trace::relative_error(*row.predicted.iter_s, *measured);
+    if (measured && parsed.interval)
+      comparison.inside = parsed.interval->first <= *measured && *measured <= parsed.interval->second;
     // A random stall per iteration: compare the whole distribution, not only the median.
-    if (!compared.delay_dist.empty() && !measured.empty()) {
-      const auto measured_times = measured_iteration_times(run_name(compared, std::stoi(row["rep"])));
+    if (!compared.delay_dist.empty() && measured) {
+      const auto measured_times = measured_iteration_times(run_name(compared, row.rep));
       if (!measured_times.empty() && !predicted.iteration_times_s.empty()) {
         const DistributionErrors d = compare_distributions(measured_times, predicted.iteration_times_s);
-        row["ks_distance"] = seconds_text(d.ks);
-        row["p50_error_pct"] = seconds_text(d.p50_error_pct);
-        row["p90_error_pct"] = seconds_text(d.p90_error_pct);
-        row["p99_error_pct"] = seconds_text(d.p99_error_pct);
+        comparison.ks_distance = d.ks;
+        comparison.p50_error_pct = d.p50_error_pct;
+        comparison.p90_error_pct = d.p90_error_pct;
+        comparison.p99_error_pct = d.p99_error_pct;
       }
     }
     return true;
@@ -290,28 +267,39 @@ class RunExecutor {
     }
   }
 
-  void fill_results(Row& row, const std::string& which, const TraceSummary& summary,
-                    int world_size) {
+  // The measured or predicted columns a trace summary gives.
+  template <typename Results>
+  void fill_results(Results& results, const TraceSummary& summary, int world_size) {
     if (summary.median_iteration_s > 0) {
-      row[which + "_iter_s"] = seconds_text(summary.median_iteration_s);
-      row[which + "_samples_per_s"] = seconds_text(
-          world_size * static_cast<double>(spec_.workload.batch_size) / summary.median_iteration_s);
+      results.iter_s = summary.median_iteration_s;
+      results.samples_per_s =
+          world_size * static_cast<double>(spec_.workload.batch_size) / summary.median_iteration_s;
     }
-    row[which + "_failed"] = summary.failures.empty() ? "0" : "1";
-    if (!summary.failures.empty()) row[which + "_failure"] = summary.failures.front();
+    results.failed = !summary.failures.empty();
+    if (!summary.failures.empty()) results.failure = summary.failures.front();
+  }
+
+  // A row of run (point, rep) with its configuration, status "ok".
+  ResultRow new_row(const Point& point, int rep, const std::string& variant) const {
+    ResultRow row;
+    row.point = point.id;
+    row.rep = rep;
+    row.variant = variant;
+    row.status = "ok";
+    row.config = config_row(spec_, point);
+    return row;
   }
 
   // The measurement failed: the run is redone on resume.
-  static Row error(Row row, const std::string& message) {
-    row["status"] = "error";
-    row["message"] = message;
+  static ResultRow error(ResultRow row, const std::string& message) {
+    row.status = "error";
+    row.message = message;
     return row;
   }
   // The measurement is good but a prediction failed: resume redoes only the predictions.
-  static Row prediction_error(Row row, const std::string& message) {
-    row["status"] = "prediction_error";
-    row["message"] = message;
-    return row;
+  static void prediction_error(ResultRow& row, const std::string& message) {
+    row.status = "prediction_error";
+    row.message = message;
   }
 
   // An interrupted earlier attempt may have left a partial trace: never mix two runs.
@@ -343,31 +331,27 @@ class RunExecutor {
   std::string calibrate_note_;
 };
 
-std::string describe_rows(const std::vector<Row>& rows) {
-  const Row& base = rows.front();
-  if (base.at("status") != "ok") return "ERROR " + base.at("message");
-  auto get = [&](const char* key) {
-    auto it = base.find(key);
-    return it == base.end() || it->second.empty() ? std::string("-") : it->second;
-  };
-  auto rounded = [&](const char* key, const char* format) {
-    const std::string value = get(key);
-    if (value == "-") return value;
-    char buffer[32];
-    std::snprintf(buffer, sizeof buffer, format, std::stod(value));
-    return std::string(buffer);
-  };
-  std::string text = "measured " + rounded("measured_iter_s", "%.4g") + " s/it";
-  if (get("measured_failed") == "1") text += " (failed)";
-  if (base.count("predicted_iter_s")) {
-    text += ", predicted " + rounded("predicted_iter_s", "%.4g") + " s/it";
-    if (get("predicted_failed") == "1") text += " (failed)";
-    if (get("error_pct") != "-") text += " (" + rounded("error_pct", "%+.1f") + " %)";
+// A number for the progress line, "-" when there is none.
+std::string rounded(const std::optional<double>& value, const char* format) {
+  if (!value) return "-";
+  char buffer[32];
+  std::snprintf(buffer, sizeof buffer, format, *value);
+  return buffer;
+}
+
+std::string describe_rows(const std::vector<ResultRow>& rows) {
+  const ResultRow& base = rows.front();
+  if (base.status != "ok") return "ERROR " + base.message;
+  std::string text = "measured " + rounded(base.measured.iter_s, "%.4g") + " s/it";
+  if (base.measured.failed.value_or(false)) text += " (failed)";
+  if (base.predicted.failed) {  // a replay report was read
+    text += ", predicted " + rounded(base.predicted.iter_s, "%.4g") + " s/it";
+    if (*base.predicted.failed) text += " (failed)";
+    if (base.comparison.error_pct) text += " (" + rounded(base.comparison.error_pct, "%+.1f") + " %)";
   }
   size_t errors = 0;
-  for (const auto& row : rows) errors += row.at("status") != "ok";
-  if (base.count("message") && !base.at("message").empty() && errors == 0)
-    text += " (" + base.at("message") + ")";
+  for (const auto& row : rows) errors += row.status != "ok";
+  if (!base.message.empty() && errors == 0) text += " (" + base.message + ")";
   if (errors) text += "; " + std::to_string(errors) + " prediction(s) failed, see summary.csv";
   return text;
 }
@@ -379,24 +363,15 @@ class CrossState {
   CrossState(const std::vector<Point>& points, std::optional<size_t> baseline, std::string variant)
       : points_(points), baseline_(baseline), variant_(std::move(variant)) {}
 
-  void add(const Row& row) {
-    const auto rep = row.find("rep");
-    if (rep == row.end()) return;
-    int r = -1;
-    try {
-      r = std::stoi(rep->second);
-    } catch (const std::exception&) {
-      return;
-    }
-    const std::string& variant = row.at("variant");
-    const std::string& status = row.at("status");
-    if (variant.empty() && status != "error") measured_[{row.at("point"), r}] = row;
-    if (!variant_.empty() && variant == variant_) predicted_.insert({row.at("point"), r});
+  void add(const ResultRow& row) {
+    if (row.rep < 0) return;
+    if (row.variant.empty() && row.status != "error") measured_[{row.point, row.rep}] = row;
+    if (!variant_.empty() && row.variant == variant_) predicted_.insert({row.point, row.rep});
   }
   // The cross predictions that can be made now and are not there: (point index, rep, the
   // point's measured row), repetitions in order.
-  std::vector<std::tuple<size_t, int, Row>> due(int repetitions) const {
-    std::vector<std::tuple<size_t, int, Row>> out;
+  std::vector<std::tuple<size_t, int, ResultRow>> due(int repetitions) const {
+    std::vector<std::tuple<size_t, int, ResultRow>> out;
     if (!baseline_) return out;
     const std::string& base_id = points_[*baseline_].id;
     for (int rep = 0; rep < repetitions; ++rep) {
@@ -415,22 +390,15 @@ class CrossState {
   const std::vector<Point>& points_;
   std::optional<size_t> baseline_;
   std::string variant_;
-  std::map<std::pair<std::string, int>, Row> measured_;
+  std::map<std::pair<std::string, int>, ResultRow> measured_;
   std::set<std::pair<std::string, int>> predicted_;
 };
 
-std::string describe_prediction(const Row& row) {
-  if (row.at("status") != "ok") return "ERROR " + row.at("message");
-  auto number = [&](const char* key, const char* format) {
-    auto it = row.find(key);
-    if (it == row.end() || it->second.empty()) return std::string("-");
-    char buffer[32];
-    std::snprintf(buffer, sizeof buffer, format, std::stod(it->second));
-    return std::string(buffer);
-  };
-  std::string text = "predicted " + number("predicted_iter_s", "%.4g") + " s/it vs measured " +
-                     number("measured_iter_s", "%.4g") + " s/it";
-  if (number("error_pct", "%+.1f") != "-") text += " (" + number("error_pct", "%+.1f") + " %)";
+std::string describe_prediction(const ResultRow& row) {
+  if (row.status != "ok") return "ERROR " + row.message;
+  std::string text = "predicted " + rounded(row.predicted.iter_s, "%.4g") + " s/it vs measured " +
+                     rounded(row.measured.iter_s, "%.4g") + " s/it";
+  if (row.comparison.error_pct) text += " (" + rounded(row.comparison.error_pct, "%+.1f") + " %)";
   return text;
 }
 
@@ -471,7 +439,11 @@ void print_dry_run(const ExperimentSpec& spec, const Layout& layout, const std::
     out << "# " << name << '\n';
     out << shell_quote(train_command(spec, point, bin_dir, trace, testbed_script)) << '\n';
     out << shell_quote(summary_command(bin_dir, trace)) << '\n';
-    cross.add({{"point", point.id}, {"rep", std::to_string(run.rep)}, {"variant", ""}, {"status", "ok"}});
+    ResultRow measured;  // as if measured
+    measured.point = point.id;
+    measured.rep = run.rep;
+    measured.status = "ok";
+    cross.add(measured);
     if (!spec.predict.enabled) continue;
     if (calibrated(point)) {
       out << shell_quote(calibrate_command(spec, bin_dir, trace, calibration)) << '\n';
@@ -492,12 +464,9 @@ void print_dry_run(const ExperimentSpec& spec, const Layout& layout, const std::
 
 }  // namespace
 
-Row config_row(const ExperimentSpec& spec, const Point& point, int rep) {
+Row config_row(const ExperimentSpec& spec, const Point& point) {
   return {
       {"experiment", spec.name},
-      {"point", point.id},
-      {"rep", std::to_string(rep)},
-      {"variant", ""},
       {"world_size", std::to_string(point.world_size)},
       {"hosts", spec.launch.testbed() ? std::to_string(point.hosts) : ""},
       {"bucket_cap_mb", format_number(point.bucket_cap_mb)},
@@ -521,14 +490,14 @@ int run_experiment(const ExperimentSpec& spec, const RunOptions& options, std::o
   const std::string cross_variant = baseline ? "from-" + points[*baseline].id : "";
 
   auto rows = read_summary(layout.summary_csv());
-  const auto repredict = runs_to_predict_again(rows);
+  const auto repredict = runs_to_predict_again(rows, layout.summary_csv());
   const auto kept = rows_of_finished_runs(rows);
   const auto pending = pending_runs(schedule, points, finished_runs(kept));
 
   // What the baseline predictions can use: finished runs, and the measurements of runs whose
   // predictions are redone (their measurement is kept).
   CrossState cross(points, baseline, cross_variant);
-  for (const auto& row : kept) cross.add(row);
+  for (const auto& row : kept) cross.add(measured_from_row(row, layout.summary_csv()));
 
   if (options.dry_run) {
     for (const auto& [key, row] : repredict) cross.add(row);
@@ -575,9 +544,9 @@ int run_experiment(const ExperimentSpec& spec, const RunOptions& options, std::o
           err << "ddp-experiment: interrupted during " << label << "; rerun to resume\n";
           return false;
         }
-        append_rows(layout.summary_csv(), {*row});
+        append_rows(layout.summary_csv(), {to_row(*row)});
         cross.add(*row);
-        any_error = any_error || row->at("status") != "ok";
+        any_error = any_error || row->status != "ok";
         progress.note(label, describe_prediction(*row));
       }
       return true;
@@ -597,11 +566,13 @@ int run_experiment(const ExperimentSpec& spec, const RunOptions& options, std::o
         err << "ddp-experiment: interrupted during " << name << "; rerun to resume\n";
         return 130;
       }
-      append_rows(layout.summary_csv(), run_rows);
+      std::vector<Row> written;
       for (const auto& row : run_rows) {
-        any_error = any_error || row.at("status") != "ok";
+        written.push_back(to_row(row));
+        any_error = any_error || row.status != "ok";
         cross.add(row);
       }
+      append_rows(layout.summary_csv(), written);
       progress.finished(name, describe_rows(run_rows));
       if (!predict_due()) return 130;
     }

@@ -27,7 +27,8 @@ struct RunOptions {
 int run_experiment(const ExperimentSpec& spec, const RunOptions& options, std::ostream& out,
                    std::ostream& err);
 
-// The config columns of a run's rows (experiment, point, rep, world_size, caps, skew, …).
-Row config_row(const ExperimentSpec& spec, const Point& point, int rep);
+// The configuration columns of a point's rows (config_columns(): experiment, world_size, caps,
+// skew, …), as text from the spec.
+Row config_row(const ExperimentSpec& spec, const Point& point);
 
 }  // namespace ddpsim::experiment

@@ -2,6 +2,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <cstdio>
 
 #include "commands.hpp"
 #include "grid.hpp"
@@ -91,15 +92,75 @@ TEST(ExperimentResults, MeasuredRunsWithFailedPredictionsArePredictedAgain) {
       {{"point", "b"}, {"rep", "0"}, {"variant", "w8"}, {"status", "prediction_error"}},
       {{"point", "c"}, {"rep", "0"}, {"variant", ""}, {"status", "error"}},
   };
-  const auto again = runs_to_predict_again(rows);
+  const auto again = runs_to_predict_again(rows, "summary.csv");
   ASSERT_EQ(again.size(), 2u);
-  const Row& a = again.at({"a", 0});
-  EXPECT_EQ(a.at("status"), "ok");
-  EXPECT_EQ(a.at("measured_iter_s"), "0.5");
-  EXPECT_EQ(a.count("message"), 0u);
-  EXPECT_EQ(a.count("predicted_iter_s"), 0u);
-  EXPECT_EQ(again.at({"b", 0}).at("measured_iter_s"), "0.4");
+  const ResultRow& a = again.at({"a", 0});
+  EXPECT_EQ(a.status, "ok");
+  EXPECT_EQ(a.measured.iter_s, 0.5);
+  EXPECT_EQ(a.message, "");
+  EXPECT_FALSE(a.predicted.iter_s);
+  EXPECT_EQ(to_row(a).at("measured_iter_s"), "0.5");
+  EXPECT_EQ(to_row(a).at("predicted_iter_s"), "");
+  EXPECT_EQ(again.at({"b", 0}).measured.iter_s, 0.4);
   EXPECT_TRUE(finished_runs(rows).empty());
+}
+
+// A typed row written as summary.csv text and read back: every column written (no column
+// forgotten by to_row), numbers to 6 digits, empty optionals empty, a failure with a comma and
+// quotes kept whole, and what resume keeps read back to the same numbers.
+TEST(ExperimentResults, TypedRowWritesEveryColumnAndResumeReadsItBack) {
+  ResultRow r;
+  r.point = "cap1";
+  r.rep = 2;
+  r.status = "ok";
+  r.kind = "reconstruction";
+  r.config = {{"experiment", "e"}, {"world_size", "2"}, {"delay", "1=500@5"}};
+  r.measured.iter_s = 0.1234567891;
+  r.measured.iterations = 9;
+  r.measured.failed = true;
+  r.measured.failure = "rank 1: \"Timed out\", waiting";
+  r.predicted.iter_s = 0.1;
+  r.predicted.interval = std::make_pair(0.09, 0.11);
+  r.comparison.error_pct = -19.0;
+  r.comparison.inside = false;
+  r.job_exit = 0;
+  const Row row = to_row(r);
+  std::vector<std::string> written;
+  for (const auto& [column, text] : row) written.push_back(column);
+  std::vector<std::string> expected = summary_columns();
+  std::sort(expected.begin(), expected.end());
+  EXPECT_EQ(written, expected);  // to_row sets every column, and only those
+  EXPECT_EQ(row.at("measured_iter_s"), "0.123457");
+  EXPECT_EQ(row.at("predicted_lo_s"), "0.09");
+  EXPECT_EQ(row.at("inside"), "0");
+  EXPECT_EQ(row.at("measured_failed"), "1");
+  EXPECT_EQ(row.at("ks_distance"), "");
+  EXPECT_EQ(row.at("job_wall_s"), "");
+  EXPECT_EQ(row.at("job_exit"), "0");
+
+  const std::string path = ::testing::TempDir() + "ddpsim-typed-row-summary.csv";
+  std::remove(path.c_str());
+  append_rows(path, {row});
+  const auto rows = read_summary(path);
+  std::remove(path.c_str());
+  ASSERT_EQ(rows.size(), 1u);
+  EXPECT_EQ(rows[0], row);
+  const ResultRow back = measured_from_row(rows[0], path);
+  EXPECT_EQ(back.point, "cap1");
+  EXPECT_EQ(back.rep, 2);
+  EXPECT_EQ(back.measured.iter_s, 0.123457);
+  EXPECT_EQ(back.measured.failure, r.measured.failure);
+  EXPECT_EQ(back.config.at("delay"), "1=500@5");
+  EXPECT_FALSE(back.job_wall_s);
+  EXPECT_FALSE(back.predicted.iter_s);  // predictions are redone, not read back
+  Row broken = row;
+  broken["measured_iter_s"] = "0.1s";
+  try {
+    measured_from_row(broken, "r/summary.csv");
+    ADD_FAILURE() << "expected a throw";
+  } catch (const std::runtime_error& e) {
+    EXPECT_EQ(std::string(e.what()), "r/summary.csv: column 'measured_iter_s': expected a number, got '0.1s'");
+  }
 }
 
 TEST(ExperimentResults, RunsWithAnErrorRowAreNotFinished) {
