@@ -8,6 +8,7 @@
 #include <tuple>
 
 #include "ddpsim/sim/advise.hpp"
+#include "ddpsim/trace/timeline.hpp"
 #include "stats.hpp"
 
 namespace ddpsim::sim {
@@ -16,16 +17,13 @@ std::vector<double> allreduce_waits_s(const trace::Trace& trace, const std::vect
   const std::set<std::int64_t> wanted(iterations.begin(), iterations.end());
   std::map<std::int64_t, double> longest;  // iteration → longest wait
   for (const trace::RankTrace& rank : trace.ranks) {
-    std::map<std::pair<std::int64_t, int>, std::int64_t> begin_ns;
-    for (const trace::Event& event : rank.events) {
-      if (!wanted.count(event.iteration)) continue;
-      const auto key = std::make_pair(event.iteration, event.bucket);
-      if (event.type == trace::EventType::AllreduceBegin) begin_ns.emplace(key, event.t_ns);
-      if (event.type != trace::EventType::AllreduceEnd) continue;
-      const auto begin = begin_ns.find(key);
-      if (begin == begin_ns.end()) continue;
-      double& wait = longest[event.iteration];
-      wait = std::max(wait, static_cast<double>(event.t_ns - begin->second) * 1e-9);
+    // Each all-reduce as the timelines pair it: a begin with the next end of its bucket.
+    for (const auto& [iteration, timeline] : trace::build_timelines(rank)) {
+      if (!wanted.count(iteration)) continue;
+      for (const trace::BucketAllreduce& allreduce : timeline.allreduces) {
+        double& wait = longest[iteration];
+        wait = std::max(wait, static_cast<double>(allreduce.interval.duration_ns()) * 1e-9);
+      }
     }
   }
   std::vector<double> waits;

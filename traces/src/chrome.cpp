@@ -6,7 +6,7 @@
 #include <nlohmann/json.hpp>
 
 #include "ddpsim/trace/summary.hpp"
-#include "timeline.hpp"
+#include "ddpsim/trace/timeline.hpp"
 
 namespace ddpsim::trace {
 
@@ -29,7 +29,7 @@ class ChromeWriter {
   }
 
   void slice(const std::string& name, const char* category, int pid, int tid,
-             const detail::Interval& interval, json args = json::object()) {
+             const Interval& interval, json args = json::object()) {
     if (!interval.complete()) return;
     events_.push_back({{"name", name}, {"cat", category}, {"ph", "X"}, {"pid", pid},
                        {"tid", tid}, {"ts", micros(interval.begin)},
@@ -67,15 +67,15 @@ void export_rank(const RankTrace& rank, ChromeWriter& out) {
   out.metadata("thread_name", pid, kComputeTrack, "compute");
   out.metadata("thread_name", pid, kCommTrack, "comm");
 
-  for (const auto& [iteration, timeline] : detail::build_timelines(rank)) {
+  for (const auto& [iteration, timeline] : build_timelines(rank)) {
     const json iteration_args = {{"iteration", iteration}};
     out.slice("forward", "compute", pid, kComputeTrack, timeline.forward, iteration_args);
     out.slice("backward", "compute", pid, kComputeTrack, timeline.backward, iteration_args);
     out.slice("optimizer", "compute", pid, kComputeTrack, timeline.optimizer, iteration_args);
-    for (const detail::Interval& delay : timeline.delays) {
+    for (const Interval& delay : timeline.delays) {
       out.slice("delay", "skew", pid, kComputeTrack, delay, iteration_args);
     }
-    for (const detail::BucketAllreduce& allreduce : timeline.allreduces) {
+    for (const BucketAllreduce& allreduce : timeline.allreduces) {
       out.slice("allreduce bucket " + std::to_string(allreduce.bucket), "comm", pid, kCommTrack,
                 allreduce.interval,
                 {{"bucket", allreduce.bucket}, {"bytes", allreduce.bytes}, {"iteration", iteration}});

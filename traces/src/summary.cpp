@@ -11,14 +11,11 @@
 #include <nlohmann/json.hpp>
 
 #include "ddpsim/trace/stats.hpp"
-#include "timeline.hpp"
+#include "ddpsim/trace/timeline.hpp"
 
 namespace ddpsim::trace {
 
 namespace {
-
-using detail::IterationTimeline;
-using detail::Timelines;
 
 constexpr double kNsPerS = 1e9;
 
@@ -51,7 +48,7 @@ void summarize_buckets(const Trace& trace, const std::vector<Timelines>& timelin
   for (const std::int64_t iteration : iterations) {
     if (meta.assignment_for(iteration) != layout) continue;  // bucket ids mean other buckets
     for (const Timelines& rank : timelines) {
-      for (const detail::BucketAllreduce& allreduce : rank.at(iteration).allreduces) {
+      for (const BucketAllreduce& allreduce : rank.at(iteration).allreduces) {
         if (allreduce.bucket < 0 || allreduce.bucket >= summary.num_buckets) continue;
         const auto b = static_cast<std::size_t>(allreduce.bucket);
         times[b].push_back(seconds(allreduce.interval.duration_ns()));
@@ -200,7 +197,7 @@ Summary summarize(const Trace& trace) {
 
   std::vector<Timelines> timelines;
   for (const RankTrace& rank : trace.ranks) {
-    timelines.push_back(detail::build_timelines(rank));
+    timelines.push_back(build_timelines(rank));
     for (const Event& event : rank.events) {
       if (event.type == EventType::Failure) summary.failures.push_back(failure_line(event));
     }
@@ -208,7 +205,7 @@ Summary summarize(const Trace& trace) {
   add_notes(trace, summary);
 
   const std::vector<std::int64_t> complete = trace.complete_iterations();
-  for (const IterationTime& time : detail::iteration_times(timelines, complete)) {
+  for (const IterationTime& time : iteration_times_of(timelines, complete)) {
     IterationStats stats;
     stats.iteration = time.iteration;
     for (const std::int64_t ns : time.rank_ns) stats.rank_time_s.push_back(seconds(ns));
@@ -234,11 +231,11 @@ Summary summarize(const Trace& trace) {
         optimizer_s.push_back(seconds(timeline.optimizer.duration_ns()));
       }
       // Overlap window: from backward_begin to the last gradient produced by autograd.
-      const detail::Interval gradient_window{timeline.backward.begin, timeline.last_grad_ready};
+      const Interval gradient_window{timeline.backward.begin, timeline.last_grad_ready};
       std::int64_t rank_allreduce_ns = 0;
-      for (const detail::BucketAllreduce& allreduce : timeline.allreduces) {
+      for (const BucketAllreduce& allreduce : timeline.allreduces) {
         rank_allreduce_ns += allreduce.interval.duration_ns();
-        hidden_ns += detail::overlap_ns(allreduce.interval, gradient_window);
+        hidden_ns += overlap_ns(allreduce.interval, gradient_window);
       }
       allreduce_ns += rank_allreduce_ns;
       summed_over_ranks += seconds(rank_allreduce_ns);

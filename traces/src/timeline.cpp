@@ -1,9 +1,9 @@
-#include "timeline.hpp"
+#include "ddpsim/trace/timeline.hpp"
 
 #include <algorithm>
 #include <utility>
 
-namespace ddpsim::trace::detail {
+namespace ddpsim::trace {
 
 namespace {
 
@@ -71,8 +71,8 @@ std::map<std::int64_t, IterationTimeline> build_timelines(const RankTrace& rank)
   return timelines;
 }
 
-std::vector<IterationTime> iteration_times(const std::vector<Timelines>& timelines,
-                                           const std::vector<std::int64_t>& complete) {
+std::vector<IterationTime> iteration_times_of(const std::vector<Timelines>& timelines,
+                                              const std::vector<std::int64_t>& complete) {
   std::vector<IterationTime> times;
   for (const std::int64_t iteration : complete) {
     IterationTime time;
@@ -88,14 +88,10 @@ std::int64_t overlap_ns(const Interval& a, const Interval& b) {
   return std::max<std::int64_t>(0, std::min(a.end, b.end) - std::max(a.begin, b.begin));
 }
 
-}  // namespace ddpsim::trace::detail
-
-namespace ddpsim::trace {
-
 std::vector<IterationTime> Trace::iteration_times() const {
-  std::vector<detail::Timelines> timelines;
-  for (const RankTrace& rank : ranks) timelines.push_back(detail::build_timelines(rank));
-  return detail::iteration_times(timelines, complete_iterations());
+  std::vector<Timelines> timelines;
+  for (const RankTrace& rank : ranks) timelines.push_back(build_timelines(rank));
+  return iteration_times_of(timelines, complete_iterations());
 }
 
 }  // namespace ddpsim::trace

@@ -1,5 +1,6 @@
-// One rank's events regrouped per iteration into intervals (internal): what the summary and the
-// Chrome export both need, built in one place so that they agree on how events pair up.
+// One rank's events regrouped per iteration into intervals: the one place where a begin event
+// is paired with its end (FORMAT.md), so that the summary, the Chrome export and the simulator
+// agree on how events pair up.
 #pragma once
 
 #include <cstdint>
@@ -8,7 +9,7 @@
 
 #include "ddpsim/trace/model.hpp"
 
-namespace ddpsim::trace::detail {
+namespace ddpsim::trace {
 
 struct Interval {
   std::int64_t begin = -1;
@@ -46,10 +47,10 @@ using Timelines = std::map<std::int64_t, IterationTimeline>;
 
 // Trace::iteration_times from timelines already built (timelines[r]: rank r's), for the
 // iterations `complete` (Trace::complete_iterations).
-std::vector<IterationTime> iteration_times(const std::vector<Timelines>& timelines,
-                                           const std::vector<std::int64_t>& complete);
+std::vector<IterationTime> iteration_times_of(const std::vector<Timelines>& timelines,
+                                              const std::vector<std::int64_t>& complete);
 
 // Length of the intersection of two intervals, 0 when disjoint or incomplete.
 std::int64_t overlap_ns(const Interval& a, const Interval& b);
 
-}  // namespace ddpsim::trace::detail
+}  // namespace ddpsim::trace
