@@ -11,6 +11,7 @@ import pandas as pd
 import output
 import style
 from inputs import InputError, read_csv_rows
+from stats import relative_error
 
 REPLAY_COLUMNS = ["trace", "cluster", "world_size", "allreduce", "measured_world_size", "measured_iteration_s",
                   "predicted_iteration_s"]
@@ -54,17 +55,17 @@ def plotted_numbers(replays_path, check_path):
                          "y": _number(check_path, row, "measured_busbw_gbs"), "error_pct": None})
             rows.append({"panel": "a100-error", "series": model, "x": _number(check_path, row, "size_bytes"),
                          "y": predicted,
-                         "error_pct": 100 * (_number(check_path, row, "predicted_time_us") / measured_us - 1)})
+                         "error_pct": 100 * relative_error(_number(check_path, row, "predicted_time_us"), measured_us)})
         elif row["system"] == "A100x24 average":
             measured = _number(check_path, row, "measured_busbw_gbs")
             rows.append({"panel": "a100-average", "series": model, "x": None, "y": predicted,
-                         "error_pct": 100 * (predicted / measured - 1)})
+                         "error_pct": 100 * relative_error(predicted, measured)})
             rows.append({"panel": "a100-average", "series": "measured", "x": None, "y": measured, "error_pct": None})
         elif row["system"] == "H100":
             measured = _number(check_path, row, "measured_busbw_gbs")
             nodes = _number(check_path, row, "ranks") / 8
             rows.append({"panel": "h100", "series": model, "x": nodes, "y": predicted,
-                         "error_pct": 100 * (predicted / measured - 1)})
+                         "error_pct": 100 * relative_error(predicted, measured)})
             rows.append({"panel": "h100", "series": "measured", "x": nodes, "y": measured, "error_pct": None})
     frame = pd.DataFrame(rows).drop_duplicates(subset=["panel", "series", "x", "y"], ignore_index=True)
     for panel in ("a100", "h100"):

@@ -18,3 +18,12 @@ def median_iqr(values):
     """(median, 25th percentile, 75th percentile, count) of the non-NaN values."""
     clean = [v for v in values if v == v]
     return quantile(clean, 0.5), quantile(clean, 0.25), quantile(clean, 0.75), len(clean)
+
+
+def relative_error(predicted, measured):
+    """(predicted - measured) / measured, NaN when measured is 0: the Python twin of
+    trace::relative_error (traces/include/ddpsim/trace/stats.hpp), for comparisons that no
+    ddp-experiment summary holds (nccl-tests figures, the bench scripts' own runs)."""
+    if measured == 0:
+        return float("nan")
+    return (predicted - measured) / measured

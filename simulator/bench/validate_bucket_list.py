@@ -20,6 +20,8 @@ import subprocess
 import sys
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+sys.path.insert(0, os.path.join(ROOT, "analysis"))
+from stats import relative_error  # noqa: E402  (the one definition of the error, as in C++)
 WORKLOAD = ["--model", "mlp", "--width", "2048", "--depth", "4", "--batch-size", "8"]
 
 
@@ -75,7 +77,7 @@ def main():
                                                    os.path.join(d, f"pred{i}"))
             rows.append({"rep": rep, "list": caps, "baseline_p50_s": base_p50, "baseline_buckets": base_buckets,
                          "measured_p50_s": measured, "predicted_p50_s": predicted,
-                         "error": predicted / measured - 1, "buckets": buckets, "recorded_list_bytes": recorded,
+                         "error": relative_error(predicted, measured), "buckets": buckets, "recorded_list_bytes": recorded,
                          "predicted_buckets": predicted_buckets})
             print(json.dumps(rows[-1]), flush=True)
     summary = {}
@@ -84,9 +86,9 @@ def main():
         m = statistics.median(x["measured_p50_s"] for x in r)
         p = statistics.median(x["predicted_p50_s"] for x in r)
         b = statistics.median(x["baseline_p50_s"] for x in r)
-        summary[caps] = {"measured_median_s": m, "predicted_median_s": p, "error_of_medians": p / m - 1,
+        summary[caps] = {"measured_median_s": m, "predicted_median_s": p, "error_of_medians": relative_error(p, m),
                          "per_rep_errors": [x["error"] for x in r], "baseline_median_s": b,
-                         "measured_change_vs_baseline": m / b - 1, "predicted_change_vs_baseline": p / b - 1}
+                         "measured_change_vs_baseline": relative_error(m, b), "predicted_change_vs_baseline": relative_error(p, b)}
     out = {"workload": WORKLOAD, "baseline_cap_mb": args.baseline_cap, "iterations": args.iterations,
            "reps": args.reps, "order": "per repetition: baseline, then each list (A B C A B C ...)",
            "rows": rows, "summary": summary}

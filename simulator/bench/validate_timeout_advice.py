@@ -25,6 +25,8 @@ import sys
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(os.path.dirname(HERE))
+sys.path.insert(0, os.path.join(ROOT, "analysis"))
+from stats import relative_error  # noqa: E402  (the one definition of the error, as in C++)
 WORKLOAD = ["--model", "mlp", "--width", "1024", "--depth", "4", "--batch-size", "64", "--threads", "1"]
 
 
@@ -82,8 +84,8 @@ def main():
         if failures and stalls:
             measured = (min(int(e["t_ns"]) for e in failures) - int(stalls[0]["t_ns"])) * 1e-9
         hangs.append({"exit": code, "failed": code != 0, "measured_detect_s": measured,
-                      "error": measured and detect_s / measured - 1})
-        shown = f"{measured:.3f} s ({detect_s / measured - 1:+.1%})" if measured else "not recorded"
+                      "error": measured and relative_error(detect_s, measured)})
+        shown = f"{measured:.3f} s ({relative_error(detect_s, measured):+.1%})" if measured else "not recorded"
         print(f"stalled run {i}: exit {code}, measured time to detect {shown}", flush=True)
 
     measured = [h["measured_detect_s"] for h in hangs if h["measured_detect_s"]]

@@ -14,6 +14,7 @@ SOURCE_DIR = os.environ.get("DDPSIM_SOURCE_DIR",
 COMPARE = os.path.join(SOURCE_DIR, "analysis", "compare.py")
 sys.path.insert(0, os.path.join(SOURCE_DIR, "analysis"))
 import compare  # noqa: E402
+import stats  # noqa: E402
 
 try:
     from scipy import stats as scipy_stats
@@ -144,6 +145,15 @@ class Cli(unittest.TestCase):
             p = self.run_cli(good)
             self.assertEqual((p.returncode, p.stderr.count("\n")), (2, 1))
 
+
+
+class RelativeErrorTest(unittest.TestCase):
+    """stats.relative_error: the Python twin of trace::relative_error."""
+
+    def test_signed_fraction_of_the_measurement_and_nan_without_one(self):
+        self.assertAlmostEqual(stats.relative_error(1.1, 1.0), 0.1)
+        self.assertAlmostEqual(stats.relative_error(0.75, 1.0), -0.25)
+        self.assertTrue(math.isnan(stats.relative_error(1.0, 0.0)))
 
 if __name__ == "__main__":
     unittest.main()
