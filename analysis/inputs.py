@@ -8,7 +8,6 @@ import glob
 import json
 import math
 import os
-import re
 
 import pandas as pd
 
@@ -18,6 +17,7 @@ NUMERIC_COLUMNS = [
     "iterations", "predicted_world_size", "predicted_timeout_s", "measured_iter_s",
     "predicted_iter_s", "error_pct", "measured_samples_per_s", "predicted_samples_per_s",
     "measured_iterations", "measured_failed", "predicted_failed", "job_exit", "job_wall_s",
+    "max_slowdown", "max_delay_ms",
 ]
 
 EVENTS_HEADER = ["rank", "iteration", "event", "t_ns", "bucket", "param", "bytes", "dur_ns",
@@ -101,37 +101,35 @@ def base_rows(frame):
     return frame[frame["variant"] == ""]
 
 
-def skew_factor(text):
-    """Largest slowdown factor in a --slowdown setting: "1=2.0" -> 2.0, "" -> 1.0."""
-    factors = [float(m) for m in re.findall(r"=\s*([0-9.]+)", str(text))]
-    return max(factors) if factors else 1.0
-
-
-def delay_ms(text):
-    """Longest injected delay in a --delay setting: "1=500@5" -> 500.0, "" -> 0.0."""
-    delays = [float(m) for m in re.findall(r"=\s*([0-9.]+)", str(text))]
-    return max(delays) if delays else 0.0
-
-
-# Sweep axes a predicted-vs-measured figure can have on x: column, label, how to read it.
+# Sweep axes a predicted-vs-measured figure can have on x: column, label, and the numeric
+# column holding its values. The skew columns hold flag text ("1=2.0", "1=500@5"); their numbers
+# are max_slowdown and max_delay_ms, which the runner reads with the trace library's skew parser
+# (experiments/src/results.cpp fill_skew_maxima), so the syntax is parsed in one place.
 SWEEP_AXES = [
-    ("bucket_cap_mb", "Bucket cap (MB)", float),
-    ("first_bucket_cap_mb", "First bucket cap (MB)", float),
-    ("slowdown", "Straggler slowdown (×)", skew_factor),
-    ("delay", "Injected delay (ms)", delay_ms),
-    ("timeout_s", "Timeout (s)", float),
-    ("world_size", "Ranks", float),
+    ("bucket_cap_mb", "Bucket cap (MB)", "bucket_cap_mb"),
+    ("first_bucket_cap_mb", "First bucket cap (MB)", "first_bucket_cap_mb"),
+    ("slowdown", "Straggler slowdown (×)", "max_slowdown"),
+    ("delay", "Injected delay (ms)", "max_delay_ms"),
+    ("timeout_s", "Timeout (s)", "timeout_s"),
+    ("world_size", "Ranks", "world_size"),
 ]
 
 
 def sweep_axis(frame, path, column=None):
     """(column, label, x values) of the axis that varies across the measured points."""
-    for name, label, convert in SWEEP_AXES:
+    for name, label, source in SWEEP_AXES:
         if column is not None and name != column:
             continue
         if name not in frame.columns:
             continue
-        values = frame[name].map(lambda v: convert(v) if not _is_blank(v) else math.nan)
+        if source not in frame.columns:
+            # A summary from before the runner wrote the skew numbers: rerunning its spec
+            # (nothing left to run) rewrites it with them.
+            if column is not None or frame[name].replace("", math.nan).nunique(dropna=True) > 1:
+                raise InputError(path, f"column {source} (the numbers of '{name}'; `ddp-experiment "
+                                 "run SPEC` adds it to an older summary.csv)", "none")
+            continue
+        values = frame[source]
         if column is not None or values.nunique(dropna=True) > 1:
             return name, label, values
     if column is not None:
@@ -139,10 +137,6 @@ def sweep_axis(frame, path, column=None):
                          repr(column))
     raise InputError(path, "points that differ in one of " +
                      ", ".join(n for n, _, _ in SWEEP_AXES), "a single configuration")
-
-
-def _is_blank(value):
-    return value is None or (isinstance(value, float) and math.isnan(value)) or str(value) == ""
 
 
 def read_trace(path):

@@ -5,10 +5,12 @@ import pandas as pd
 
 import output
 import style
-from inputs import InputError, base_rows, delay_ms, read_summary
+from inputs import InputError, base_rows, read_summary
 
-REQUIRED = ["point", "rep", "variant", "status", "delay", "timeout_s", "predicted_timeout_s", "measured_failed",
-            "predicted_failed"]
+# max_delay_ms: the longest --delay of the row's `delay` column, as the runner's skew parser
+# reads it (a summary from before it was written: `ddp-experiment run SPEC` adds it).
+REQUIRED = ["point", "rep", "variant", "status", "max_delay_ms", "timeout_s", "predicted_timeout_s",
+            "measured_failed", "predicted_failed"]
 
 
 def plotted_numbers(path, from_timeout=None):
@@ -17,7 +19,7 @@ def plotted_numbers(path, from_timeout=None):
     measured timeout). Those runs survived the stall, so their traces hold it; a trace cut
     short by a real timeout lacks the stalled iteration and cannot predict it."""
     frame = read_summary(path, REQUIRED)
-    frame = frame.assign(delay_ms=frame["delay"].map(delay_ms))
+    frame = frame.assign(delay_ms=frame["max_delay_ms"].fillna(0.0))  # no --delay: 0 ms
     rows = []
     measured = base_rows(frame).dropna(subset=["timeout_s", "measured_failed"])
     for (delay, timeout), group in measured.groupby(["delay_ms", "timeout_s"], sort=True):

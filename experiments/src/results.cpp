@@ -1,13 +1,16 @@
 #include "results.hpp"
 
+#include <algorithm>
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <iterator>
+#include <sstream>
 #include <stdexcept>
 #include <tuple>
 
+#include "ddpsim/trace/skew.hpp"
 #include "names.hpp"
 
 namespace ddpsim::experiment {
@@ -34,15 +37,47 @@ const std::vector<std::string>& summary_columns() {
       "measured_samples_per_s", "predicted_samples_per_s", "measured_iterations",
       "measured_failed", "measured_failure", "predicted_failed", "predicted_failure",
       "job_exit", "job_wall_s", "status", "message", "trace_dir", "replayed_trace",
-      "predicted_dir"};
+      "predicted_dir",
+      // the skew columns as numbers, for analysis/ to plot on an axis: the largest --slowdown
+      // factor and the longest --delay in ms, read by the trace library's skew parser (the one
+      // reader of that syntax); empty without one. Last: added after the others (#14).
+      "max_slowdown", "max_delay_ms"};
   return columns;
 }
 
 const std::vector<std::string>& config_columns() {
   static const std::vector<std::string> columns = {
       "experiment", "world_size", "hosts", "bucket_cap_mb", "first_bucket_cap_mb", "slowdown",
-      "delay", "delay_dist", "timeout_s", "batch_size", "iterations"};
+      "delay", "delay_dist", "timeout_s", "batch_size", "iterations", "max_slowdown",
+      "max_delay_ms"};
   return columns;
+}
+
+void fill_skew_maxima(Row& config) {
+  // The skew columns hold the flag values joined by spaces (config_row); none has a space.
+  auto entries = [&](const char* column) {
+    std::vector<std::string> out;
+    std::istringstream words(config[column]);
+    for (std::string word; words >> word;) out.push_back(word);
+    return out;
+  };
+  // Text the parser refuses leaves the column empty: ddp-train refuses it too, with the same
+  // parser and its one-line error, and that run's row says so (status error).
+  std::optional<double> slowdown, delay;
+  try {
+    for (const auto& entry : entries("slowdown"))
+      slowdown = std::max(slowdown.value_or(1.0), trace::parse_slowdown(entry).factor);
+  } catch (const trace::SkewError&) {
+    slowdown.reset();
+  }
+  try {
+    for (const auto& entry : entries("delay"))
+      delay = std::max(delay.value_or(0.0), trace::parse_delay(entry).ms);
+  } catch (const trace::SkewError&) {
+    delay.reset();
+  }
+  config["max_slowdown"] = slowdown ? format_number(*slowdown) : "";
+  config["max_delay_ms"] = delay ? format_number(*delay) : "";
 }
 
 namespace {
@@ -219,6 +254,8 @@ std::vector<Row> read_summary(const std::string& path) {
     }
     Row row;
     for (size_t i = 0; i < header.size(); ++i) row[header[i]] = fields[i];
+    // An older ddp-experiment's summary: the columns added since, so a rewrite has them all.
+    if (!row.count("max_slowdown")) fill_skew_maxima(row);
     rows.push_back(std::move(row));
   }
   return rows;

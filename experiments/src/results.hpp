@@ -21,6 +21,10 @@ using Row = std::map<std::string, std::string>;
 // The configuration columns besides point and rep (config_row in runner.hpp fills them from the
 // spec): text as the spec gives it, never computed with.
 const std::vector<std::string>& config_columns();
+// Sets max_slowdown and max_delay_ms from the configuration's slowdown and delay columns, with
+// the trace library's skew parser (config_row does; read_summary does for the rows of an older
+// summary.csv, which lack them). Empty where there is no skew or the parser refuses the text.
+void fill_skew_maxima(Row& config);
 
 // What a run measured: `ddp-trace summary --json` of its trace, and how its job ended.
 struct Measured {
@@ -74,8 +78,9 @@ Row to_row(const ResultRow& result);
 // std::runtime_error naming `source` and the column on a measured column that is not a number.
 ResultRow measured_from_row(const Row& row, const std::string& source);
 
-// Reads a summary.csv written by this runner. Throws std::runtime_error (one line, naming the
-// file and line) on a header that is not ours or a broken line.
+// Reads a summary.csv written by this runner; the rows of an older one gain the columns added
+// since (fill_skew_maxima). Throws std::runtime_error (one line, naming the file and line) on a
+// header that is not ours or a broken line.
 std::vector<Row> read_summary(const std::string& path);
 
 // Appends rows (writing the header first when the file is new or empty), flushed at once.

@@ -465,7 +465,7 @@ void print_dry_run(const ExperimentSpec& spec, const Layout& layout, const std::
 }  // namespace
 
 Row config_row(const ExperimentSpec& spec, const Point& point) {
-  return {
+  Row config = {
       {"experiment", spec.name},
       {"world_size", std::to_string(point.world_size)},
       {"hosts", spec.launch.testbed() ? std::to_string(point.hosts) : ""},
@@ -478,6 +478,8 @@ Row config_row(const ExperimentSpec& spec, const Point& point) {
       {"batch_size", std::to_string(spec.workload.batch_size)},
       {"iterations", std::to_string(spec.workload.iterations)},
   };
+  fill_skew_maxima(config);
+  return config;
 }
 
 int run_experiment(const ExperimentSpec& spec, const RunOptions& options, std::ostream& out,

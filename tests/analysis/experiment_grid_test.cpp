@@ -3,11 +3,13 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <fstream>
 
 #include "commands.hpp"
 #include "grid.hpp"
 #include "names.hpp"
 #include "results.hpp"
+#include "runner.hpp"
 #include "trace_summary.hpp"
 
 namespace ddpsim::experiment {
@@ -161,6 +163,38 @@ TEST(ExperimentResults, TypedRowWritesEveryColumnAndResumeReadsItBack) {
   } catch (const std::runtime_error& e) {
     EXPECT_EQ(std::string(e.what()), "r/summary.csv: column 'measured_iter_s': expected a number, got '0.1s'");
   }
+}
+
+// analysis/ plots skew on an axis from max_slowdown and max_delay_ms: the trace library's
+// parser reads them from the flag values, for new rows and for an older summary's rows alike.
+TEST(ExperimentResults, SkewMaximaComeFromTheSkewParser) {
+  ExperimentSpec spec;
+  Point point;
+  point.slowdown = {"1=2.5", "0=1.5"};
+  point.delay = {"all=20", "1=500@5"};
+  Row config = config_row(spec, point);
+  EXPECT_EQ(config.at("max_slowdown"), "2.5");
+  EXPECT_EQ(config.at("max_delay_ms"), "500");
+  point.slowdown = {};
+  point.delay = {"1=0.5x"};  // refused by the parser (and by ddp-train): no number
+  config = config_row(spec, point);
+  EXPECT_EQ(config.at("max_slowdown"), "");
+  EXPECT_EQ(config.at("max_delay_ms"), "");
+
+  const std::string path = ::testing::TempDir() + "ddpsim-old-summary.csv";
+  {
+    std::ofstream old(path);  // the header before the skew maxima
+    old << "experiment,point,rep,variant,slowdown,delay,status\n"
+        << "e,s2,0,,1=2,,ok\n"
+        << "e,d,0,,,0=100 1=300@4,ok\n";
+  }
+  const auto rows = read_summary(path);
+  std::remove(path.c_str());
+  ASSERT_EQ(rows.size(), 2u);
+  EXPECT_EQ(rows[0].at("max_slowdown"), "2");
+  EXPECT_EQ(rows[0].at("max_delay_ms"), "");
+  EXPECT_EQ(rows[1].at("max_slowdown"), "");
+  EXPECT_EQ(rows[1].at("max_delay_ms"), "300");
 }
 
 TEST(ExperimentResults, RunsWithAnErrorRowAreNotFinished) {

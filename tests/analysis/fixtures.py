@@ -113,12 +113,13 @@ SUMMARY_COLUMNS = [
     "p50_error_pct", "p90_error_pct", "p99_error_pct", "measured_samples_per_s",
     "predicted_samples_per_s", "measured_iterations", "measured_failed", "measured_failure",
     "predicted_failed", "predicted_failure", "job_exit", "job_wall_s", "status", "message",
-    "trace_dir", "replayed_trace", "predicted_dir"]
+    "trace_dir", "replayed_trace", "predicted_dir", "max_slowdown", "max_delay_ms"]
 # The columns before issue #16 (no kind: every replay of the measured configuration is a
-# reconstruction).
+# reconstruction) and #14 (no skew numbers).
 OLD_SUMMARY_COLUMNS = [c for c in SUMMARY_COLUMNS if c not in (
     "kind", "hosts", "delay_dist", "predicted_lo_s", "predicted_hi_s", "inside", "ks_distance",
-    "p50_error_pct", "p90_error_pct", "p99_error_pct", "replayed_trace")]
+    "p50_error_pct", "p90_error_pct", "p99_error_pct", "replayed_trace", "max_slowdown",
+    "max_delay_ms")]
 
 
 def summary_row(**values):

@@ -102,13 +102,23 @@ class PredictedVsMeasured(PlotTest):
             self.assertEqual(int(row["repetitions"]), 3)
 
     def test_straggler_axis_is_the_slowdown_factor(self):
-        rows = [fixtures.summary_row(point=f"s{f}", slowdown=f"1={f}", measured_iter_s=0.1 * f,
-                                     predicted_iter_s=0.1 * f)
+        # max_slowdown is what the runner's skew parser read from the slowdown column.
+        rows = [fixtures.summary_row(point=f"s{f}", slowdown=f"1={f}", max_slowdown=f,
+                                     measured_iter_s=0.1 * f, predicted_iter_s=0.1 * f)
                 for f in (1.0, 2.0, 3.0)]
         self.plot("predicted-vs-measured", self.summary(rows))
         plotted = self.assert_figure("predicted-vs-measured")
         self.assertEqual([float(r["slowdown"]) for r in plotted], [1.0, 2.0, 3.0])
         self.assert_close(plotted[2]["measured_median"], 2 * 32 / 0.3, "3x straggler")
+
+    def test_older_summary_without_skew_numbers_says_how_to_add_them(self):
+        rows = [fixtures.summary_row(point=f"s{f}", slowdown=f"1={f}", measured_iter_s=0.1 * f,
+                                     predicted_iter_s=0.1 * f)
+                for f in (1.5, 2.0)]
+        path = os.path.join(self.dir, "old.csv")
+        fixtures.write_summary(path, rows, fixtures.OLD_SUMMARY_COLUMNS)
+        result = self.plot("predicted-vs-measured", path, expect=2)
+        self.assertIn(f"{path}: expected column max_slowdown", result.stderr)
 
 
 class Timeline(PlotTest):
@@ -182,7 +192,7 @@ class TimeoutCurve(PlotTest):
                 for rep in range(3):
                     failed = int(delay / 1000 > timeout or rng.random() < 0.3)
                     rows.append(fixtures.summary_row(
-                        point=f"d{delay}t{timeout}", rep=rep, delay=f"1={delay}@5", timeout_s=timeout,
+                        point=f"d{delay}t{timeout}", rep=rep, delay=f"1={delay}@5", max_delay_ms=delay, timeout_s=timeout,
                         predicted_timeout_s=timeout, measured_iter_s=0.1, predicted_iter_s=0.1,
                         measured_failed=failed, predicted_failed=int(delay / 1000 > timeout)))
                     measured.setdefault((delay, timeout), []).append(failed)
@@ -193,7 +203,7 @@ class TimeoutCurve(PlotTest):
                         fails = int(delay / 1000 > what_if) if timeout == 4 else 0
                         rows.append(fixtures.summary_row(
                             point=f"d{delay}t{timeout}", rep=rep, variant=f"timeout{what_if}",
-                            delay=f"1={delay}@5", timeout_s=timeout, predicted_timeout_s=what_if,
+                            delay=f"1={delay}@5", max_delay_ms=delay, timeout_s=timeout, predicted_timeout_s=what_if,
                             predicted_iter_s=0.1, measured_failed="", predicted_failed=fails))
                         # A what-if at the measured timeout repeats the base replay: once.
                         if timeout == 4 and what_if != timeout:
