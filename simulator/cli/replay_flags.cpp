@@ -1,24 +1,15 @@
-// The shared replay flags (replay_flags.hpp).
+// The shared replay flags: their declaration (replay_flags.hpp); replay_request.cpp maps them.
 #include "replay_flags.hpp"
-
-#include <sys/stat.h>
 
 #include <limits>
 
 #include "command.hpp"
-#include "ddpsim/sim/calibration_json.hpp"
-#include "ddpsim/sim/cluster_presets.hpp"
 #include "numeric_flags.hpp"
 
 namespace ddpsim::cli {
 namespace {
 
 constexpr std::int64_t kIntMax = std::numeric_limits<int>::max();
-
-bool is_regular_file(const std::string& path) {
-  struct stat info {};
-  return ::stat(path.c_str(), &info) == 0 && S_ISREG(info.st_mode);
-}
 
 // A repeatable flag that takes one value each time.
 CLI::Option* add_repeatable(CLI::App* command, const std::string& name, std::vector<std::string>& values,
@@ -105,65 +96,6 @@ void add_replay_options(CLI::App* command, ReplayFlags& flags) {
                       "is paced again in the replay (default 1: replayed as measured; "
                       "experiments/peer/allreduce_bench.py --busy measures it)")
       ->check(finite_number(0, 1, true, "a fraction in (0, 1]"));
-}
-
-sim::ReplayRequest to_request(const ReplayFlags& flags) {
-  sim::ReplayRequest request = flags.request;
-  if (flags.compute) {
-    const auto mode = sim::compute_mode_from_string(*flags.compute);
-    if (!mode) throw UsageError("--compute: expected median, mean or per-iteration, got '" + *flags.compute + "'");
-    request.compute = *mode;
-  }
-  if (flags.allreduce) {
-    const auto algorithm = sim::allreduce_algorithm_from_string(*flags.allreduce);
-    if (!algorithm) {
-      throw UsageError("--allreduce: expected ring, ring-agg, analytic, tree or auto, got '" + *flags.allreduce + "'");
-    }
-    request.algorithm = *algorithm;
-  }
-  if (!flags.calibration.empty()) {
-    request.calibration = sim::read_calibration(flags.calibration);
-    request.calibration_file = flags.calibration;
-  }
-  const std::string platform = flags.platform.value_or(flags.cluster.empty() ? "star" : "two-level");
-  if (platform == "star") {
-    request.platform = sim::PlatformKind::Star;
-  } else if (platform == "two-level") {
-    request.platform = sim::PlatformKind::TwoLevel;
-  } else if (is_regular_file(platform)) {
-    request.platform = sim::PlatformKind::File;
-    request.platform_file = platform;
-  } else {
-    throw UsageError("--platform: expected star, two-level or a readable SimGrid XML file, got '" + platform + "'");
-  }
-  if (flags.gpus_per_node) request.gpus_per_node = *flags.gpus_per_node;
-  if (!flags.cluster.empty()) {
-    const sim::ClusterPreset* preset = sim::find_cluster_preset(flags.cluster);
-    if (preset == nullptr) {
-      throw UsageError("--cluster: expected " + sim::cluster_preset_names() + ", got '" + flags.cluster + "'");
-    }
-    if (platform != "two-level") {
-      throw UsageError("--cluster: expected no --platform other than two-level (a preset is a two-level platform), got '" +
-                       platform + "'");
-    }
-    // The preset fills what the flags left unset.
-    request.gpus_per_node = flags.gpus_per_node.value_or(preset->gpus_per_node);
-    request.intra_bandwidth = request.intra_bandwidth.value_or(preset->intra_bandwidth);
-    request.intra_latency = request.intra_latency.value_or(preset->intra_latency_s);
-    request.inter_bandwidth = request.inter_bandwidth.value_or(preset->inter_bandwidth);
-    request.inter_latency = request.inter_latency.value_or(preset->inter_latency_s);
-  }
-  for (const auto& text : flags.slowdown) request.skew.slowdowns.push_back(trace::parse_slowdown(text));
-  for (const auto& text : flags.delay) request.skew.delays.push_back(trace::parse_delay(text));
-  for (const auto& text : flags.delay_dist) request.skew.distributions.push_back(trace::parse_delay_distribution(text));
-  return request;
-}
-
-sim::MonteCarloPlan to_plan(const ReplayFlags& flags) {
-  sim::MonteCarloPlan plan = flags.plan;
-  plan.seed = flags.request.skew.seed;  // one --seed: the stalls' and the runs'
-  sim::check_plan(plan);
-  return plan;
 }
 
 }  // namespace ddpsim::cli
