@@ -17,7 +17,7 @@ void replace_all(std::string& text, const std::string& from, const std::string& 
 }  // namespace
 
 Command train_command(const ExperimentSpec& spec, const Point& point, const std::string& bin_dir,
-                      const std::string& trace_dir, const std::string& testbed_script) {
+                      const std::string& trace_dir, const std::string& testbed_script, int rep) {
   const Workload& w = spec.workload;
   Command command;
   if (spec.launch.testbed()) {
@@ -51,6 +51,9 @@ Command train_command(const ExperimentSpec& spec, const Point& point, const std:
   for (const auto& flag : point.slowdown) command.insert(command.end(), {"--slowdown", flag});
   for (const auto& flag : point.delay) command.insert(command.end(), {"--delay", flag});
   for (const auto& flag : point.delay_dist) command.insert(command.end(), {"--delay-dist", flag});
+  if (!point.delay_dist.empty()) {
+    command.insert(command.end(), {"--skew-seed", std::to_string(static_cast<std::int64_t>(w.seed) + rep)});
+  }
   command.insert(command.end(), w.args.begin(), w.args.end());
   command.insert(command.end(), {"--trace-dir", trace_dir, "--quiet"});
   return command;

@@ -39,8 +39,11 @@ struct Layout {
 // the testbed ([launch] testbed_rate): TESTBED_SCRIPT --quiet --hosts H --ranks-per-host W/H
 // --rate RATE --timeout T -- ddp-launch --nnodes {hosts} --node-rank {host} --nproc-per-node
 // {ranks} --master-addr {master} --master-port 29500 -- ddp-train ...
+// With random stalls (delay_dist), repetition `rep` draws them with --skew-seed seed + rep:
+// every repetition its own draws, so the measured medians sample the stall distribution
+// instead of repeating one set of draws (which is then compared with the whole distribution).
 Command train_command(const ExperimentSpec& spec, const Point& point, const std::string& bin_dir,
-                      const std::string& trace_dir, const std::string& testbed_script = "");
+                      const std::string& trace_dir, const std::string& testbed_script = "", int rep = 0);
 // ddp-sim calibrate TRACE --json FILE [calibrate_args]
 Command calibrate_command(const ExperimentSpec& spec, const std::string& bin_dir,
                           const std::string& trace_dir, const std::string& calibration_json);

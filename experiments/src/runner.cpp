@@ -65,7 +65,7 @@ class RunExecutor {
     // On the testbed, testbed.sh enforces job_timeout_s itself (exit 124) and tears its
     // namespaces down; our own guard comes later, for a testbed that hangs.
     const double guard_s = spec_.limits.job_timeout_s + (spec_.launch.testbed() ? 60 : 0);
-    ProcessResult job = run_process(train_command(spec_, point, bin_dir_, trace, testbed_script_),
+    ProcessResult job = run_process(train_command(spec_, point, bin_dir_, trace, testbed_script_, rep),
                                     train_log, train_log, guard_s);
     if (job.interrupted) return {};
     if (spec_.launch.testbed() && job.exit_code == 124) job.timed_out = true;
@@ -208,6 +208,15 @@ class RunExecutor {
     const TraceSummary& predicted = parsed.predicted;
     const int world_size = what_if && what_if->world_size ? *what_if->world_size : replayed.world_size;
     fill_results(row.predicted, predicted, world_size);
+    // A what-if of random stalls predicts a distribution: its median is that of every Monte
+    // Carlo run's iterations, not of the first run's few draws (29 draws of exp(100 ms) put
+    // the first run's median 3-4 % off the distribution's, the same way in every repetition,
+    // as one --seed gives every repetition the same draws).
+    std::vector<double> predicted_times = predicted.iteration_times_s;
+    if (what_if && !compared.delay_dist.empty() && parsed.runs > 1 && !parsed.pooled_iteration_times_s.empty()) {
+      predicted_times = parsed.pooled_iteration_times_s;
+      set_iteration_time(row.predicted, quantile(predicted_times, 0.5), world_size);
+    }
     row.predicted.interval = parsed.interval;  // with --bootstrap: the predicted median's 90 % interval
     const std::optional<double> measured = row.measured.iter_s;
     Comparison& comparison = row.comparison;
@@ -218,8 +227,8 @@ class RunExecutor {
     // A random stall per iteration: compare the whole distribution, not only the median.
     if (!compared.delay_dist.empty() && measured) {
       const auto measured_times = measured_iteration_times(run_name(compared, row.rep));
-      if (!measured_times.empty() && !predicted.iteration_times_s.empty()) {
-        const DistributionErrors d = compare_distributions(measured_times, predicted.iteration_times_s);
+      if (!measured_times.empty() && !predicted_times.empty()) {
+        const DistributionErrors d = compare_distributions(measured_times, predicted_times);
         comparison.ks_distance = d.ks;
         comparison.p50_error_pct = d.p50_error_pct;
         comparison.p90_error_pct = d.p90_error_pct;
@@ -267,14 +276,17 @@ class RunExecutor {
     }
   }
 
+  // A median iteration time and the throughput it means.
+  template <typename Results>
+  void set_iteration_time(Results& results, double iter_s, int world_size) const {
+    results.iter_s = iter_s;
+    results.samples_per_s = world_size * static_cast<double>(spec_.workload.batch_size) / iter_s;
+  }
+
   // The measured or predicted columns a trace summary gives.
   template <typename Results>
   void fill_results(Results& results, const TraceSummary& summary, int world_size) {
-    if (summary.median_iteration_s > 0) {
-      results.iter_s = summary.median_iteration_s;
-      results.samples_per_s =
-          world_size * static_cast<double>(spec_.workload.batch_size) / summary.median_iteration_s;
-    }
+    if (summary.median_iteration_s > 0) set_iteration_time(results, summary.median_iteration_s, world_size);
     results.failed = !summary.failures.empty();
     if (!summary.failures.empty()) results.failure = summary.failures.front();
   }
@@ -437,7 +449,7 @@ void print_dry_run(const ExperimentSpec& spec, const Layout& layout, const std::
     const std::string trace = layout.trace_dir(name);
     const std::string calibration = layout.calibration_json(name);
     out << "# " << name << '\n';
-    out << shell_quote(train_command(spec, point, bin_dir, trace, testbed_script)) << '\n';
+    out << shell_quote(train_command(spec, point, bin_dir, trace, testbed_script, run.rep)) << '\n';
     out << shell_quote(summary_command(bin_dir, trace)) << '\n';
     ResultRow measured;  // as if measured
     measured.point = point.id;

@@ -70,6 +70,19 @@ ReplayReport parse_replay_report(const std::string& json_text, const std::string
     throw std::runtime_error(source + ": expected an object 'predicted' (the predicted trace's summary)");
   ReplayReport report;
   report.predicted = summary_from_json(*predicted, source, "predicted.");
+  const auto distribution = json.find("distribution");
+  if (distribution != json.end() && distribution->is_object()) {
+    const auto runs = distribution->find("runs");
+    if (runs != distribution->end() && runs->is_number_integer()) report.runs = runs->get<int>();
+    const auto times = distribution->find("iteration_times_s");
+    if (times != distribution->end()) {
+      if (!times->is_array()) throw std::runtime_error(source + ": expected distribution.iteration_times_s as an array");
+      for (const auto& time : *times) {
+        if (!time.is_number()) throw std::runtime_error(source + ": expected numbers in distribution.iteration_times_s");
+        report.pooled_iteration_times_s.push_back(time.get<double>());
+      }
+    }
+  }
   const auto interval = json.find("interval");
   if (interval == json.end()) return report;
   const auto median = interval->is_object() ? interval->find("median_iteration_s") : interval->end();

@@ -25,6 +25,10 @@ struct ReplayReport {
   // "interval": {"median_iteration_s": [lo, hi]}, the 90 % interval of the predicted median
   // with --runs N --bootstrap; nullopt without.
   std::optional<std::pair<double, double>> interval;
+  // "distribution": every Monte Carlo run's iteration times pooled (iteration_times_s) and
+  // how many runs; empty / 0 when the report has none (one run, or too many times to list).
+  std::vector<double> pooled_iteration_times_s;
+  int runs = 0;
 };
 // Throws std::runtime_error naming `source` on JSON that is not such a report.
 ReplayReport parse_replay_report(const std::string& json_text, const std::string& source);

@@ -60,9 +60,12 @@ IterationDistribution summarize_runs(const std::vector<RunOutcome>& runs, double
   if (pooled.empty()) return distribution;
   distribution.mean_s = mean_of(pooled);
   distribution.p50_s = percentile_of(pooled, 0.50);
+  distribution.p90_s = percentile_of(pooled, 0.90);
   distribution.p99_s = percentile_of(pooled, 0.99);
   distribution.min_s = *std::min_element(pooled.begin(), pooled.end());
   distribution.max_s = *std::max_element(pooled.begin(), pooled.end());
+  std::sort(pooled.begin(), pooled.end());
+  distribution.pooled_s = std::move(pooled);
   if (distribution.mean_s > 0) {
     distribution.iterations_per_s = 1.0 / distribution.mean_s;
     distribution.samples_per_s = samples_per_iteration / distribution.mean_s;
@@ -125,6 +128,7 @@ std::string distribution_to_json(const IterationDistribution& d) {
       {"iterations", d.iterations},
       {"mean_s", d.mean_s},
       {"p50_s", d.p50_s},
+      {"p90_s", d.p90_s},
       {"p99_s", d.p99_s},
       {"min_s", d.min_s},
       {"max_s", d.max_s},
@@ -133,6 +137,7 @@ std::string distribution_to_json(const IterationDistribution& d) {
       {"failure_probability", d.failure_probability},
       {"mean_time_to_failure_s", d.mean_time_to_failure_s},
   };
+  if (d.pooled_s.size() <= kPooledTimesInJson) json["iteration_times_s"] = d.pooled_s;
   return json.dump(2);
 }
 

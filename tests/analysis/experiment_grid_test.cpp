@@ -227,6 +227,21 @@ TEST(ExperimentCommands, TrainCommandCarriesThePoint) {
                            " --hidden 64 ", " --trace-dir /r/traces/x-rep0 --quiet"})
     EXPECT_NE(line.find(part), std::string::npos) << part << " missing in " << line;
   EXPECT_EQ(line.find("--slowdown"), std::string::npos);
+  EXPECT_EQ(line.find("--skew-seed"), std::string::npos);  // no random stalls: nothing to draw
+}
+
+// Random stalls: each repetition draws its own (--skew-seed seed + rep), the model's --seed kept.
+TEST(ExperimentCommands, RandomStallsGetTheRepetitionsOwnDraws) {
+  ExperimentSpec spec;
+  spec.workload.seed = 5;
+  Point point;
+  point.world_size = 2;
+  point.delay_dist = {"1=exp:100"};
+  const std::string rep0 = shell_quote(train_command(spec, point, "/b", "/t", "", 0));
+  const std::string rep3 = shell_quote(train_command(spec, point, "/b", "/t", "", 3));
+  EXPECT_NE(rep0.find(" --delay-dist 1=exp:100 --skew-seed 5 "), std::string::npos) << rep0;
+  EXPECT_NE(rep3.find(" --delay-dist 1=exp:100 --skew-seed 8 "), std::string::npos) << rep3;
+  EXPECT_NE(rep3.find(" --seed 5 "), std::string::npos) << rep3;
 }
 
 TEST(ExperimentCommands, ReplayAppendsWhatIfAndPlaceholders) {
@@ -356,7 +371,7 @@ TEST(ExperimentCommands, TestbedJobsRunThroughTestbedSh) {
                        "--timeout 600 -- /b/ddp-launch --nnodes '{hosts}' --node-rank '{host}' "
                        "--nproc-per-node '{ranks}' --master-addr '{master}' --master-port 29500 -- "
                        "/b/ddp-train --model mlp ", 0), 0u) << line;
-  EXPECT_NE(line.find(" --delay-dist 1=exp:100 --width 256 --trace-dir /r/t --quiet"), std::string::npos) << line;
+  EXPECT_NE(line.find(" --delay-dist 1=exp:100 --skew-seed 1 --width 256 --trace-dir /r/t --quiet"), std::string::npos) << line;
 }
 
 TEST(ExperimentDistributions, KsAndQuantileErrors) {

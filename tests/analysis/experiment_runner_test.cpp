@@ -58,8 +58,11 @@ case "$1" in
           [ -f "$2/failure" ] && { touch "$4/failure"; f='["rank 0 iteration 5 bucket 0: timeout: predicted"]'; }
           # The report holds the predicted trace's summary: 0.4 s/it. (Its own ddp-trace summary
           # would say 0.3 s/it, so a runner that summarised the trace again is caught.)
+          # With `pooled`, it also lists 21 Monte Carlo runs' iteration times, whose median is 0.6.
+          d='{}'; [ -f "$here/pooled" ] && d='{"runs": 21, "iteration_times_s": [0.2, 0.6, 0.7]}'
           [ "$5" = "--json" ] && echo "{\"predicted\": {\"world_size\": 2, \"median_iteration_s\": 0.4,
-            \"iterations\": [{}, {}], \"failures\": $f}, \"interval\": {\"median_iteration_s\": [0.3, 0.45]}}" > "$6" ;;
+            \"iterations\": [{}, {}], \"failures\": $f}, \"interval\": {\"median_iteration_s\": [0.3, 0.45]},
+            \"distribution\": $d}" > "$6" ;;
 esac
 exit 0
 )SH";
@@ -362,6 +365,37 @@ TEST_F(RunnerTest, PredictsEveryPointFromTheSameRepetitionsBaseline) {
                           "/results/whatif/predictions/cap1-rep0-from-cap25"), std::string::npos) << cross[0];
   EXPECT_NE(cross[0].find(" --bucket-cap-mb 1"), std::string::npos) << cross[0];
   EXPECT_NE(cross[1].find("traces/cap25-rep1 "), std::string::npos) << cross[1];
+}
+
+// A what-if of random stalls is predicted by every Monte Carlo run's iterations (0.6 s, the
+// median of the pooled times), not by the first run's trace (0.4 s); other rows keep 0.4 s.
+TEST_F(RunnerTest, RandomStallWhatIfIsTheMedianOfEveryRunsIterations) {
+  write(bin_ + "/pooled", "");
+  const auto spec = parse_spec(R"(
+[experiment]
+name = "stall"
+repetitions = 1
+[workload]
+model = "mlp"
+batch_size = 32
+[grid]
+delay_dist = ["", "1=exp:5"]
+[predict]
+baseline = { delay_dist = "" }
+)", root_ + "/stall.toml");
+  ASSERT_EQ(run(spec), 0) << stderr_;
+  const auto rows = read_summary(root_ + "/results/stall/summary.csv");
+  const Row* predicted = nullptr;
+  for (const Row& row : rows) {
+    if (row.at("kind") == "prediction") predicted = &row;
+    if (row.at("kind") == "reconstruction") {
+      EXPECT_DOUBLE_EQ(std::stod(row.at("predicted_iter_s")), 0.4);
+    }
+  }
+  ASSERT_NE(predicted, nullptr);
+  EXPECT_DOUBLE_EQ(std::stod(predicted->at("predicted_iter_s")), 0.6);
+  EXPECT_NEAR(std::stod(predicted->at("error_pct")), 20.0, 1e-9);  // against 0.5 measured
+  EXPECT_NEAR(std::stod(predicted->at("predicted_samples_per_s")), 2 * 32 / 0.6, 1e-3);  // 6 digits
 }
 
 // Without a fit (calibrate failed) the replays calibrate for themselves: no --calibration, and

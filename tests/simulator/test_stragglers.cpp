@@ -72,7 +72,11 @@ TEST(Stragglers, MonteCarloDistributionPoolsRuns) {
   EXPECT_EQ(d.iterations, 4u);
   EXPECT_DOUBLE_EQ(d.mean_s, 2.5);
   EXPECT_DOUBLE_EQ(d.p50_s, 2.5);
+  EXPECT_NEAR(d.p90_s, 3.7, 1e-12);
   EXPECT_NEAR(d.p99_s, 3.97, 1e-12);
+  EXPECT_EQ(d.pooled_s, (std::vector<double>{1.0, 2.0, 3.0, 4.0}));  // every run's, sorted
+  const std::string json = distribution_to_json(d);
+  EXPECT_NE(json.find("\"iteration_times_s\": [\n    1.0,"), std::string::npos) << json;
   EXPECT_DOUBLE_EQ(d.samples_per_s, 64 / 2.5);
   EXPECT_DOUBLE_EQ(d.failure_probability, 0.5);
   EXPECT_DOUBLE_EQ(d.mean_time_to_failure_s, 10.0);

@@ -33,6 +33,7 @@ struct IterationDistribution {
   std::size_t iterations = 0;  // completed iterations pooled over every run
   double mean_s = 0;
   double p50_s = 0;
+  double p90_s = 0;
   double p99_s = 0;
   double min_s = 0;
   double max_s = 0;
@@ -40,7 +41,13 @@ struct IterationDistribution {
   double samples_per_s = 0;     // world × batch size / mean; 0 when the batch size is unknown
   double failure_probability = 0;
   double mean_time_to_failure_s = 0;  // over the failed runs; 0 when none failed
+  // Every run's iteration times, pooled and sorted: the predicted distribution of one
+  // iteration's time, draws of random stalls and (with a bootstrap) resampled compute included.
+  std::vector<double> pooled_s;
 };
+
+// distribution_to_json writes pooled_s when it holds at most this many times.
+constexpr std::size_t kPooledTimesInJson = 100000;
 
 // samples_per_iteration: world size × per-rank batch size (0: unknown).
 IterationDistribution summarize_runs(const std::vector<RunOutcome>& runs, double samples_per_iteration);
