@@ -38,4 +38,17 @@ inline void sort_by_time(std::vector<Event>& events) {
   std::stable_sort(events.begin(), events.end(), [](const Event& a, const Event& b) { return a.t_ns < b.t_ns; });
 }
 
+// One iteration's length in one rank's events (iteration_begin to iteration_end), seconds: how
+// the replay tests read a simulated iteration.
+inline double iteration_length_s(const std::vector<Event>& events, std::int64_t iteration) {
+  std::int64_t begin = -1;
+  std::int64_t end = -1;
+  for (const Event& event : events) {
+    if (event.iteration != iteration) continue;
+    if (event.type == EventType::IterationBegin) begin = event.t_ns;
+    if (event.type == EventType::IterationEnd) end = event.t_ns;
+  }
+  return static_cast<double>(end - begin) * 1e-9;
+}
+
 }  // namespace ddpsim::trace::testing

@@ -105,14 +105,7 @@ double replayed_iteration_s(double fraction, double beta) {
   options.overlap_bandwidth_fraction = fraction;
   const ReplayResult result = replay_isolated(model, options);
   EXPECT_TRUE(result.failure.empty()) << result.failure;
-  std::int64_t begin = -1;
-  std::int64_t end = -1;
-  for (const auto& event : result.events.front()) {
-    if (event.iteration != 3) continue;  // the last replayed (source iterations 1..3)
-    if (event.type == trace::EventType::IterationBegin) begin = event.t_ns;
-    if (event.type == trace::EventType::IterationEnd) end = event.t_ns;
-  }
-  return static_cast<double>(end - begin) * 1e-9;
+  return trace::testing::iteration_length_s(result.events.front(), 3);  // the last replayed (1..3)
 }
 
 TEST(OverlapRates, ReplayWithBothRatesReproducesTheTrace) {
@@ -143,14 +136,7 @@ TEST(OverlapRates, ToldFractionGoesWithAToldBandwidth) {
   const PreparedReplay told = prepare_replay(request);
   EXPECT_DOUBLE_EQ(told.options.overlap_bandwidth_fraction, 0.5);
   const ReplayResult result = replay_isolated(told.model, told.options);
-  std::int64_t begin = -1;
-  std::int64_t end = -1;
-  for (const auto& event : result.events.front()) {
-    if (event.iteration != 3) continue;
-    if (event.type == trace::EventType::IterationBegin) begin = event.t_ns;
-    if (event.type == trace::EventType::IterationEnd) end = event.t_ns;
-  }
-  EXPECT_NEAR(static_cast<double>(end - begin) * 1e-9, 0.085, 1e-6);  // as the trace, above
+  EXPECT_NEAR(trace::testing::iteration_length_s(result.events.front(), 3), 0.085, 1e-6);  // as above
 }
 
 TEST(OverlapRates, FractionOutsideZeroToOneIsRefused) {

@@ -69,14 +69,7 @@ double replayed_iteration_s(const trace::Trace& trace, double fraction, double b
   options.compute_fraction_during_allreduce = fraction;
   const ReplayResult result = replay_isolated(model, options);
   EXPECT_TRUE(result.failure.empty()) << result.failure;
-  std::int64_t begin = -1;
-  std::int64_t end = -1;
-  for (const auto& event : result.events.front()) {
-    if (event.iteration != 3) continue;
-    if (event.type == trace::EventType::IterationBegin) begin = event.t_ns;
-    if (event.type == trace::EventType::IterationEnd) end = event.t_ns;
-  }
-  return static_cast<double>(end - begin) * 1e-9;
+  return trace::testing::iteration_length_s(result.events.front(), 3);
 }
 
 TEST(PacedAutograd, ExtractionGivesAutogradsTimeAlone) {
