@@ -73,15 +73,14 @@ Command add_sweep_command(CLI::App& app) {
   command->add_option("--bucket-caps", flags->grid.bucket_caps_mb, "bucket_cap_mb values, MiB (0: the trace's layout)")
       ->delimiter(',')
       ->check(bucket_cap_mb(true));
+  // Text here: the library reads each entry with the skew syntax's parser (F >= 1).
   command->add_option("--slowdowns", flags->grid.slowdowns,
-                      "Compute slowdown factors F >= 1 of --slowdown-rank (a point's slowdown replaces a "
-                      "--slowdown of that rank)")
-      ->delimiter(',')
-      // A number here; F >= 1 is the skew syntax's rule, applied by the library's SkewSpec parser.
-      ->check(finite_number(-std::numeric_limits<double>::max(), std::numeric_limits<double>::max(), false,
-                            "a finite number"));
+                      "Compute slowdowns: factors F >= 1 of --slowdown-rank, or RANK=F as --slowdown (e.g. 1.5,1=2); "
+                      "a point's slowdown replaces a --slowdown of that rank")
+      ->delimiter(',');
   command->add_option("--slowdown-rank", flags->grid.slowdown_rank,
-                      "The rank --slowdowns slows (default 0); other than 0, the CSV's slowdown column reads RANK=F")
+                      "The rank a plain --slowdowns factor slows (default 0); other than 0, the CSV's slowdown "
+                      "column reads RANK=F")
       ->check(integer_in(0, kIntMax));
   command->add_option("--world-sizes", flags->grid.world_sizes, "World sizes (0: the trace's)")
       ->delimiter(',')

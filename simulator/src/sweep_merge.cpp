@@ -28,7 +28,7 @@ SweepMerge merge_sweep_csvs(const SweepGrid& grid, const std::vector<std::string
                             const std::string& out_csv) {
   const std::vector<SweepPoint> points = sweep_points(grid);
   std::map<std::string, std::size_t> position;  // key -> place in grid order
-  for (std::size_t i = 0; i < points.size(); ++i) position[sweep_key(points[i], grid.slowdown_rank)] = i;
+  for (std::size_t i = 0; i < points.size(); ++i) position[sweep_key(points[i])] = i;
 
   std::vector<const sweep_csv::Row*> chosen(points.size(), nullptr);
   std::vector<std::string> owner(points.size());
@@ -60,7 +60,7 @@ SweepMerge merge_sweep_csvs(const SweepGrid& grid, const std::vector<std::string
   std::string text = sweep_csv::kHeader;
   for (std::size_t i = 0; i < points.size(); ++i) {
     if (chosen[i] == nullptr) {
-      if (merge.first_missing.empty()) merge.first_missing = sweep_key(points[i], grid.slowdown_rank);
+      if (merge.first_missing.empty()) merge.first_missing = sweep_key(points[i]);
       continue;
     }
     text += chosen[i]->line + "\n";

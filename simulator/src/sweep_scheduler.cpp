@@ -43,11 +43,11 @@ void write_header(const std::string& csv_path) {
 // One point in a forked child: the child has its own SimGrid engine and appends its row with
 // one O_APPEND write, so rows of concurrent children never interleave.
 [[noreturn]] void simulate_point(const ReplayRequest& base, const MonteCarloPlan& plan, const SweepPoint& point,
-                                 int slowdown_rank, const std::string& csv_path) {
-  const std::string key = sweep_key(point, slowdown_rank);
+                                 const std::string& csv_path) {
+  const std::string key = sweep_key(point);
   std::ostringstream row;
   try {
-    const PreparedReplay prepared = prepare_replay(point_request(base, point, slowdown_rank));
+    const PreparedReplay prepared = prepare_replay(point_request(base, point));
     const auto wall_start = std::chrono::steady_clock::now();
     const IterationDistribution d = summarize_runs(run_monte_carlo(prepared, plan),
                                                    samples_per_iteration(prepared.model, prepared.world_size()));
@@ -90,7 +90,7 @@ SweepSummary run_sweep(const ReplayRequest& base, const MonteCarloPlan& plan, co
     }
   };
   for (const SweepPoint& point : points) {
-    if (done.count(sweep_key(point, grid.slowdown_rank))) {
+    if (done.count(sweep_key(point))) {
       ++summary.skipped;
       continue;
     }
@@ -99,7 +99,7 @@ SweepSummary run_sweep(const ReplayRequest& base, const MonteCarloPlan& plan, co
     std::cerr.flush();
     const pid_t child = ::fork();
     if (child < 0) throw std::runtime_error("sweep: fork failed");
-    if (child == 0) simulate_point(base, plan, point, grid.slowdown_rank, csv_path);
+    if (child == 0) simulate_point(base, plan, point, csv_path);
     ++running;
     ++summary.simulated;
   }
@@ -109,7 +109,7 @@ SweepSummary run_sweep(const ReplayRequest& base, const MonteCarloPlan& plan, co
   // before writing one.
   const std::map<std::string, std::string> rows = read_rows(csv_path);
   for (const SweepPoint& point : points) {
-    const auto row = rows.find(sweep_key(point, grid.slowdown_rank));
+    const auto row = rows.find(sweep_key(point));
     if (row == rows.end() || !row->second.empty()) ++summary.failed;
   }
   return summary;

@@ -339,6 +339,32 @@ TEST(CliWhatIfs, SweepSlowsTheRankAskedFor) {
   EXPECT_NEAR(p50_of_row(slurp(dir.path("zero.csv")), "0,2,0"), rank0, 1e-7 * rank0);
 }
 
+// Once --slowdowns took factors only, all of one rank (--slowdown-rank), and 1=2 was refused.
+// Now an entry may name its rank with --slowdown's syntax, and a plain factor stays rank 0's.
+TEST(CliWhatIfs, SweepSlowdownsNameTheirRank) {
+  testing::TempDir dir;
+  testing::SyntheticRun run;
+  run.world_size = 2;
+  run.rank_skew = 0.1;  // rank 1 computes 10 % slower: slowing it by 2 is slower than slowing rank 0 by 2
+  trace::write_trace(dir.path("measured"), testing::make_synthetic_trace(run));
+  const std::string measured = dir.path("measured");
+  const std::string csv = dir.path("sweep.csv");
+  const Outcome sweep = run_cli(dir, "sweep " + measured + " --slowdowns 1=2,2 --out " + csv);
+  ASSERT_EQ(sweep.status, 0) << sweep.err;
+  const double rank1 = replay_p50(dir, measured, "1=2");
+  const double rank0 = replay_p50(dir, measured, "0=2");
+  EXPECT_GT(rank1, 1.03 * rank0);
+  EXPECT_NEAR(p50_of_row(slurp(csv), "0,1=2,0"), rank1, 1e-7 * rank1);
+  EXPECT_NEAR(p50_of_row(slurp(csv), "0,2,0"), rank0, 1e-7 * rank0);
+  // 0=2 is the point 2 already is, and --slowdown-rank 1 with 2 the point 1=2: resumed, nothing to do.
+  const Outcome named = run_cli(dir, "sweep " + measured + " --slowdowns 0=2,1=2 --out " + csv);
+  ASSERT_EQ(named.status, 0) << named.err;
+  EXPECT_NE(named.out.find("0 points simulated, 2 already"), std::string::npos) << named.out;
+  const Outcome by_flag = run_cli(dir, "sweep " + measured + " --slowdowns 2 --slowdown-rank 1 --out " + csv);
+  ASSERT_EQ(by_flag.status, 0) << by_flag.err;
+  EXPECT_NE(by_flag.out.find("0 points simulated, 1 already"), std::string::npos) << by_flag.out;
+}
+
 // replay --bucket-caps-mb: the per-bucket list what-if, through the same re-bucketing as one cap.
 double replay_p50_with(const testing::TempDir& dir, const std::string& measured, const std::string& flags) {
   const Outcome outcome = run_cli(dir, "replay " + measured + " " + flags + " --json " + dir.path("r.json"));

@@ -22,7 +22,7 @@ namespace {
 SweepGrid twelve_points() {
   SweepGrid grid;
   grid.bucket_caps_mb = {0, 1, 2};
-  grid.slowdowns = {1, 2};
+  grid.slowdowns = {"1", "2"};
   grid.world_sizes = {4, 8};
   return grid;
 }
@@ -40,7 +40,7 @@ TEST(SweepShards, PartitionTheGridRoundRobin) {
       ASSERT_EQ(static_cast<int>(mine.size()), expected) << index << "/" << count;
       for (std::size_t k = 0; k < mine.size(); ++k) {
         const std::size_t i = static_cast<std::size_t>(index) + k * static_cast<std::size_t>(count);
-        EXPECT_EQ(sweep_key(mine[k], 0), sweep_key(all[i], 0));
+        EXPECT_EQ(sweep_key(mine[k]), sweep_key(all[i]));
         EXPECT_TRUE(seen[i].empty()) << "point " << i << " in two shards";
         seen[i] = "x";
       }

@@ -12,22 +12,23 @@
 
 #include "ddpsim/sim/monte_carlo_runs.hpp"
 #include "ddpsim/sim/prepared_replay.hpp"
+#include "ddpsim/trace/skew.hpp"
 
 namespace ddpsim::sim {
 
 struct SweepGrid {
   std::vector<double> bucket_caps_mb;  // empty: {0}, 0 meaning the trace's own layout
-  std::vector<double> slowdowns;       // compute factors (>= 1, SkewSpec's rule); empty: {1}
-  std::vector<int> world_sizes;        // empty: {0}, the trace's
-  // The rank the slowdowns stretch. Rank 0 keeps the CSV's slowdown column a bare factor;
-  // another rank writes RANK=F there, so a resumed sweep never mistakes one rank's rows for
-  // another's.
+  // --slowdowns entries as the user wrote them: "F", a factor of slowdown_rank, or "RANK=F",
+  // --slowdown's syntax; either way read by trace::parse_slowdown (F >= 1). Empty: {"1"}.
+  std::vector<std::string> slowdowns;
+  std::vector<int> world_sizes;  // empty: {0}, the trace's
+  // The rank a plain factor stretches (--slowdown-rank, default 0).
   int slowdown_rank = 0;
 };
 
 struct SweepPoint {
   double bucket_cap_mb = 0;
-  double slowdown = 1;
+  trace::Slowdown slowdown;  // factor 1: nothing slowed
   int world_size = 0;
 };
 
@@ -48,6 +49,7 @@ struct SweepSummary {
 
 // Every point of the grid, caps outermost, world sizes innermost: the row order of a --jobs 1
 // sweep and of merge_sweep_csvs (with more jobs, rows are written as points finish).
+// RequestError naming --slowdowns on an entry parse_slowdown refuses.
 std::vector<SweepPoint> sweep_points(const SweepGrid& grid);
 // The points of one shard, in grid order.
 std::vector<SweepPoint> sweep_points(const SweepGrid& grid, const SweepShard& shard);
@@ -63,11 +65,13 @@ SweepShard parse_sweep_shard(const std::string& text, const std::function<const 
 // --slowdowns, --world-sizes or --slowdown-rank.
 void check_sweep_grid(const SweepGrid& grid, int trace_world);
 
-// The first three CSV columns of a point: its key when resuming.
-std::string sweep_key(const SweepPoint& point, int slowdown_rank);
+// The first three CSV columns of a point: its key when resuming. The slowdown column is a bare
+// factor for rank 0 and RANK=F for another rank, so a resumed sweep or a merge never mistakes
+// one rank's rows for another's (and "2" and "0=2" are the same point).
+std::string sweep_key(const SweepPoint& point);
 
 // The request of one point: `base` with the point's cap, world size and slowdown.
-ReplayRequest point_request(const ReplayRequest& base, const SweepPoint& point, int slowdown_rank);
+ReplayRequest point_request(const ReplayRequest& base, const SweepPoint& point);
 
 // Checks the grid (check_sweep_grid, and --jobs), reads the trace once (a bad trace is one
 // error, not one per point), then simulates the shard's points not yet in `csv_path`, `jobs`

@@ -1,5 +1,6 @@
 // How the simulator writes a number into a one-line error ("--flag: expected ..., got TEXT"):
-// the stream's default, 6 significant digits (1e+20, nan, inf), as a reader types it.
+// the stream's default, 6 significant digits (1e+20, nan, inf), as a reader types it; and a
+// user's text, kept on one line.
 // One home for the error messages of prepared_replay.cpp, sweep_grid.cpp, calibration_json.cpp
 // and ddp-sim advise.
 #pragma once
@@ -13,6 +14,16 @@ inline std::string text_of(double value) {
   std::ostringstream text;
   text << value;
   return text.str();
+}
+
+// A user's text as typed, but with control characters (a line break in a quoted flag value)
+// as '?', so the error stays one line.
+inline std::string text_of(const std::string& value) {
+  std::string text = value;
+  for (char& c : text) {
+    if (static_cast<unsigned char>(c) < 0x20 || c == 0x7f) c = '?';
+  }
+  return text;
 }
 
 }  // namespace ddpsim::sim
