@@ -5,6 +5,9 @@
 #include <cmath>
 #include <cstdlib>
 #include <limits>
+#include <utility>
+
+#include "ddpsim/trace/one_line.hpp"
 
 namespace ddpsim::cli {
 namespace {
@@ -19,13 +22,8 @@ bool all_digits(const std::string& text, std::size_t from) {
   return true;
 }
 
-// The flag's text as an error shows it: control characters (a line break typed into the value)
-// become '?', so the error stays one line (found by fuzz_numeric_flags).
-std::string shown(std::string text) {
-  for (char& c : text)
-    if (static_cast<unsigned char>(c) < 0x20 || c == 0x7f) c = '?';
-  return text;
-}
+// The flag's text as an error shows it, on one line (found by fuzz_numeric_flags).
+std::string shown(std::string text) { return trace::one_line(std::move(text)); }
 
 }  // namespace
 

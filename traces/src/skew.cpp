@@ -9,6 +9,7 @@
 #include <optional>
 #include <sstream>
 
+#include "ddpsim/trace/one_line.hpp"
 #include "ddpsim/trace/splitmix.hpp"
 
 namespace ddpsim::trace {
@@ -25,15 +26,8 @@ std::int64_t stall_ns(double total_ms) {
 }
 constexpr double kTwoPi = 6.283185307179586476925286766559;
 
-// Flag text as an error shows it: control characters (a line break typed into an argument or a
-// metadata value) become '?', so every SkewError stays one line.
-std::string shown(const std::string& text) {
-  std::string out = text;
-  for (char& c : out) {
-    if (std::iscntrl(static_cast<unsigned char>(c))) c = '?';
-  }
-  return out;
-}
+// Flag text as an error shows it, so every SkewError stays one line.
+std::string shown(const std::string& text) { return one_line(text); }
 
 // The whole text as a finite double, or nullopt ("1.5x", "", "nan" are rejected).
 std::optional<double> parse_number(const std::string& text) {

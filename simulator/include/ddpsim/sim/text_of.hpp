@@ -8,6 +8,8 @@
 #include <sstream>
 #include <string>
 
+#include "ddpsim/trace/one_line.hpp"
+
 namespace ddpsim::sim {
 
 inline std::string text_of(double value) {
@@ -18,12 +20,6 @@ inline std::string text_of(double value) {
 
 // A user's text as typed, but with control characters (a line break in a quoted flag value)
 // as '?', so the error stays one line.
-inline std::string text_of(const std::string& value) {
-  std::string text = value;
-  for (char& c : text) {
-    if (static_cast<unsigned char>(c) < 0x20 || c == 0x7f) c = '?';
-  }
-  return text;
-}
+inline std::string text_of(const std::string& value) { return trace::one_line(value); }
 
 }  // namespace ddpsim::sim
