@@ -8,16 +8,13 @@
 #include <iomanip>
 #include <limits>
 #include <map>
-#include <set>
 #include <sstream>
 
 #include "collective_windows.hpp"
+#include "ddpsim/trace/timeline.hpp"
 #include "stats.hpp"
 
 namespace ddpsim::sim {
-
-using trace::Event;
-using trace::EventType;
 
 LineFit fit_line(const std::vector<double>& x, const std::vector<double>& y) {
   LineFit fit;
@@ -91,34 +88,29 @@ struct RankAllreduce {
 std::vector<AllreduceSample> collective_allreduce_samples(const trace::Trace& trace) {
   std::vector<AllreduceSample> samples;
   const std::vector<std::int64_t> iterations = trace::without_warmup(trace.complete_iterations());
-  const std::set<std::int64_t> wanted(iterations.begin(), iterations.end());
 
-  // per_rank[r][(iteration, bucket)]
+  // per_rank[r][(iteration, bucket)], from the rank's begin/end pairs (trace/timeline.hpp).
   std::vector<std::map<std::pair<std::int64_t, int>, RankAllreduce>> per_rank(trace.ranks.size());
   for (std::size_t r = 0; r < trace.ranks.size(); ++r) {
-    std::map<std::pair<std::int64_t, int>, std::int64_t> open;  // begin times awaiting their end
-    std::int64_t current_iteration = -1;
-    std::int64_t stream_free_ns = 0;
-    for (const Event& event : trace.ranks[r].events) {
-      if (!wanted.count(event.iteration) || event.bucket < 0) continue;
-      if (event.iteration != current_iteration) {
-        current_iteration = event.iteration;
-        stream_free_ns = 0;
-        open.clear();
+    const trace::Timelines timelines = trace::build_timelines(trace.ranks[r]);
+    for (const std::int64_t iteration : iterations) {
+      const auto timeline = timelines.find(iteration);
+      if (timeline == timelines.end()) continue;
+      // The stream is free once every all-reduce that ended before this one (in the order
+      // the ends were recorded) has ended.
+      std::vector<const trace::BucketAllreduce*> by_end;
+      for (const trace::BucketAllreduce& allreduce : timeline->second.allreduces) {
+        if (allreduce.bucket >= 0) by_end.push_back(&allreduce);
       }
-      const auto key = std::make_pair(event.iteration, event.bucket);
-      if (event.type == EventType::AllreduceBegin) {
-        open[key] = event.t_ns;
-        per_rank[r][key].bytes = event.bytes;
-      } else if (event.type == EventType::AllreduceEnd) {
-        auto found = open.find(key);
-        if (found == open.end()) continue;
-        RankAllreduce& allreduce = per_rank[r][key];
-        allreduce.start_ns = std::max(found->second, stream_free_ns);
-        allreduce.end_ns = event.t_ns;
-        if (allreduce.bytes < 0) allreduce.bytes = event.bytes;
-        stream_free_ns = std::max(stream_free_ns, event.t_ns);
-        open.erase(found);
+      std::sort(by_end.begin(), by_end.end(),
+                [](const auto* a, const auto* b) { return a->end_order < b->end_order; });
+      std::int64_t stream_free_ns = 0;
+      for (const trace::BucketAllreduce* allreduce : by_end) {
+        RankAllreduce& sample = per_rank[r][{iteration, allreduce->bucket}];  // a repeat: the last
+        sample.bytes = allreduce->bytes;
+        sample.start_ns = std::max(allreduce->interval.begin, stream_free_ns);
+        sample.end_ns = allreduce->interval.end;
+        stream_free_ns = std::max(stream_free_ns, allreduce->interval.end);
       }
     }
   }

@@ -151,6 +151,43 @@ TEST(Calibrate, OverlappingAllreducesOfAlmostOneSizeGiveTheLinkRate) {
   EXPECT_LT(calibration.fit.relative_rms, 1e-9);
 }
 
+// A rank's all-reduce can start once every all-reduce that ended before it (in the order the
+// ends were written) has ended: two ranks alike, iterations 0..2, per iteration bucket 0 runs
+// 10..50 ms and bucket 1 20..30 ms (ending first); buckets 3 and 2 both end at 80 ms, 3's end
+// written first.
+TEST(Calibrate, AnAllreduceStartsWhenThoseThatEndedBeforeItHaveEnded) {
+  const std::int64_t ms = 1000000;
+  trace::Trace trace;
+  for (int r = 0; r < 2; ++r) {
+    trace::RankTrace rank;
+    rank.meta.rank = r;
+    rank.meta.world_size = 2;
+    for (std::int64_t it = 0; it < 3; ++it) {
+      const std::int64_t t0 = it * 1000 * ms;
+      trace::testing::EventLog log{rank.events, r, it};
+      log.add(trace::EventType::IterationBegin, t0);
+      log.add(trace::EventType::AllreduceBegin, t0 + 10 * ms, 0, 100);
+      log.add(trace::EventType::AllreduceBegin, t0 + 20 * ms, 1, 100);
+      log.add(trace::EventType::AllreduceEnd, t0 + 30 * ms, 1, 100);
+      log.add(trace::EventType::AllreduceEnd, t0 + 50 * ms, 0, 100);
+      log.add(trace::EventType::AllreduceBegin, t0 + 60 * ms, 2, 100);
+      log.add(trace::EventType::AllreduceBegin, t0 + 61 * ms, 3, 100);
+      log.add(trace::EventType::AllreduceEnd, t0 + 80 * ms, 3, 100);
+      log.add(trace::EventType::AllreduceEnd, t0 + 80 * ms, 2, 100);
+      log.add(trace::EventType::IterationEnd, t0 + 100 * ms);
+    }
+    trace.ranks.push_back(rank);
+  }
+  const auto samples = collective_allreduce_samples(trace);
+  ASSERT_EQ(samples.size(), 2u * 4u);  // iteration 0 is left out
+  // Bucket 0 from 30 ms (bucket 1's end), 1 from its begin, 2 from 80 ms (3's end, written
+  // before 2's), 3 from its begin, as 0 had ended by then.
+  const double expected_s[] = {20e-3, 10e-3, 0, 19e-3};
+  for (const auto& sample : samples) {
+    EXPECT_NEAR(sample.duration_s, expected_s[sample.bucket], 1e-12) << "iteration " << sample.iteration << " bucket " << sample.bucket;
+  }
+}
+
 TEST(Calibrate, WideSizeSpanKeepsTheLeastSquaresFit) {
   const Calibration calibration = calibrate(testing::make_synthetic_trace(testing::SyntheticRun{}),
                                             AllreduceAlgorithm::Ring);

@@ -19,6 +19,7 @@ std::map<std::int64_t, IterationTimeline> build_timelines(const RankTrace& rank)
   std::map<std::int64_t, IterationTimeline> timelines;
   // Open all-reduces per (iteration, bucket): where the begin was and what it carried.
   std::map<std::pair<std::int64_t, int>, std::size_t> open_allreduce;
+  int ends_matched = 0;  // numbers the matched ends in file order (end_order)
   for (const Event& event : rank.events) {
     IterationTimeline& timeline = timelines[event.iteration];
     timeline.iteration = event.iteration;
@@ -37,7 +38,7 @@ std::map<std::int64_t, IterationTimeline> build_timelines(const RankTrace& rank)
       case EventType::AllreduceBegin: {
         BucketAllreduce allreduce;
         allreduce.bucket = event.bucket;
-        allreduce.bytes = std::max<std::int64_t>(event.bytes, 0);
+        allreduce.bytes = event.bytes;  // -1 when absent: the end's then (clamped to 0 below)
         allreduce.interval.begin = event.t_ns;
         timeline.allreduces.push_back(allreduce);
         open_allreduce[{event.iteration, event.bucket}] = timeline.allreduces.size() - 1;
@@ -46,7 +47,10 @@ std::map<std::int64_t, IterationTimeline> build_timelines(const RankTrace& rank)
       case EventType::AllreduceEnd: {
         const auto open = open_allreduce.find({event.iteration, event.bucket});
         if (open == open_allreduce.end()) break;  // an end without a begin: nothing to pair
-        timeline.allreduces[open->second].interval.end = event.t_ns;
+        BucketAllreduce& allreduce = timeline.allreduces[open->second];
+        allreduce.interval.end = event.t_ns;
+        if (allreduce.bytes < 0) allreduce.bytes = event.bytes;
+        allreduce.end_order = ends_matched++;
         open_allreduce.erase(open);
         break;
       }
@@ -67,6 +71,7 @@ std::map<std::int64_t, IterationTimeline> build_timelines(const RankTrace& rank)
     list.erase(std::remove_if(list.begin(), list.end(),
                               [](const BucketAllreduce& a) { return !a.interval.complete(); }),
                list.end());
+    for (BucketAllreduce& allreduce : list) allreduce.bytes = std::max<std::int64_t>(allreduce.bytes, 0);
   }
   return timelines;
 }

@@ -23,8 +23,11 @@ struct Interval {
 // bucket in the same iteration (FORMAT.md).
 struct BucketAllreduce {
   int bucket = 0;
-  std::int64_t bytes = 0;
+  std::int64_t bytes = 0;  // the begin's, else the end's (a trace built in code may omit one), else 0
   Interval interval;
+  // Its place among the iteration's all-reduces by when they ended (the file order of the
+  // allreduce_end events: by t_ns, ties in file order); increasing, not necessarily 0, 1, 2.
+  int end_order = 0;
 };
 
 struct IterationTimeline {
