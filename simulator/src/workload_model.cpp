@@ -11,6 +11,7 @@
 
 #include "stats.hpp"
 #include "collective_windows.hpp"
+#include "ddpsim/trace/timeline.hpp"
 
 namespace ddpsim::sim {
 
@@ -70,24 +71,19 @@ namespace {
 
 constexpr double kNsToS = 1e-9;
 
-// The events of one rank's iteration, with the first time of each event type.
+// The events of one rank's iteration, and its phases as the trace library pairs them.
 class IterationEvents {
  public:
-  void add(const Event& event) {
-    events_.push_back(&event);
-    first_.emplace(event.type, event.t_ns);  // keeps the first occurrence
-  }
-  std::optional<std::int64_t> first(EventType type) const {
-    auto found = first_.find(type);
-    if (found == first_.end()) return std::nullopt;
-    return found->second;
-  }
+  void add(const Event& event) { events_.push_back(&event); }
   const std::vector<const Event*>& events() const { return events_; }
+  trace::IterationTimeline timeline;
 
  private:
   std::vector<const Event*> events_;
-  std::map<EventType, std::int64_t> first_;
 };
+
+// A phase boundary, or `fallback` when the trace has no such event (-1 in the timeline).
+std::int64_t or_else(std::int64_t t_ns, std::int64_t fallback) { return t_ns >= 0 ? t_ns : fallback; }
 
 // Seconds between two instants, never negative (a missing phase has length 0).
 double span_s(std::int64_t from_ns, std::int64_t to_ns) {
@@ -126,21 +122,18 @@ double autograd_alone_s(double offset, std::int64_t backward_begin, const std::v
 RankIterationCosts costs_of(const IterationEvents& iteration, const std::vector<std::vector<int>>& buckets,
                             std::size_t num_params, const std::vector<CollectiveWindow>& windows,
                             double compute_fraction) {
-  // Missing optional events collapse their phase onto the previous boundary.
-  const std::int64_t begin = iteration.first(EventType::IterationBegin).value_or(0);
-  const std::int64_t end = iteration.first(EventType::IterationEnd).value_or(begin);
-  const std::int64_t forward_begin = iteration.first(EventType::ForwardBegin).value_or(begin);
-  const std::int64_t forward_end = iteration.first(EventType::ForwardEnd).value_or(forward_begin);
-  const std::int64_t backward_begin =
-      iteration.first(EventType::BackwardBegin).value_or(forward_end);
-  const std::int64_t optimizer_begin_or_end =
-      iteration.first(EventType::OptimizerBegin).value_or(end);
-  const std::int64_t backward_end =
-      iteration.first(EventType::BackwardEnd).value_or(optimizer_begin_or_end);
-  const std::int64_t optimizer_begin =
-      iteration.first(EventType::OptimizerBegin).value_or(backward_end);
-  const std::int64_t optimizer_end =
-      iteration.first(EventType::OptimizerEnd).value_or(optimizer_begin);
+  // Missing optional events collapse their phase onto the previous boundary. A phase is the
+  // timeline's (trace/timeline.hpp): its first begin to its last end.
+  const trace::IterationTimeline& timeline = iteration.timeline;
+  const std::int64_t begin = or_else(timeline.whole.begin, 0);
+  const std::int64_t end = or_else(timeline.whole.end, begin);
+  const std::int64_t forward_begin = or_else(timeline.forward.begin, begin);
+  const std::int64_t forward_end = or_else(timeline.forward.end, forward_begin);
+  const std::int64_t backward_begin = or_else(timeline.backward.begin, forward_end);
+  const std::int64_t optimizer_begin_or_end = or_else(timeline.optimizer.begin, end);
+  const std::int64_t backward_end = or_else(timeline.backward.end, optimizer_begin_or_end);
+  const std::int64_t optimizer_begin = or_else(timeline.optimizer.begin, backward_end);
+  const std::int64_t optimizer_end = or_else(timeline.optimizer.end, optimizer_begin);
 
   // A span's compute: its length less any evaluation inside it.
   const auto phases = eval_phases(iteration);
@@ -331,6 +324,9 @@ WorkloadModel extract_workload(const trace::Trace& trace, ComputeMode mode, doub
   model.costs.resize(trace.ranks.size());
   for (std::size_t r = 0; r < trace.ranks.size(); ++r) {
     std::map<std::int64_t, IterationEvents> by_iteration;
+    for (auto& [iteration, timeline] : trace::build_timelines(trace.ranks[r])) {
+      if (wanted.count(iteration)) by_iteration[iteration].timeline = std::move(timeline);
+    }
     for (const Event& event : trace.ranks[r].events) {
       if (!wanted.count(event.iteration)) continue;
       by_iteration[event.iteration].add(event);

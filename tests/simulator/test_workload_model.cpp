@@ -36,6 +36,33 @@ TEST(WorkloadModel, MedianPhasesPerRank) {
   }
 }
 
+// A phase runs to its last end, as the trace library pairs it (trace/timeline.hpp) for the
+// summary and the Chrome export: a second iteration_end, half-way to the next event, lengthens
+// the time after the optimizer by that much.
+TEST(WorkloadModel, APhaseEndsAtItsLastEnd) {
+  const trace::Trace trace = testing::make_synthetic_trace(testing::SyntheticRun{});
+  trace::Trace repeated = trace;
+  auto& events = repeated.ranks[0].events;
+  const auto end = std::find_if(events.begin(), events.end(), [](const trace::Event& e) {
+    return e.iteration == 3 && e.type == trace::EventType::OptimizerEnd;
+  });
+  ASSERT_NE(end, events.end());
+  ASSERT_NE(std::next(end), events.end());
+  trace::Event again = *end;
+  again.t_ns += (std::next(end)->t_ns - end->t_ns) / 2;
+  const double later_s = static_cast<double>(again.t_ns - end->t_ns) * 1e-9;
+  ASSERT_GT(later_s, 0);
+  events.insert(std::next(end), again);
+
+  const WorkloadModel model = extract_workload(trace, ComputeMode::PerIteration);
+  const WorkloadModel changed = extract_workload(repeated, ComputeMode::PerIteration);
+  const auto index = static_cast<std::int64_t>(
+      std::find(model.source_iterations.begin(), model.source_iterations.end(), 3) - model.source_iterations.begin());
+  EXPECT_NEAR(changed.costs_for(0, index).optimizer_s, model.costs_for(0, index).optimizer_s + later_s, 1e-12);
+  EXPECT_NEAR(changed.costs_for(0, index).after_optimizer_s, model.costs_for(0, index).after_optimizer_s - later_s, 1e-12);
+  EXPECT_NEAR(changed.costs_for(0, index + 1).optimizer_s, model.costs_for(0, index + 1).optimizer_s, 1e-12);
+}
+
 TEST(WorkloadModel, PerIterationKeepsEveryIteration) {
   testing::SyntheticRun run;
   const WorkloadModel model = extract_workload(testing::make_synthetic_trace(run), ComputeMode::PerIteration);
