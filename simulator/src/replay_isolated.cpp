@@ -15,6 +15,8 @@
 #include <sstream>
 #include <string>
 
+#include "ddpsim/process/fork_call.hpp"
+#include "ddpsim/process/wait.hpp"
 #include "ddpsim/sim/replay.hpp"
 #include "replay_classes.hpp"
 
@@ -193,12 +195,8 @@ ReplayResult replay_isolated(const WorkloadModel& model, const ReplayOptions& op
   if (::pipe(result_pipe) != 0) throw SimulationError(std::string("pipe: ") + std::strerror(errno));
   std::FILE* child_log = std::tmpfile();
   if (child_log == nullptr) throw SimulationError(std::string("tmpfile: ") + std::strerror(errno));
-  std::fflush(stdout);
-  std::fflush(stderr);
-
-  const pid_t child = ::fork();
-  if (child < 0) throw SimulationError(std::string("fork: ") + std::strerror(errno));
-  if (child == 0) {
+  // One SimGrid engine per process: the replay runs in a forked copy of this one.
+  const auto run_replay = [&] {
     ::close(result_pipe[0]);
     ::dup2(::fileno(child_log), STDERR_FILENO);
     std::string reply;
@@ -212,16 +210,21 @@ ReplayResult replay_isolated(const WorkloadModel& model, const ReplayOptions& op
     }
     write_all(result_pipe[1], reply);
     ::close(result_pipe[1]);
-    std::fflush(stderr);
-    ::_exit(0);  // skip atexit handlers and static destructors of the parent's state
+    return 0;
+  };
+  pid_t child = -1;
+  try {
+    child = process::fork_call(run_replay);
+  } catch (const std::runtime_error& error) {  // "fork: REASON"
+    ::close(result_pipe[0]);
+    ::close(result_pipe[1]);
+    std::fclose(child_log);
+    throw SimulationError(error.what());
   }
-
   ::close(result_pipe[1]);
   const std::string reply = read_all(result_pipe[0]);
   ::close(result_pipe[0]);
-  int status = 0;
-  while (::waitpid(child, &status, 0) < 0 && errno == EINTR) {
-  }
+  const int status = process::wait_for(child);
 
   std::rewind(child_log);
   std::string log;

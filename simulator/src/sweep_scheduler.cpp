@@ -15,6 +15,7 @@
 #include <map>
 #include <sstream>
 
+#include "ddpsim/process/fork_call.hpp"
 #include "ddpsim/sim/sweep.hpp"
 #include "ddpsim/trace/io.hpp"
 #include "sweep_csv.hpp"
@@ -40,9 +41,10 @@ void write_header(const std::string& csv_path) {
   if (!out) throw RequestError("--out " + csv_path + ": expected a writable file");
 }
 
-// One point in a forked child: the child has its own SimGrid engine and appends its row with
-// one O_APPEND write, so rows of concurrent children never interleave.
-[[noreturn]] void simulate_point(const ReplayRequest& base, const MonteCarloPlan& plan, const SweepPoint& point,
+// One point, run in a forked child (process::fork_call): the child has its own SimGrid engine
+// and appends its row with one O_APPEND write, so rows of concurrent children never interleave.
+// Returns the child's exit status.
+int simulate_point(const ReplayRequest& base, const MonteCarloPlan& plan, const SweepPoint& point,
                                  const std::string& csv_path) {
   const std::string key = sweep_key(point);
   std::ostringstream row;
@@ -64,7 +66,7 @@ void write_header(const std::string& csv_path) {
   const int fd = ::open(csv_path.c_str(), O_WRONLY | O_APPEND);
   const bool written = fd >= 0 && ::write(fd, text.data(), text.size()) == static_cast<ssize_t>(text.size());
   if (fd >= 0) ::close(fd);
-  std::_Exit(written ? 0 : 1);
+  return written ? 0 : 1;
 }
 
 }  // namespace
@@ -83,8 +85,7 @@ SweepSummary run_sweep(const ReplayRequest& base, const MonteCarloPlan& plan, co
   summary.points = points.size();
   int running = 0;
   const auto reap = [&] {
-    int status = 0;
-    if (::wait(&status) > 0) {
+    if (::wait(nullptr) > 0) {
       --running;
       if (on_point_done) on_point_done();
     }
@@ -95,11 +96,7 @@ SweepSummary run_sweep(const ReplayRequest& base, const MonteCarloPlan& plan, co
       continue;
     }
     while (running >= jobs) reap();
-    std::cout.flush();
-    std::cerr.flush();
-    const pid_t child = ::fork();
-    if (child < 0) throw std::runtime_error("sweep: fork failed");
-    if (child == 0) simulate_point(base, plan, point, csv_path);
+    process::fork_call([&] { return simulate_point(base, plan, point, csv_path); });
     ++running;
     ++summary.simulated;
   }

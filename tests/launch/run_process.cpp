@@ -1,6 +1,5 @@
 #include "run_process.hpp"
 
-#include <fcntl.h>
 #include <poll.h>
 #include <signal.h>
 #include <sys/wait.h>
@@ -10,6 +9,9 @@
 #include <sstream>
 #include <stdexcept>
 
+#include "ddpsim/process/spawn.hpp"
+#include "ddpsim/process/wait.hpp"
+
 namespace ddpsim::launch::testing {
 
 bool ProcessResult::exited() const { return WIFEXITED(wait_status); }
@@ -17,28 +19,17 @@ int ProcessResult::exit_code() const { return exited() ? WEXITSTATUS(wait_status
 int ProcessResult::term_signal() const { return WIFSIGNALED(wait_status) ? WTERMSIG(wait_status) : 0; }
 
 ProcessResult run_process(const std::vector<std::string>& argv, const RunOptions& options) {
-  int out_pipe[2];
-  int err_pipe[2];
-  if (pipe2(out_pipe, O_CLOEXEC) != 0 || pipe2(err_pipe, O_CLOEXEC) != 0) throw std::runtime_error("pipe");
-  std::vector<char*> args;
-  for (const auto& arg : argv) args.push_back(const_cast<char*>(arg.c_str()));
-  args.push_back(nullptr);
-
+  process::Command command;
+  command.argv = argv;
+  command.out = process::Output::pipe();
+  command.err = process::Output::pipe();
   const auto start = std::chrono::steady_clock::now();
-  const pid_t pid = fork();
-  if (pid < 0) throw std::runtime_error("fork");
-  if (pid == 0) {
-    dup2(out_pipe[1], STDOUT_FILENO);
-    dup2(err_pipe[1], STDERR_FILENO);
-    execv(args[0], args.data());
-    _exit(127);
-  }
-  close(out_pipe[1]);
-  close(err_pipe[1]);
+  const process::Child child = process::spawn(command);
+  const pid_t pid = child.pid;
 
   ProcessResult result;
-  int out_fd = out_pipe[0];
-  int err_fd = err_pipe[0];
+  int out_fd = child.stdout_fd;
+  int err_fd = child.stderr_fd;
   const auto deadline = start + options.timeout;
   while (out_fd >= 0 || err_fd >= 0) {
     const auto now = std::chrono::steady_clock::now();
@@ -68,8 +59,7 @@ ProcessResult run_process(const std::vector<std::string>& argv, const RunOptions
   for (const int fd : {out_fd, err_fd}) {
     if (fd >= 0) close(fd);
   }
-  while (waitpid(pid, &result.wait_status, 0) < 0 && errno == EINTR) {
-  }
+  result.wait_status = process::wait_for(pid);
   result.elapsed = std::chrono::steady_clock::now() - start;
   return result;
 }

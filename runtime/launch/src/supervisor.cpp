@@ -1,5 +1,6 @@
 #include "ddpsim/launch/supervisor.hpp"
 
+#include <fcntl.h>
 #include <poll.h>
 #include <sys/signalfd.h>
 #include <sys/wait.h>
@@ -12,7 +13,8 @@
 #include <stdexcept>
 
 #include "ddpsim/launch/line_prefixer.hpp"
-#include "worker_process.hpp"
+#include "ddpsim/process/spawn.hpp"
+#include "ddpsim/process/wait.hpp"
 
 namespace ddpsim::launch {
 
@@ -146,7 +148,16 @@ class Supervisor {
 
  private:
   void start(const WorkerSpec& spec, const sigset_t& child_mask) {
-    const detail::StartedWorker started = detail::start_worker(spec, child_mask);
+    process::Command command;
+    command.argv = spec.argv;
+    command.env.insert(spec.env.begin(), spec.env.end());
+    command.out = process::Output::pipe();
+    command.err = process::Output::pipe();
+    command.own_process_group = true;  // the worker and whatever it starts are stopped together
+    command.die_with_parent = true;    // a launcher killed by SIGKILL/OOM must not leave ranks behind
+    command.signal_mask = &child_mask;  // our mask from before we blocked signals for signalfd
+    const process::Child started = process::spawn(command);  // "cannot run 'PROG': REASON"
+    for (const int fd : {started.stdout_fd, started.stderr_fd}) fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK);
     const std::string prefix = "[rank " + std::to_string(spec.rank) + "] ";
     workers_.push_back(Worker{spec.rank, started.pid, true,
                               OutputStream{started.stdout_fd, options_.stdout_fd, LinePrefixer(prefix)},
@@ -247,12 +258,12 @@ class Supervisor {
     if (received_signal_ == 0) {
       received_signal_ = signal_number;
       const int running = running_count();
-      message("received " + signal_name(signal_number) + "; forwarding it to " + std::to_string(running) +
+      message("received " + process::signal_name(signal_number) + "; forwarding it to " + std::to_string(running) +
               " running worker" + (running == 1 ? "" : "s"));
       stop_all(signal_number);
       arm_kill_deadline();
     } else {
-      message("received " + signal_name(signal_number) + " again; killing the workers");
+      message("received " + process::signal_name(signal_number) + " again; killing the workers");
       stop_all(SIGKILL);
     }
   }
@@ -314,7 +325,7 @@ class Supervisor {
   int exit_status() {
     if (failure_) {
       message("rank " + std::to_string(failure_->rank) + " (pid " + std::to_string(failure_->pid) + ") " +
-              describe_wait_status(failure_->wait_status) +
+              process::describe_wait_status(failure_->wait_status) +
               (failure_->others_were_running ? "; stopped the other workers" : ""));
       return kExitWorkerFailed;
     }
@@ -336,40 +347,6 @@ class Supervisor {
 
 int run_workers(const std::vector<WorkerSpec>& workers, const SupervisorOptions& options) {
   return Supervisor(options).run(workers);
-}
-
-std::string signal_name(int signal_number) {
-  switch (signal_number) {
-    case SIGHUP: return "SIGHUP";
-    case SIGINT: return "SIGINT";
-    case SIGQUIT: return "SIGQUIT";
-    case SIGILL: return "SIGILL";
-    case SIGTRAP: return "SIGTRAP";
-    case SIGABRT: return "SIGABRT";
-    case SIGBUS: return "SIGBUS";
-    case SIGFPE: return "SIGFPE";
-    case SIGKILL: return "SIGKILL";
-    case SIGUSR1: return "SIGUSR1";
-    case SIGSEGV: return "SIGSEGV";
-    case SIGUSR2: return "SIGUSR2";
-    case SIGPIPE: return "SIGPIPE";
-    case SIGALRM: return "SIGALRM";
-    case SIGTERM: return "SIGTERM";
-    case SIGXCPU: return "SIGXCPU";
-    case SIGSYS: return "SIGSYS";
-    default: return "signal " + std::to_string(signal_number);
-  }
-}
-
-std::string describe_wait_status(int wait_status) {
-  if (WIFEXITED(wait_status)) return "exited with status " + std::to_string(WEXITSTATUS(wait_status));
-  if (WIFSIGNALED(wait_status)) {
-    const int signal_number = WTERMSIG(wait_status);
-    std::string text = "died with signal " + std::to_string(signal_number) + " (" + signal_name(signal_number) + ")";
-    if (WCOREDUMP(wait_status)) text += ", core dumped";
-    return text;
-  }
-  return "ended with wait status " + std::to_string(wait_status);
 }
 
 }  // namespace ddpsim::launch

@@ -43,10 +43,4 @@ inline constexpr int kExitCannotStart = 2;  // e.g. the program does not exist
 // exited 0. Not thread-safe: it blocks SIGCHLD/SIGINT/SIGTERM/SIGHUP while it runs.
 int run_workers(const std::vector<WorkerSpec>& workers, const SupervisorOptions& options);
 
-// "SIGKILL" for 9; "signal 42" when unnamed.
-std::string signal_name(int signal_number);
-
-// A waitpid status in words: "exited with status 3", "died with signal 9 (SIGKILL)".
-std::string describe_wait_status(int wait_status);
-
 }  // namespace ddpsim::launch
