@@ -3,43 +3,42 @@
 
 #include <algorithm>
 #include <limits>
-#include <set>
 
 namespace ddpsim::sim {
 
 std::map<std::int64_t, std::vector<CollectiveWindow>> collective_windows(const trace::Trace& trace) {
-  const std::vector<std::int64_t> iterations = trace::without_warmup(trace.complete_iterations());
-  const std::set<std::int64_t> wanted(iterations.begin(), iterations.end());
+  std::vector<trace::Timelines> timelines;
+  for (const trace::RankTrace& rank : trace.ranks) timelines.push_back(trace::build_timelines(rank));
+  return collective_windows(timelines, trace::without_warmup(trace.complete_iterations()));
+}
+
+std::map<std::int64_t, std::vector<CollectiveWindow>> collective_windows(const std::vector<trace::Timelines>& timelines,
+                                                                         const std::vector<std::int64_t>& iterations) {
   struct Window {
     std::int64_t begin_ns = std::numeric_limits<std::int64_t>::min();
     std::int64_t end_ns = std::numeric_limits<std::int64_t>::min();
     std::int64_t bytes = 0;
-    int begins = 0;
-    int ends = 0;
+    std::size_t ranks = 0;  // that began and ended it
   };
-  std::map<std::int64_t, std::map<int, Window>> windows;  // [iteration][bucket]
-  for (const auto& rank : trace.ranks) {
-    for (const trace::Event& event : rank.events) {
-      if (!wanted.count(event.iteration) || event.bucket < 0) continue;
-      if (event.type == trace::EventType::AllreduceBegin) {
-        Window& window = windows[event.iteration][event.bucket];
-        window.begin_ns = std::max(window.begin_ns, event.t_ns);
-        window.bytes = std::max(window.bytes, event.bytes);
-        ++window.begins;
-      } else if (event.type == trace::EventType::AllreduceEnd) {
-        Window& window = windows[event.iteration][event.bucket];
-        window.end_ns = std::max(window.end_ns, event.t_ns);
-        ++window.ends;
+  std::map<std::int64_t, std::vector<CollectiveWindow>> result;
+  for (const std::int64_t iteration : iterations) {
+    std::map<int, Window> windows;  // [bucket]
+    for (const trace::Timelines& rank : timelines) {
+      const auto timeline = rank.find(iteration);
+      if (timeline == rank.end()) continue;
+      for (const trace::BucketAllreduce& allreduce : timeline->second.allreduces) {
+        if (allreduce.bucket < 0) continue;
+        Window& window = windows[allreduce.bucket];
+        window.begin_ns = std::max(window.begin_ns, allreduce.interval.begin);
+        window.end_ns = std::max(window.end_ns, allreduce.interval.end);
+        window.bytes = std::max(window.bytes, allreduce.bytes);
+        ++window.ranks;
       }
     }
-  }
-  std::map<std::int64_t, std::vector<CollectiveWindow>> result;
-  for (const auto& [iteration, buckets] : windows) {
     std::vector<CollectiveWindow>& kept = result[iteration];
-    for (const auto& [bucket, window] : buckets) {
+    for (const auto& [bucket, window] : windows) {
       (void)bucket;
-      if (window.begins != trace.world_size() || window.ends != trace.world_size()) continue;
-      kept.push_back({window.begin_ns, window.end_ns, window.bytes});
+      if (window.ranks == timelines.size()) kept.push_back({window.begin_ns, window.end_ns, window.bytes});
     }
   }
   return result;

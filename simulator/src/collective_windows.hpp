@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "ddpsim/trace/model.hpp"
+#include "ddpsim/trace/timeline.hpp"
 
 namespace ddpsim::sim {
 
@@ -22,6 +23,10 @@ struct CollectiveWindow {
 
 // [iteration] → its windows in bucket order, for the trace's complete iterations but warm-up.
 std::map<std::int64_t, std::vector<CollectiveWindow>> collective_windows(const trace::Trace& trace);
+
+// The same from every rank's timelines (timelines[r]: rank r's), for `iterations`.
+std::map<std::int64_t, std::vector<CollectiveWindow>> collective_windows(const std::vector<trace::Timelines>& timelines,
+                                                                         const std::vector<std::int64_t>& iterations);
 
 // The length of the union of [begin, end) intervals (empty ones ignored).
 std::int64_t union_length_ns(std::vector<std::pair<std::int64_t, std::int64_t>> intervals);

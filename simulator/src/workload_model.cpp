@@ -15,8 +15,6 @@
 
 namespace ddpsim::sim {
 
-using trace::Event;
-using trace::EventType;
 
 const char* to_string(ComputeMode mode) {
   switch (mode) {
@@ -71,17 +69,6 @@ namespace {
 
 constexpr double kNsToS = 1e-9;
 
-// The events of one rank's iteration, and its phases as the trace library pairs them.
-class IterationEvents {
- public:
-  void add(const Event& event) { events_.push_back(&event); }
-  const std::vector<const Event*>& events() const { return events_; }
-  trace::IterationTimeline timeline;
-
- private:
-  std::vector<const Event*> events_;
-};
-
 // A phase boundary, or `fallback` when the trace has no such event (-1 in the timeline).
 std::int64_t or_else(std::int64_t t_ns, std::int64_t fallback) { return t_ns >= 0 ? t_ns : fallback; }
 
@@ -90,17 +77,12 @@ double span_s(std::int64_t from_ns, std::int64_t to_ns) {
   return to_ns > from_ns ? static_cast<double>(to_ns - from_ns) * kNsToS : 0.0;
 }
 
-// Evaluation phases (eval_begin .. eval_end) among an iteration's events. ddp-train records them
-// between iterations; one inside an iteration's bounds is still not training compute.
-std::vector<std::pair<std::int64_t, std::int64_t>> eval_phases(const IterationEvents& iteration) {
+// Evaluation phases (eval_begin .. eval_end) of an iteration. ddp-train records them between
+// iterations; one inside an iteration's bounds is still not training compute.
+std::vector<std::pair<std::int64_t, std::int64_t>> eval_phases(const trace::IterationTimeline& timeline) {
   std::vector<std::pair<std::int64_t, std::int64_t>> phases;
-  std::int64_t open = -1;
-  for (const Event* event : iteration.events()) {
-    if (event->type == EventType::EvalBegin) open = event->t_ns;
-    if (event->type == EventType::EvalEnd && open >= 0) {
-      phases.emplace_back(open, event->t_ns);
-      open = -1;
-    }
+  for (const trace::EvalPhase& eval : timeline.evals) {
+    if (eval.interval.begin >= 0 && eval.interval.end >= 0) phases.emplace_back(eval.interval.begin, eval.interval.end);
   }
   return phases;
 }
@@ -119,12 +101,11 @@ double autograd_alone_s(double offset, std::int64_t backward_begin, const std::v
   return offset - (1 - fraction) * static_cast<double>(union_length_ns(std::move(clipped))) * kNsToS;
 }
 
-RankIterationCosts costs_of(const IterationEvents& iteration, const std::vector<std::vector<int>>& buckets,
+RankIterationCosts costs_of(const trace::IterationTimeline& timeline, const std::vector<std::vector<int>>& buckets,
                             std::size_t num_params, const std::vector<CollectiveWindow>& windows,
                             double compute_fraction) {
   // Missing optional events collapse their phase onto the previous boundary. A phase is the
   // timeline's (trace/timeline.hpp): its first begin to its last end.
-  const trace::IterationTimeline& timeline = iteration.timeline;
   const std::int64_t begin = or_else(timeline.whole.begin, 0);
   const std::int64_t end = or_else(timeline.whole.end, begin);
   const std::int64_t forward_begin = or_else(timeline.forward.begin, begin);
@@ -136,7 +117,7 @@ RankIterationCosts costs_of(const IterationEvents& iteration, const std::vector<
   const std::int64_t optimizer_end = or_else(timeline.optimizer.end, optimizer_begin);
 
   // A span's compute: its length less any evaluation inside it.
-  const auto phases = eval_phases(iteration);
+  const auto phases = eval_phases(timeline);
   const auto compute_s = [&phases](std::int64_t from_ns, std::int64_t to_ns) {
     double seconds = span_s(from_ns, to_ns);
     for (const auto& [eval_begin, eval_end] : phases) {
@@ -149,14 +130,14 @@ RankIterationCosts costs_of(const IterationEvents& iteration, const std::vector<
   for (const auto& [eval_begin, eval_end] : phases) {
     if (eval_begin >= end) costs.eval_after_s += span_s(eval_begin, eval_end);
   }
-  for (const Event* event : iteration.events()) {
-    if (event->type == EventType::EvalEnd && event->t_ns >= end) costs.eval_message = event->message;
+  for (const trace::EvalPhase& eval : timeline.evals) {
+    if (eval.interval.end >= end) costs.eval_message = eval.message;
   }
   // Injected stalls sleep between iteration_begin and forward_begin (SkewInjector).
-  for (const Event* event : iteration.events()) {
-    if (event->type == EventType::Delay && (event->kind == "delay" || event->kind == "distribution") &&
-        event->t_ns >= begin && event->t_ns < forward_begin) {
-      costs.stall_s += static_cast<double>(std::max<std::int64_t>(event->dur_ns, 0)) * kNsToS;
+  for (const trace::Stall& stall : timeline.delays) {
+    if ((stall.kind == "delay" || stall.kind == "distribution") && stall.interval.begin >= begin &&
+        stall.interval.begin < forward_begin) {
+      costs.stall_s += static_cast<double>(stall.interval.end - stall.interval.begin) * kNsToS;
     }
   }
   costs.before_forward_s = std::max(0.0, compute_s(begin, forward_begin) - costs.stall_s);
@@ -169,25 +150,20 @@ RankIterationCosts costs_of(const IterationEvents& iteration, const std::vector<
   costs.grad_ready_s.assign(num_params, -1.0);
   std::vector<double> bucket_ready(buckets.size(), -1.0);
   std::vector<double> allreduce_begin(buckets.size(), -1.0);
-  std::int64_t last_allreduce_end = backward_begin;
-  for (const Event* event : iteration.events()) {
-    const double offset = span_s(backward_begin, event->t_ns);
-    if (event->type == EventType::GradReady && event->param >= 0 &&
-        static_cast<std::size_t>(event->param) < num_params &&
-        costs.grad_ready_s[static_cast<std::size_t>(event->param)] < 0) {
-      costs.grad_ready_s[static_cast<std::size_t>(event->param)] = offset;
-    } else if (event->bucket >= 0 && static_cast<std::size_t>(event->bucket) < buckets.size()) {
-      const auto bucket = static_cast<std::size_t>(event->bucket);
-      if (event->type == EventType::BucketReady && bucket_ready[bucket] < 0) {
-        bucket_ready[bucket] = offset;
-      } else if (event->type == EventType::AllreduceBegin && allreduce_begin[bucket] < 0) {
-        allreduce_begin[bucket] = offset;
-      }
-    }
-    if (event->type == EventType::AllreduceEnd) {
-      last_allreduce_end = std::max(last_allreduce_end, event->t_ns);
+  const auto offset = [backward_begin](std::int64_t t_ns) { return span_s(backward_begin, t_ns); };
+  for (const auto& [param, t_ns] : timeline.first_grad_ready) {
+    if (static_cast<std::size_t>(param) < num_params) costs.grad_ready_s[static_cast<std::size_t>(param)] = offset(t_ns);
+  }
+  for (const auto& [bucket, t_ns] : timeline.bucket_ready) {
+    if (static_cast<std::size_t>(bucket) < buckets.size()) bucket_ready[static_cast<std::size_t>(bucket)] = offset(t_ns);
+  }
+  for (const trace::BucketAllreduce& allreduce : timeline.allreduces) {  // in the order they began
+    const auto bucket = static_cast<std::size_t>(allreduce.bucket);
+    if (allreduce.bucket >= 0 && bucket < buckets.size() && allreduce_begin[bucket] < 0) {
+      allreduce_begin[bucket] = offset(allreduce.interval.begin);
     }
   }
+  const std::int64_t last_allreduce_end = std::max(backward_begin, timeline.last_allreduce_end);
 
   // A bucket without its bucket_ready event is ready when its last gradient is, or else when
   // its all-reduce was launched.
@@ -261,16 +237,12 @@ RankIterationCosts aggregate(const std::vector<RankIterationCosts>& samples, Com
   return result;
 }
 
-// Iterations complete on every rank, under the last layout, training (not no_sync) ones.
-std::vector<std::int64_t> replayable_iterations(const trace::Trace& trace,
+// Iterations complete on every rank, under the last layout, training (not no_sync on rank 0) ones.
+std::vector<std::int64_t> replayable_iterations(const trace::Trace& trace, const trace::Timelines& rank0,
                                                 std::int64_t layout_first_iteration) {
-  std::set<std::int64_t> no_sync;
-  for (const auto& event : trace.ranks.front().events) {
-    if (event.type == EventType::IterationBegin && event.kind == "no_sync") no_sync.insert(event.iteration);
-  }
   std::vector<std::int64_t> chosen;
   for (std::int64_t iteration : trace.complete_iterations()) {
-    if (iteration >= layout_first_iteration && !no_sync.count(iteration)) chosen.push_back(iteration);
+    if (iteration >= layout_first_iteration && !rank0.at(iteration).no_sync) chosen.push_back(iteration);
   }
   return trace::without_warmup(std::move(chosen));
 }
@@ -303,12 +275,13 @@ WorkloadModel extract_workload(const trace::Trace& trace, ComputeMode mode, doub
     model.buckets = {all};
   }
 
-  model.source_iterations = replayable_iterations(trace, layout_first_iteration);
+  std::vector<trace::Timelines> timelines;  // [rank]
+  for (const trace::RankTrace& rank : trace.ranks) timelines.push_back(trace::build_timelines(rank));
+  model.source_iterations = replayable_iterations(trace, timelines.front(), layout_first_iteration);
   if (model.source_iterations.empty()) {
     throw WorkloadError(trace.dir + ": expected a complete iteration (on every rank) under the last bucket layout (from iteration " +
                         std::to_string(layout_first_iteration) + "), got none");
   }
-  const std::set<std::int64_t> wanted(model.source_iterations.begin(), model.source_iterations.end());
 
   // Bytes on the wire per bucket: what the all-reduces carried (an fp16 hook halves it),
   // else the layout's parameter bytes.
@@ -318,27 +291,22 @@ WorkloadModel extract_workload(const trace::Trace& trace, ComputeMode mode, doub
 
   // The collective's transfers, only needed where they slowed autograd.
   const std::map<std::int64_t, std::vector<CollectiveWindow>> windows =
-      compute_fraction_during_allreduce < 1 ? collective_windows(trace)
+      compute_fraction_during_allreduce < 1 ? collective_windows(timelines, model.source_iterations)
                                             : std::map<std::int64_t, std::vector<CollectiveWindow>>{};
   static const std::vector<CollectiveWindow> kNoWindows;
   model.costs.resize(trace.ranks.size());
   for (std::size_t r = 0; r < trace.ranks.size(); ++r) {
-    std::map<std::int64_t, IterationEvents> by_iteration;
-    for (auto& [iteration, timeline] : trace::build_timelines(trace.ranks[r])) {
-      if (wanted.count(iteration)) by_iteration[iteration].timeline = std::move(timeline);
-    }
-    for (const Event& event : trace.ranks[r].events) {
-      if (!wanted.count(event.iteration)) continue;
-      by_iteration[event.iteration].add(event);
-      if (event.type == EventType::AllreduceBegin && event.bytes >= 0 && event.bucket >= 0 &&
-          static_cast<std::size_t>(event.bucket) < observed_bytes.size()) {
-        observed_bytes[static_cast<std::size_t>(event.bucket)].push_back(static_cast<double>(event.bytes));
-      }
-    }
     std::vector<RankIterationCosts> samples;
     for (std::int64_t iteration : model.source_iterations) {
+      const trace::IterationTimeline& timeline = timelines[r].at(iteration);
+      for (const trace::BucketAllreduce& allreduce : timeline.allreduces) {
+        const auto bucket = static_cast<std::size_t>(allreduce.bucket);
+        if (allreduce.bytes > 0 && allreduce.bucket >= 0 && bucket < observed_bytes.size()) {
+          observed_bytes[bucket].push_back(static_cast<double>(allreduce.bytes));
+        }
+      }
       const auto found = windows.find(iteration);
-      samples.push_back(costs_of(by_iteration[iteration], model.buckets, num_params,
+      samples.push_back(costs_of(timeline, model.buckets, num_params,
                                  found == windows.end() ? kNoWindows : found->second,
                                  compute_fraction_during_allreduce));
     }

@@ -72,8 +72,8 @@ void export_rank(const RankTrace& rank, ChromeWriter& out) {
     out.slice("forward", "compute", pid, kComputeTrack, timeline.forward, iteration_args);
     out.slice("backward", "compute", pid, kComputeTrack, timeline.backward, iteration_args);
     out.slice("optimizer", "compute", pid, kComputeTrack, timeline.optimizer, iteration_args);
-    for (const Interval& delay : timeline.delays) {
-      out.slice("delay", "skew", pid, kComputeTrack, delay, iteration_args);
+    for (const Stall& delay : timeline.delays) {
+      out.slice("delay", "skew", pid, kComputeTrack, delay.interval, iteration_args);
     }
     for (const BucketAllreduce& allreduce : timeline.allreduces) {
       out.slice("allreduce bucket " + std::to_string(allreduce.bucket), "comm", pid, kCommTrack,

@@ -24,7 +24,10 @@ std::map<std::int64_t, IterationTimeline> build_timelines(const RankTrace& rank)
     IterationTimeline& timeline = timelines[event.iteration];
     timeline.iteration = event.iteration;
     switch (event.type) {
-      case EventType::IterationBegin: set_begin(timeline.whole, event.t_ns); break;
+      case EventType::IterationBegin:
+        set_begin(timeline.whole, event.t_ns);
+        if (event.kind == "no_sync") timeline.no_sync = true;
+        break;
       case EventType::IterationEnd: set_end(timeline.whole, event.t_ns); break;
       case EventType::ForwardBegin: set_begin(timeline.forward, event.t_ns); break;
       case EventType::ForwardEnd: set_end(timeline.forward, event.t_ns); break;
@@ -34,6 +37,10 @@ std::map<std::int64_t, IterationTimeline> build_timelines(const RankTrace& rank)
       case EventType::OptimizerEnd: set_end(timeline.optimizer, event.t_ns); break;
       case EventType::GradReady:
         timeline.last_grad_ready = std::max(timeline.last_grad_ready, event.t_ns);
+        if (event.param >= 0) timeline.first_grad_ready.emplace(event.param, event.t_ns);  // the first wins
+        break;
+      case EventType::BucketReady:
+        if (event.bucket >= 0) timeline.bucket_ready.emplace(event.bucket, event.t_ns);
         break;
       case EventType::AllreduceBegin: {
         BucketAllreduce allreduce;
@@ -45,6 +52,7 @@ std::map<std::int64_t, IterationTimeline> build_timelines(const RankTrace& rank)
         break;
       }
       case EventType::AllreduceEnd: {
+        timeline.last_allreduce_end = std::max(timeline.last_allreduce_end, event.t_ns);
         const auto open = open_allreduce.find({event.iteration, event.bucket});
         if (open == open_allreduce.end()) break;  // an end without a begin: nothing to pair
         BucketAllreduce& allreduce = timeline.allreduces[open->second];
@@ -55,13 +63,25 @@ std::map<std::int64_t, IterationTimeline> build_timelines(const RankTrace& rank)
         break;
       }
       case EventType::Delay:
-        timeline.delays.push_back(Interval{event.t_ns, event.t_ns + std::max<std::int64_t>(event.dur_ns, 0)});
+        timeline.delays.push_back(
+            Stall{Interval{event.t_ns, event.t_ns + std::max<std::int64_t>(event.dur_ns, 0)}, event.kind});
         break;
-      case EventType::BucketReady:
+      case EventType::EvalBegin:
+        timeline.evals.push_back(EvalPhase{Interval{event.t_ns, -1}, {}});
+        break;
+      case EventType::EvalEnd: {
+        // It closes the latest open evaluation; a second begin before an end reopens it.
+        auto& evals = timeline.evals;
+        if (evals.empty() || evals.back().interval.begin < 0 || evals.back().interval.end >= 0) {
+          evals.push_back(EvalPhase{Interval{-1, event.t_ns}, event.message});
+        } else {
+          evals.back().interval.end = event.t_ns;
+          evals.back().message = event.message;
+        }
+        break;
+      }
       case EventType::Failure:
       case EventType::Collective:
-      case EventType::EvalBegin:  // between iterations: not part of any
-      case EventType::EvalEnd:
         break;
     }
   }

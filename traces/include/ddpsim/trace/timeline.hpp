@@ -5,6 +5,7 @@
 
 #include <cstdint>
 #include <map>
+#include <string>
 #include <vector>
 
 #include "ddpsim/trace/model.hpp"
@@ -30,15 +31,34 @@ struct BucketAllreduce {
   int end_order = 0;
 };
 
+// An injected sleep (a delay event): `kind` is slowdown, delay, distribution or measured.
+struct Stall {
+  Interval interval;  // t_ns .. t_ns + dur_ns
+  std::string kind;
+};
+
+// An evaluation (eval_begin .. eval_end), recorded under the iteration it follows; `message` is
+// the eval_end's. An eval_end without a begin keeps begin -1 (not complete()), an eval_begin
+// without an end keeps end -1.
+struct EvalPhase {
+  Interval interval;
+  std::string message;
+};
+
 struct IterationTimeline {
   std::int64_t iteration = 0;
   Interval whole;  // iteration_begin .. iteration_end
   Interval forward;
   Interval backward;
   Interval optimizer;
+  bool no_sync = false;  // iteration_begin's kind: a gradient-accumulation step without all-reduces
+  std::map<int, std::int64_t> first_grad_ready;  // parameter -> its first grad_ready
   std::int64_t last_grad_ready = -1;
-  std::vector<BucketAllreduce> allreduces;  // matched pairs, in the order they began
-  std::vector<Interval> delays;             // injected sleeps
+  std::map<int, std::int64_t> bucket_ready;  // bucket -> its first bucket_ready
+  std::vector<BucketAllreduce> allreduces;   // matched pairs, in the order they began
+  std::int64_t last_allreduce_end = -1;      // the latest allreduce_end, matched or not
+  std::vector<Stall> delays;                 // injected sleeps, in file order
+  std::vector<EvalPhase> evals;              // in file order
 
   bool complete() const { return whole.complete(); }
 };
