@@ -11,7 +11,6 @@
 #include <algorithm>
 #include <limits>
 #include <map>
-#include <set>
 #include <utility>
 #include <vector>
 
@@ -21,8 +20,6 @@
 
 namespace ddpsim::sim {
 
-using trace::Event;
-using trace::EventType;
 
 namespace {
 
@@ -51,17 +48,20 @@ struct IterationWindows {
 OverlapRates fit_overlap_rates(const trace::Trace& trace) {
   OverlapRates rates;
   const std::vector<std::int64_t> iterations = trace::without_warmup(trace.complete_iterations());
-  const std::set<std::int64_t> wanted(iterations.begin(), iterations.end());
-  std::map<std::int64_t, std::int64_t> compute_done;  // [iteration]: the last rank's
-  for (const auto& rank : trace.ranks) {
-    for (const Event& event : rank.events) {
-      if (!wanted.count(event.iteration) || event.type != EventType::BucketReady) continue;
-      auto [it, inserted] = compute_done.emplace(event.iteration, event.t_ns);
-      if (!inserted) it->second = std::max(it->second, event.t_ns);
+  std::vector<trace::Timelines> timelines;  // [rank]
+  for (const trace::RankTrace& rank : trace.ranks) timelines.push_back(trace::build_timelines(rank));
+  std::map<std::int64_t, std::int64_t> compute_done;  // [iteration]: the last rank's last bucket_ready
+  for (const trace::Timelines& rank : timelines) {
+    for (const std::int64_t iteration : iterations) {
+      for (const auto& [bucket, t_ns] : rank.at(iteration).bucket_ready) {
+        (void)bucket;
+        auto [it, inserted] = compute_done.emplace(iteration, t_ns);
+        if (!inserted) it->second = std::max(it->second, t_ns);
+      }
     }
   }
   std::vector<IterationWindows> per_iteration;
-  for (const auto& [iteration, windows] : collective_windows(trace)) {
+  for (const auto& [iteration, windows] : collective_windows(timelines, iterations)) {
     auto done = compute_done.find(iteration);
     if (done == compute_done.end()) continue;
     IterationWindows item;

@@ -76,24 +76,26 @@ void summarize_buckets(const Trace& trace, const std::vector<Timelines>& timelin
 
 // Lines about mixed precision (optimizer_end's stepped/skipped and loss scale) and evaluation
 // phases (eval_begin/eval_end between iterations), from rank 0; nothing without them.
-void add_amp_and_evaluation_notes(const Trace& trace, Summary& summary) {
+void add_amp_and_evaluation_notes(const Trace& trace, const Timelines& rank0, Summary& summary) {
   std::int64_t steps = 0, skipped = 0;
   std::string first_scale, last_scale;
-  std::vector<double> eval_seconds;
-  std::int64_t eval_begin = -1;
-  const Event* last_eval = nullptr;
   for (const Event& event : trace.ranks.front().events) {
     if (event.type == EventType::OptimizerEnd && !event.kind.empty()) {
       ++steps;
       skipped += event.kind == "skipped";
       if (first_scale.empty()) first_scale = event.message;
       last_scale = event.message;
-    } else if (event.type == EventType::EvalBegin) {
-      eval_begin = event.t_ns;
-    } else if (event.type == EventType::EvalEnd && eval_begin >= 0) {
-      eval_seconds.push_back(static_cast<double>(event.t_ns - eval_begin) * 1e-9);
-      last_eval = &event;
-      eval_begin = -1;
+    }
+  }
+  std::vector<double> eval_seconds;
+  const EvalPhase* last_eval = nullptr;
+  std::int64_t last_eval_iteration = 0;
+  for (const auto& [iteration, timeline] : rank0) {
+    for (const EvalPhase& eval : timeline.evals) {
+      if (eval.interval.begin < 0 || eval.interval.end < 0) continue;  // not paired
+      eval_seconds.push_back(static_cast<double>(eval.interval.end - eval.interval.begin) * 1e-9);
+      last_eval = &eval;
+      last_eval_iteration = iteration;
     }
   }
   if (steps > 0) {
@@ -116,7 +118,7 @@ void add_amp_and_evaluation_notes(const Trace& trace, Summary& summary) {
         total > 0) {
       std::snprintf(line, sizeof line, "last accuracy %.4f (%s) after iteration %lld",
                     static_cast<double>(correct) / static_cast<double>(total), counts.c_str(),
-                    static_cast<long long>(last_eval->iteration + 1));
+                    static_cast<long long>(last_eval_iteration + 1));
     } else {
       std::snprintf(line, sizeof line, "last counts \"%s\"", counts.c_str());
     }
@@ -128,7 +130,7 @@ void add_amp_and_evaluation_notes(const Trace& trace, Summary& summary) {
 }
 
 // Lines about what a profiler import holds (see traces/src/kineto.cpp).
-void add_notes(const Trace& trace, Summary& summary) {
+void add_notes(const Trace& trace, const Timelines& rank0, Summary& summary) {
   const RunMeta& meta = trace.meta();
   const auto setting = [&](const char* key) {
     const auto found = meta.settings.find(key);
@@ -179,7 +181,7 @@ void add_notes(const Trace& trace, Summary& summary) {
     }
     summary.notes.push_back(line + "; replayed as measured compute time");
   }
-  add_amp_and_evaluation_notes(trace, summary);
+  add_amp_and_evaluation_notes(trace, rank0, summary);
 }
 
 }  // namespace
@@ -202,7 +204,7 @@ Summary summarize(const Trace& trace) {
       if (event.type == EventType::Failure) summary.failures.push_back(failure_line(event));
     }
   }
-  add_notes(trace, summary);
+  add_notes(trace, timelines.front(), summary);
 
   const std::vector<std::int64_t> complete = trace.complete_iterations();
   for (const IterationTime& time : iteration_times_of(timelines, complete)) {
