@@ -5,9 +5,8 @@
 # parallel) from the same sources as the library it tests, and a ctest runs it from a seed corpus.
 # New inputs go to a corpus in the build tree; the committed seeds are only read.
 
-option(DDPSIM_TRACE_FUZZ "Build and run the libFuzzer targets (needs clang++)" ON)
-
-# Sets DDPSIM_CAN_FUZZ (cached probe): clang++ found and it links -fsanitize=fuzzer.
+# Sets DDPSIM_CAN_FUZZ: DDPSIM_FUZZ is on (the top-level option), clang++ found and it links
+# -fsanitize=fuzzer (a cached probe).
 function(ddpsim_probe_libfuzzer)
   find_program(DDPSIM_CLANGXX NAMES clang++ clang++-16 clang++-15 clang++-14)
   if(DDPSIM_CLANGXX AND NOT DEFINED CACHE{DDPSIM_CLANGXX_HAS_LIBFUZZER})
@@ -24,7 +23,7 @@ function(ddpsim_probe_libfuzzer)
       set(DDPSIM_CLANGXX_HAS_LIBFUZZER OFF CACHE INTERNAL "clang++ links -fsanitize=fuzzer")
     endif()
   endif()
-  if(DDPSIM_TRACE_FUZZ AND DDPSIM_CLANGXX AND DDPSIM_CLANGXX_HAS_LIBFUZZER)
+  if(DDPSIM_FUZZ AND DDPSIM_CLANGXX AND DDPSIM_CLANGXX_HAS_LIBFUZZER)
     set(DDPSIM_CAN_FUZZ ON PARENT_SCOPE)
   else()
     set(DDPSIM_CAN_FUZZ OFF PARENT_SCOPE)
