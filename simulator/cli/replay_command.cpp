@@ -6,6 +6,7 @@
 #include <iostream>
 #include <memory>
 
+#include "ddpsim/sim/json_values.hpp"
 #include "ddpsim/sim/monte_carlo_runs.hpp"
 #include "ddpsim/sim/predicted_trace.hpp"
 #include "ddpsim/sim/report.hpp"
@@ -59,14 +60,14 @@ int run(const Flags& flags) {
   }
   for (const std::string& note : report.measured.notes) std::cout << "measured " << note << "\n";
   if (!flags.json_file.empty()) {
-    nlohmann::json json = nlohmann::json::parse(sim::report_to_json(report));
-    json["distribution"] = nlohmann::json::parse(sim::distribution_to_json(distribution));
+    nlohmann::json json = sim::report_json(report);
+    json["distribution"] = sim::distribution_json(distribution);
     if (interval) {
       json["interval"] = {{"median_iteration_s", {interval->low_s, interval->high_s}},
                           {"level", interval->level},
                           {"replicates", interval->replicates}};
     }
-    write_output_file(flags.json_file, json.dump(2) + "\n", "--json");
+    write_output_file(flags.json_file, json.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n", "--json");
   }
   return 0;
 }

@@ -1,5 +1,6 @@
 // Least-squares α-β calibration from a trace's all-reduce times (calibrate.hpp).
 #include "ddpsim/sim/calibrate.hpp"
+#include "ddpsim/sim/json_values.hpp"
 
 #include <nlohmann/json.hpp>
 
@@ -263,7 +264,7 @@ std::vector<std::string> calibration_warnings(const Calibration& calibration) {
   return warnings;
 }
 
-std::string calibration_to_json(const Calibration& calibration) {
+nlohmann::json calibration_json(const Calibration& calibration) {
   nlohmann::json json;
   json["algorithm"] = to_string(calibration.algorithm);
   json["world_size"] = calibration.world_size;
@@ -283,8 +284,10 @@ std::string calibration_to_json(const Calibration& calibration) {
   for (const auto& point : calibration.points) {
     json["points"].push_back({{"bytes", point.bytes}, {"median_s", point.median_s}, {"samples", point.samples}});
   }
-  return json.dump(2);
+  return json;
 }
+
+std::string calibration_to_json(const Calibration& calibration) { return calibration_json(calibration).dump(2); }
 
 std::string calibration_to_text(const Calibration& calibration) {
   std::ostringstream text;

@@ -1,5 +1,6 @@
 // Iteration-time distributions over replays (monte_carlo.hpp).
 #include "ddpsim/sim/monte_carlo.hpp"
+#include "ddpsim/sim/json_values.hpp"
 
 #include <nlohmann/json.hpp>
 
@@ -121,7 +122,7 @@ std::string distribution_to_text(const IterationDistribution& d) {
   return text.str();
 }
 
-std::string distribution_to_json(const IterationDistribution& d) {
+nlohmann::json distribution_json(const IterationDistribution& d) {
   nlohmann::json json = {
       {"runs", d.runs},
       {"failed_runs", d.failed_runs},
@@ -138,7 +139,9 @@ std::string distribution_to_json(const IterationDistribution& d) {
       {"mean_time_to_failure_s", d.mean_time_to_failure_s},
   };
   if (d.pooled_s.size() <= kPooledTimesInJson) json["iteration_times_s"] = d.pooled_s;
-  return json.dump(2);
+  return json;
 }
+
+std::string distribution_to_json(const IterationDistribution& d) { return distribution_json(d).dump(2); }
 
 }  // namespace ddpsim::sim

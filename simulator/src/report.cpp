@@ -1,5 +1,7 @@
 // The replay's report (report.hpp).
 #include "ddpsim/sim/report.hpp"
+#include "ddpsim/sim/json_values.hpp"
+#include "ddpsim/trace/summary_json.hpp"
 
 #include <nlohmann/json.hpp>
 
@@ -108,7 +110,7 @@ std::string report_to_text(const ReplayReport& report) {
   return text.str();
 }
 
-std::string report_to_json(const ReplayReport& report) {
+nlohmann::json report_json(const ReplayReport& report) {
   const ReplayOptions& options = *report.options;
   const ReplayResult& result = *report.result;
   nlohmann::json json;
@@ -123,11 +125,11 @@ std::string report_to_json(const ReplayReport& report) {
                      {"beta_bytes_per_s", options.beta_bytes_per_s},
                      {"overlap_bandwidth_fraction", options.overlap_bandwidth_fraction},
                      {"source", report.calibration ? "calibrated" : "given"}};
-  if (report.calibration) json["network"]["calibration"] = nlohmann::json::parse(calibration_to_json(*report.calibration));
+  if (report.calibration) json["network"]["calibration"] = calibration_json(*report.calibration);
   const auto rebucket_note = report.model->source_meta.settings.find("sim.rebucket");
   if (rebucket_note != report.model->source_meta.settings.end()) json["rebucket"] = rebucket_note->second;
-  json["measured"] = nlohmann::json::parse(trace::summary_to_json(report.measured));
-  json["predicted"] = nlohmann::json::parse(trace::summary_to_json(report.predicted));
+  json["measured"] = trace::summary_json(report.measured);  // keys sorted, as in the rest of the report
+  json["predicted"] = trace::summary_json(report.predicted);
   json["error"] = {
       {"iteration_time", json_number(relative_error(report.predicted.median_iteration_s, report.measured.median_iteration_s))},
       {"samples_per_s", json_number(relative_error(report.predicted.samples_per_s, report.measured.samples_per_s))},
@@ -152,7 +154,11 @@ std::string report_to_json(const ReplayReport& report) {
                         {"simulated_end_s", result.simulated_end_s},
                         {"wall_s", result.wall_s},
                         {"failure", result.failure}};
-  return json.dump(2);
+  return json;
+}
+
+std::string report_to_json(const ReplayReport& report) {
+  return report_json(report).dump(2, ' ', false, nlohmann::json::error_handler_t::replace);
 }
 
 }  // namespace ddpsim::sim

@@ -1,5 +1,6 @@
 // The timeout what-if (timeout_curve.hpp).
 #include "ddpsim/sim/timeout_curve.hpp"
+#include "ddpsim/sim/json_values.hpp"
 
 #include <nlohmann/json.hpp>
 
@@ -74,7 +75,7 @@ std::string timeout_curve_to_json(const TimeoutCurve& curve) {
   nlohmann::json json = {{"trace_dir", curve.trace_dir}, {"runs", curve.runs}, {"epsilon", curve.epsilon}};
   json["points"] = nlohmann::json::array();
   for (const TimeoutPoint& point : curve.points) {
-    nlohmann::json entry = nlohmann::json::parse(distribution_to_json(point.distribution));
+    nlohmann::json entry = distribution_json(point.distribution);
     entry["timeout_s"] = point.timeout_s;
     json["points"].push_back(entry);
   }

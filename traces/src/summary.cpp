@@ -1,5 +1,6 @@
 // ddp-trace summary: the derived quantities of FORMAT.md, from a validated trace.
 #include "ddpsim/trace/summary.hpp"
+#include "ddpsim/trace/summary_json.hpp"
 
 #include <algorithm>
 #include <charconv>
@@ -272,7 +273,7 @@ Summary summarize(const Trace& trace) {
   return summary;
 }
 
-std::string summary_to_json(const Summary& summary) {
+nlohmann::ordered_json summary_json(const Summary& summary) {
   nlohmann::ordered_json out;
   out["world_size"] = summary.world_size;
   out["source"] = summary.source;
@@ -311,7 +312,11 @@ std::string summary_to_json(const Summary& summary) {
   out["failures"] = summary.failures;
   out["notes"] = summary.notes;
   // Failure messages come from trace files and may hold any bytes.
-  return out.dump(2, ' ', false, nlohmann::ordered_json::error_handler_t::replace) + "\n";
+  return out;
+}
+
+std::string summary_to_json(const Summary& summary) {
+  return summary_json(summary).dump(2, ' ', false, nlohmann::ordered_json::error_handler_t::replace) + "\n";
 }
 
 namespace {

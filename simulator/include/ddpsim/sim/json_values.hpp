@@ -1,0 +1,18 @@
+// The simulator's JSON documents as values, for documents that embed one in another (the replay
+// report embeds its calibration, ddp-sim replay --json adds the run distribution, the timeout
+// curve one distribution per point); the *_to_json functions are their text.
+#pragma once
+
+#include <nlohmann/json.hpp>
+
+#include "ddpsim/sim/calibrate.hpp"
+#include "ddpsim/sim/monte_carlo.hpp"
+#include "ddpsim/sim/report.hpp"
+
+namespace ddpsim::sim {
+
+nlohmann::json calibration_json(const Calibration& calibration);
+nlohmann::json distribution_json(const IterationDistribution& distribution);
+nlohmann::json report_json(const ReplayReport& report);
+
+}  // namespace ddpsim::sim
