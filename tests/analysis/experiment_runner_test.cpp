@@ -12,6 +12,7 @@
 #include "results.hpp"
 #include "runner.hpp"
 #include "spec.hpp"
+#include "temp_dir.hpp"
 
 namespace fs = std::filesystem;
 
@@ -70,8 +71,7 @@ exit 0
 class RunnerTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    char pattern[] = "/tmp/ddp-experiment-test-XXXXXX";
-    root_ = ::mkdtemp(pattern);
+    root_ = scratch_.str();
     bin_ = root_ + "/bin";
     fs::create_directories(bin_);
     write_script("ddp-launch", kFakeLaunch);
@@ -80,7 +80,6 @@ class RunnerTest : public ::testing::Test {
     options_.out_root = root_ + "/results";
     options_.bin_dir = bin_;
   }
-  void TearDown() override { fs::remove_all(root_); }
 
   void write_script(const std::string& name, const char* text) {
     write(bin_ + "/" + name, text);
@@ -107,6 +106,7 @@ class RunnerTest : public ::testing::Test {
     return status;
   }
 
+  const test_support::TempDir scratch_;  // removed with the fixture, also when a test fails
   std::string root_, bin_, stderr_;
   RunOptions options_;
 };

@@ -11,6 +11,7 @@
 
 #include "process.hpp"
 #include "results.hpp"
+#include "temp_dir.hpp"
 
 namespace fs = std::filesystem;
 
@@ -46,8 +47,8 @@ std::string read_text(const std::string& path) {
 }
 
 TEST(ExperimentWhatIfEndToEnd, PredictionRowsFromTheBaselineTrace) {
-  char pattern[] = "/tmp/ddp-experiment-e2e-XXXXXX";
-  const std::string root = ::mkdtemp(pattern);
+  const test_support::TempDir scratch;  // removed also when an assertion below ends the test
+  const std::string root = scratch.str();
   std::ofstream(root + "/spec.toml") << kSpec;
   const std::string log = root + "/run.log";
   const ProcessResult result =
@@ -85,7 +86,6 @@ TEST(ExperimentWhatIfEndToEnd, PredictionRowsFromTheBaselineTrace) {
   }
   EXPECT_EQ(predictions, 3);
   EXPECT_EQ(reconstructions, 4);
-  fs::remove_all(root);
 }
 
 }  // namespace

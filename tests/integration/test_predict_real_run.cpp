@@ -17,29 +17,14 @@
 #include <fstream>
 #include <string>
 
+#include "temp_dir.hpp"
+
 namespace {
 
 namespace fs = std::filesystem;
+using ddpsim::test_support::TempDir;
 
 constexpr double kMaxRelativeError = 0.35;
-
-// A fresh directory under the system's temp dir, removed with everything in it.
-class ScratchDir {
- public:
-  ScratchDir() {
-    std::string pattern = (fs::temp_directory_path() / "ddpsim-integration-XXXXXX").string();
-    if (::mkdtemp(pattern.data()) == nullptr) throw std::runtime_error("mkdtemp failed");
-    path_ = pattern;
-  }
-  ~ScratchDir() {
-    std::error_code ignored;
-    fs::remove_all(path_, ignored);
-  }
-  std::string path(const std::string& name) const { return (path_ / name).string(); }
-
- private:
-  fs::path path_;
-};
 
 // Runs a shell command, its output into `log`; returns the exit status.
 int run(const std::string& command, const std::string& log) {
@@ -53,8 +38,8 @@ std::string read_file(const std::string& path) {
 }
 
 TEST(PredictRealRun, TwoRankGlooJobIsPredictedWithinBound) {
-  ScratchDir dir;
-  const std::string trace_dir = dir.path("trace");
+  TempDir dir;
+  const std::string trace_dir = dir / "trace";
   // ~1 M parameters in 4 buckets of ~1 MiB: several all-reduces per iteration to calibrate
   // from, while an iteration stays well under a second on a loaded 2-core machine.
   const std::string train = std::string(DDP_LAUNCH_BINARY) + " --nproc-per-node 2 --master-port 0 -- " +
@@ -62,23 +47,23 @@ TEST(PredictRealRun, TwoRankGlooJobIsPredictedWithinBound) {
                             " --model mlp --width 512 --depth 4 --iterations 20 --batch-size 32"
                             " --bucket-cap-mb 1 --threads 1 --seed 1 --quiet --trace-dir " +
                             trace_dir;
-  ASSERT_EQ(run(train, dir.path("train.log")), 0) << read_file(dir.path("train.log"));
+  ASSERT_EQ(run(train, dir / "train.log"), 0) << read_file(dir / "train.log");
 
-  const std::string calibration_json = dir.path("calibration.json");
+  const std::string calibration_json = dir / "calibration.json";
   ASSERT_EQ(run(std::string(DDP_SIM_BINARY) + " calibrate " + trace_dir + " --json " + calibration_json,
-                dir.path("calibrate.log")),
+                dir / "calibrate.log"),
             0)
-      << read_file(dir.path("calibrate.log"));
+      << read_file(dir / "calibrate.log");
   const auto calibration = nlohmann::json::parse(read_file(calibration_json));
   EXPECT_GT(calibration["beta_bytes_per_s"].get<double>(), 0.0);
   EXPECT_GE(calibration["alpha_s"].get<double>(), 0.0);
 
-  const std::string report_json = dir.path("replay.json");
+  const std::string report_json = dir / "replay.json";
   ASSERT_EQ(run(std::string(DDP_SIM_BINARY) + " replay " + trace_dir + " --compute per-iteration --json " +
-                    report_json + " --out " + dir.path("predicted"),
-                dir.path("replay.log")),
+                    report_json + " --out " + dir / "predicted",
+                dir / "replay.log"),
             0)
-      << read_file(dir.path("replay.log"));
+      << read_file(dir / "replay.log");
   const auto report = nlohmann::json::parse(read_file(report_json));
   const double measured_s = report["measured"]["median_iteration_s"].get<double>();
   const double predicted_s = report["predicted"]["median_iteration_s"].get<double>();
@@ -87,10 +72,10 @@ TEST(PredictRealRun, TwoRankGlooJobIsPredictedWithinBound) {
   const double error = (predicted_s - measured_s) / measured_s;
   EXPECT_LT(std::abs(error), kMaxRelativeError)
       << "measured " << measured_s << " s, predicted " << predicted_s << " s\n"
-      << read_file(dir.path("replay.log"));
+      << read_file(dir / "replay.log");
   // The predicted run is a trace like the measured one: same ranks, every iteration replayed
   // but iteration 0 (DDP rebuilds its buckets there; its costs are not the steady state).
-  EXPECT_TRUE(fs::exists(dir.path("predicted") + "/rank-1.events.csv"));
+  EXPECT_TRUE(fs::exists(dir / "predicted" + "/rank-1.events.csv"));
   EXPECT_EQ(report["predicted"]["iterations"].size() + 1, report["measured"]["iterations"].size());
 }
 
@@ -101,21 +86,21 @@ TEST(PredictRealRun, TwoRankGlooJobIsPredictedWithinBound) {
 // the two jobs cancels. A model that ignored the slowdown would be ~45 % off; one that
 // stretched communication too, ~10 % high; the bound sits between.
 TEST(PredictRealRun, StragglerWhatIfMatchesAMeasuredSlowedRun) {
-  ScratchDir dir;
+  TempDir dir;
   const auto train = [&](const std::string& name, const std::string& extra) {
     const std::string command =
         std::string(DDP_LAUNCH_BINARY) + " --nproc-per-node 2 --master-port 0 -- " +
         DDP_TRAIN_BINARY +
         " --model mlp --width 1024 --depth 4 --iterations 16 --batch-size 64 --threads 1"
-        " --seed 1 --quiet " + extra + " --trace-dir " + dir.path(name);
-    return run(command, dir.path(name + ".log"));
+        " --seed 1 --quiet " + extra + " --trace-dir " + dir / name;
+    return run(command, dir / (name + ".log"));
   };
   const auto replay = [&](const std::string& name, const std::string& whatif) {
-    const std::string json = dir.path(name + ".json");
-    const int status = run(std::string(DDP_SIM_BINARY) + " replay " + dir.path("base") +
+    const std::string json = dir / (name + ".json");
+    const int status = run(std::string(DDP_SIM_BINARY) + " replay " + dir / "base" +
                                " --compute per-iteration " + whatif + " --json " + json,
-                           dir.path(name + ".log"));
-    EXPECT_EQ(status, 0) << read_file(dir.path(name + ".log"));
+                           dir / (name + ".log"));
+    EXPECT_EQ(status, 0) << read_file(dir / (name + ".log"));
     return nlohmann::json::parse(read_file(json));
   };
   // Interleaved, twice each (A B A B): one 16-iteration job's median moves by up to ~20 % with
@@ -123,15 +108,15 @@ TEST(PredictRealRun, StragglerWhatIfMatchesAMeasuredSlowedRun) {
   // the bound below allows; the mean over two interleaved jobs of each halves that.
   const auto measured_median = [&](const std::string& name) {
     // run() sends stdout to the log: the summary's JSON is that log.
-    EXPECT_EQ(run(std::string(DDP_TRACE_BINARY) + " summary --json " + dir.path(name),
-                  dir.path(name + ".summary.json")),
+    EXPECT_EQ(run(std::string(DDP_TRACE_BINARY) + " summary --json " + dir / name,
+                  dir / (name + ".summary.json")),
               0)
-        << read_file(dir.path(name + ".summary.json"));
-    return nlohmann::json::parse(read_file(dir.path(name + ".summary.json")))["median_iteration_s"].get<double>();
+        << read_file(dir / (name + ".summary.json"));
+    return nlohmann::json::parse(read_file(dir / (name + ".summary.json")))["median_iteration_s"].get<double>();
   };
   for (const std::string rep : {"", "2"}) {
-    ASSERT_EQ(train("base" + rep, ""), 0) << read_file(dir.path("base" + rep + ".log"));
-    ASSERT_EQ(train("slow" + rep, "--slowdown 1=2"), 0) << read_file(dir.path("slow" + rep + ".log"));
+    ASSERT_EQ(train("base" + rep, ""), 0) << read_file(dir / ("base" + rep + ".log"));
+    ASSERT_EQ(train("slow" + rep, "--slowdown 1=2"), 0) << read_file(dir / ("slow" + rep + ".log"));
   }
   const auto reconstruction = replay("reconstruction", "");
   const auto whatif = replay("whatif", "--slowdown 1=2");

@@ -1,5 +1,5 @@
 // What the importer's tests share: the one-line error an import gives. Scratch folders are
-// tests/traces' TempDir, removed when the test ends, also when it fails.
+// tests/common's TempDir, removed when the test ends, also when it fails.
 #pragma once
 
 #include <string>

@@ -22,7 +22,7 @@ namespace {
 using testing::events_of;
 using testing::JobResult;
 using testing::launch;
-using testing::ScratchDir;
+using testing::TempDir;
 using testing::train_command;
 
 using testing::Dump;
@@ -33,7 +33,7 @@ using testing::max_difference;
 using testing::run_ok;
 
 // train_command() is --quiet; the loss is on rank 0's closing line, so this job drops it.
-double final_loss(const ScratchDir& dir, const std::string& tag,
+double final_loss(const TempDir& dir, const std::string& tag,
                   const std::vector<std::string>& extra) {
   std::string command = train_command(dir, tag, extra);
   const std::string quiet = " '--quiet'";
@@ -54,7 +54,7 @@ double final_loss(const ScratchDir& dir, const std::string& tag,
 // The runs drift apart as they go (bf16 keeps 8 bits of mantissa): after 100 steps the two
 // last-batch losses were 0.610 and 0.664.
 TEST(Amp, Bf16TrainsToWithinToleranceOfFp32) {
-  ScratchDir dir;
+  TempDir dir;
   const std::vector<std::string> common = {"--iterations", "60", "--lr", "0.05"};
   auto with = [&](std::vector<std::string> extra, const std::string& params) {
     extra.insert(extra.end(), common.begin(), common.end());
@@ -88,7 +88,7 @@ TEST(Amp, Bf16TrainsToWithinToleranceOfFp32) {
 }
 
 TEST(Amp, InjectedInfSkipsThatStepOnEveryRankAndHalvesTheScale) {
-  ScratchDir dir;
+  TempDir dir;
   // The lab's GradScaler(init_scale=16384); rank 0's loss is multiplied by inf at iteration 3.
   const std::vector<std::string> amp = {"--amp", "bf16", "--loss-scale-init", "16384"};
   auto with = [&](std::vector<std::string> extra) {
@@ -146,7 +146,7 @@ std::vector<std::string> eval_counts(const trace::RankTrace& t) {
 // evaluated, each rank on its shard, the all-reduced counts must be the same.
 void check_one_and_two_ranks_agree(const std::vector<std::string>& workload,
                                    const std::string& expected_total) {
-  ScratchDir dir;
+  TempDir dir;
   auto with = [&](std::vector<std::string> extra) {
     extra.insert(extra.end(), workload.begin(), workload.end());
     return extra;

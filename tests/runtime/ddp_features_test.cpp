@@ -27,7 +27,7 @@ namespace {
 using testing::events_of;
 using testing::JobResult;
 using testing::launch;
-using testing::ScratchDir;
+using testing::TempDir;
 using testing::train_command;
 
 using testing::Dump;
@@ -38,7 +38,7 @@ using testing::max_difference;
 using testing::run_ok;
 
 TEST(Checkpoint, ResumedRunEndsWithTheParametersOfAStraightRun) {
-  ScratchDir dir;
+  TempDir dir;
   const std::string ckpt = dir / "ckpt";
   run_ok(dir, "straight", {"--iterations", "6", "--dump-params", dir / "straight-{rank}.txt"});
   run_ok(dir, "first", {"--iterations", "3", "--checkpoint-dir", ckpt, "--checkpoint-every", "3",
@@ -63,7 +63,7 @@ TEST(Checkpoint, ResumedRunEndsWithTheParametersOfAStraightRun) {
 }
 
 TEST(Checkpoint, MissingOrCorruptCheckpointIsOneClearLine) {
-  ScratchDir dir;
+  TempDir dir;
   const std::string ckpt = dir / "ckpt";
   std::filesystem::create_directories(ckpt);
   JobResult missing = launch(
@@ -91,7 +91,7 @@ TEST(Checkpoint, MissingOrCorruptCheckpointIsOneClearLine) {
 }
 
 void check_compression(const std::string& hook, double relative_precision) {
-  ScratchDir dir;
+  TempDir dir;
   run_ok(dir, hook, {"--iterations", "2", "--comm-hook", hook, "--dump-grads",
                      dir / "grads-{rank}.txt"});
   const Dump r0 = read_dump(dir / "grads-0.txt");
@@ -137,7 +137,7 @@ TEST(CommHook, Bf16AveragesWithinBfloat16PrecisionOnHalfTheBytes) {
 }
 
 TEST(SyncEvery, AccumulatedStepsTrainLikeOneLargeBatch) {
-  ScratchDir dir;
+  TempDir dir;
   // 2 ranks x 2 accumulated micro-batches of 4 == 1 rank with batch 16, for 2 optimizer steps.
   run_ok(dir, "accumulated", {"--batch-size", "4", "--sync-every", "2", "--iterations", "4",
                               "--dump-params", dir / "acc-{rank}.txt"});
@@ -167,7 +167,7 @@ TEST(SyncEvery, AccumulatedStepsTrainLikeOneLargeBatch) {
 }
 
 TEST(ModelParallel, TwoStageModelStillAveragesGradientsAcrossRanks) {
-  ScratchDir dir;
+  TempDir dir;
   run_ok(dir, "mp", {"--model", "mp-mlp", "--iterations", "3", "--dump-grads",
                      dir / "grads-{rank}.txt", "--dump-params", dir / "params-{rank}.txt"});
   run_ok(dir, "dp", {"--iterations", "3", "--no-trace", "--dump-params", dir / "dp-{rank}.txt"});

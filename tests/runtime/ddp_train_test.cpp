@@ -202,7 +202,7 @@ TEST(DdpTrace, TcpRendezvousFromEnvironment) {
   TempDir dir;
   auto args = small_mlp_args(4, 2);
   args.insert(args.end(), {"--trace-dir", dir / "trace"});  // env:// (the default)
-  auto results = testing::run_ranks(DDP_TRAIN_PATH, args, 2, testing::free_port(), dir.path(), kDeadline);
+  auto results = testing::run_ranks(DDP_TRAIN_PATH, args, 2, testing::free_port(), dir.str(), kDeadline);
   for (const auto& r : results) EXPECT_EQ(r.exit_code, 0) << r.err;
   EXPECT_EQ(trace::read_trace(dir / "trace").world_size(), 2);
 }
@@ -297,7 +297,7 @@ TEST(DdpFailure, SurvivorRecordsThePeersDeathAndExits) {
   args.insert(args.end(), {"--trace-dir", dir / "trace", "--timeout", "30", "--fail-rank", "1",
                            "--fail-iteration", "3", "--init", "file://" + dir / "store"});
   const auto start = std::chrono::steady_clock::now();
-  auto results = testing::run_ranks(DDP_TRAIN_PATH, args, 2, 0, dir.path(), kDeadline);
+  auto results = testing::run_ranks(DDP_TRAIN_PATH, args, 2, 0, dir.str(), kDeadline);
   const double seconds =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   EXPECT_EQ(results[1].exit_code, 3) << results[1].err;
@@ -322,7 +322,7 @@ TEST(DdpFailure, SurvivorRecordsThePeersDeathAndExits) {
 TEST(DdpBackend, NcclWithoutAGpuIsAOneLineUsageError) {
   TempDir dir;
   auto results = testing::run_ranks(DDP_TRAIN_PATH, {"--backend", "nccl", "--quiet"}, 1, 0,
-                                    dir.path(), kDeadline);
+                                    dir.str(), kDeadline);
   ASSERT_EQ(results.size(), 1u);
   EXPECT_EQ(results[0].exit_code, 2);
 #ifdef DDPSIM_RUNTIME_HAS_NCCL

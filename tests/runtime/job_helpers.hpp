@@ -20,7 +20,7 @@ inline double max_difference(const Dump& a, const Dump& b) {
 }
 
 // ddp-launch of the small MLP job train_command makes, expected to exit 0.
-inline JobResult run_ok(const ScratchDir& dir, const std::string& tag, const std::vector<std::string>& extra,
+inline JobResult run_ok(const TempDir& dir, const std::string& tag, const std::vector<std::string>& extra,
                         int nproc = 2) {
   const JobResult job = launch(train_command(dir, tag, extra), dir, nproc, tag);
   EXPECT_EQ(job.exit_code, 0) << tag << ":\n" << job.output;

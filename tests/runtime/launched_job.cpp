@@ -4,16 +4,12 @@
 
 #include <chrono>
 #include <cstdlib>
-#include <filesystem>
 #include <fstream>
-#include <random>
 #include <sstream>
 
 #include "ddpsim/trace/io.hpp"
 
 namespace ddpsim::runtime::testing {
-
-namespace fs = std::filesystem;
 
 namespace {
 
@@ -26,27 +22,13 @@ std::string read_text(const std::string& path) {
 
 }  // namespace
 
-ScratchDir::ScratchDir() {
-  const char* tmp = std::getenv("TMPDIR");
-  std::random_device random;
-  path_ = (fs::path(tmp && *tmp ? tmp : "/tmp") /
-           ("ddpsim-rt-" + std::to_string(random()) + std::to_string(random())))
-              .string();
-  fs::create_directories(path_);
-}
-
-ScratchDir::~ScratchDir() {
-  std::error_code ignored;
-  fs::remove_all(path_, ignored);
-}
-
 std::string shell_quote(const std::string& word) {
   std::string quoted = "'";
   for (const char c : word) quoted += c == '\'' ? std::string("'\\''") : std::string(1, c);
   return quoted + "'";
 }
 
-JobResult launch(const std::string& worker, const ScratchDir& dir, int nproc,
+JobResult launch(const std::string& worker, const TempDir& dir, int nproc,
                  const std::string& tag) {
   const std::string log = dir / (tag + ".log");
   const std::string command = shell_quote(DDP_LAUNCH_PATH) + " --nproc-per-node " +
@@ -62,7 +44,7 @@ JobResult launch(const std::string& worker, const ScratchDir& dir, int nproc,
   return result;
 }
 
-std::string train_command(const ScratchDir& dir, const std::string& tag,
+std::string train_command(const TempDir& dir, const std::string& tag,
                           const std::vector<std::string>& extra) {
   std::vector<std::string> args = {DDP_TRAIN_PATH,  "--model",        "mlp",  "--width",
                                    "32",            "--depth",        "2",    "--batch-size",
@@ -75,7 +57,7 @@ std::string train_command(const ScratchDir& dir, const std::string& tag,
   return command;
 }
 
-trace::RankTrace read_rank(const ScratchDir& dir, const std::string& tag, int rank) {
+trace::RankTrace read_rank(const TempDir& dir, const std::string& tag, int rank) {
   return trace::read_rank(dir / (tag + "/" + trace::meta_file_name(rank)),
                           dir / (tag + "/" + trace::events_file_name(rank)));
 }

@@ -6,21 +6,12 @@
 #include <vector>
 
 #include "ddpsim/trace/model.hpp"
+#include "temp_dir.hpp"
 
 namespace ddpsim::runtime::testing {
 
-// A fresh directory under $TMPDIR (or /tmp), removed by the destructor.
-class ScratchDir {
- public:
-  ScratchDir();
-  ~ScratchDir();
-  ScratchDir(const ScratchDir&) = delete;
-  ScratchDir& operator=(const ScratchDir&) = delete;
-  std::string operator/(const std::string& name) const { return path_ + "/" + name; }
-
- private:
-  std::string path_;
-};
+// The tests' one scratch directory (tests/common/temp_dir.hpp).
+using TempDir = ddpsim::test_support::TempDir;
 
 struct JobResult {
   int exit_code = -1;  // the launcher's; -1 when it did not exit normally
@@ -32,16 +23,16 @@ struct JobResult {
 std::string shell_quote(const std::string& word);
 
 // ddp-launch --nproc-per-node N -- WORKER, where `worker` is a shell command line (quoted words).
-JobResult launch(const std::string& worker, const ScratchDir& dir, int nproc = 2,
+JobResult launch(const std::string& worker, const TempDir& dir, int nproc = 2,
                  const std::string& tag = "job");
 
 // The ddp-train command line for a small MLP job writing its trace to DIR/TAG (and rendezvous
 // through DIR/TAG.store), followed by `extra`.
-std::string train_command(const ScratchDir& dir, const std::string& tag,
+std::string train_command(const TempDir& dir, const std::string& tag,
                           const std::vector<std::string>& extra);
 
 // DIR/TAG's rank-R trace files, read and validated.
-trace::RankTrace read_rank(const ScratchDir& dir, const std::string& tag, int rank);
+trace::RankTrace read_rank(const TempDir& dir, const std::string& tag, int rank);
 
 // The events of one type, in file order.
 std::vector<const trace::Event*> events_of(const trace::RankTrace& t, trace::EventType type);

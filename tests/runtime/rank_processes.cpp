@@ -1,33 +1,20 @@
 #include "rank_processes.hpp"
 
 #include <arpa/inet.h>
-#include <fcntl.h>
 #include <netinet/in.h>
-#include <signal.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
 #include <stdexcept>
-#include <thread>
+
+#include "ddpsim/process/spawn.hpp"
+#include "ddpsim/process/wait.hpp"
 
 namespace ddpsim::runtime::testing {
-
-TempDir::TempDir() {
-  const char* base = std::getenv("TMPDIR");
-  std::string pattern = std::string(base != nullptr && *base ? base : "/tmp") + "/ddp-train-test-XXXXXX";
-  if (mkdtemp(pattern.data()) == nullptr) throw std::runtime_error("mkdtemp failed");
-  path_ = pattern;
-}
-
-TempDir::~TempDir() {
-  std::error_code ignored;
-  std::filesystem::remove_all(path_, ignored);
-}
 
 int free_port() {
   const int fd = socket(AF_INET, SOCK_STREAM, 0);
@@ -53,75 +40,40 @@ std::string read_text(const std::string& path) {
   return text.str();
 }
 
-namespace {
-
-// In the child, between fork and exec: only async-signal-safe calls and setenv.
-[[noreturn]] void exec_rank(const std::string& program, const std::vector<std::string>& args,
-                            int rank, int world_size, int master_port, const std::string& out,
-                            const std::string& err) {
-  setenv("RANK", std::to_string(rank).c_str(), 1);
-  setenv("LOCAL_RANK", std::to_string(rank).c_str(), 1);
-  setenv("WORLD_SIZE", std::to_string(world_size).c_str(), 1);
-  setenv("LOCAL_WORLD_SIZE", std::to_string(world_size).c_str(), 1);
-  if (master_port > 0) {
-    setenv("MASTER_ADDR", "127.0.0.1", 1);
-    setenv("MASTER_PORT", std::to_string(master_port).c_str(), 1);
-  }
-  const int out_fd = open(out.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
-  const int err_fd = open(err.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
-  if (out_fd < 0 || err_fd < 0) _exit(127);
-  dup2(out_fd, STDOUT_FILENO);
-  dup2(err_fd, STDERR_FILENO);
-  std::vector<char*> argv;
-  argv.push_back(const_cast<char*>(program.c_str()));
-  for (const auto& a : args) argv.push_back(const_cast<char*>(a.c_str()));
-  argv.push_back(nullptr);
-  execv(program.c_str(), argv.data());
-  _exit(127);
-}
-
-}  // namespace
-
 std::vector<RankResult> run_ranks(const std::string& program, const std::vector<std::string>& args,
                                   int world_size, int master_port, const std::string& scratch_dir,
                                   std::chrono::seconds deadline) {
-  std::vector<pid_t> pids;
-  std::vector<RankResult> results(static_cast<std::size_t>(world_size));
   const auto out_path = [&](int r) { return scratch_dir + "/rank-" + std::to_string(r) + ".out"; };
   const auto err_path = [&](int r) { return scratch_dir + "/rank-" + std::to_string(r) + ".err"; };
+  std::vector<pid_t> pids;
   for (int rank = 0; rank < world_size; ++rank) {
-    const pid_t pid = fork();
-    if (pid < 0) throw std::runtime_error("fork failed");
-    if (pid == 0) exec_rank(program, args, rank, world_size, master_port, out_path(rank), err_path(rank));
-    pids.push_back(pid);
+    process::Command command;
+    command.argv.push_back(program);
+    command.argv.insert(command.argv.end(), args.begin(), args.end());
+    command.env = {{"RANK", std::to_string(rank)},
+                   {"LOCAL_RANK", std::to_string(rank)},
+                   {"WORLD_SIZE", std::to_string(world_size)},
+                   {"LOCAL_WORLD_SIZE", std::to_string(world_size)}};
+    if (master_port > 0) {
+      command.env["MASTER_ADDR"] = "127.0.0.1";
+      command.env["MASTER_PORT"] = std::to_string(master_port);
+    }
+    std::filesystem::remove(out_path(rank));  // each run's output alone, not appended to the last
+    std::filesystem::remove(err_path(rank));
+    command.out = process::Output::append_to(out_path(rank));
+    command.err = process::Output::append_to(err_path(rank));
+    command.own_process_group = true;  // so the deadline stops what a rank started, too
+    pids.push_back(process::spawn(command).pid);
   }
   const auto give_up_at = std::chrono::steady_clock::now() + deadline;
-  std::size_t running = pids.size();
-  while (running > 0) {
-    for (std::size_t r = 0; r < pids.size(); ++r) {
-      if (pids[r] == 0) continue;
-      int status = 0;
-      if (waitpid(pids[r], &status, WNOHANG) == pids[r]) {
-        results[r].exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-        pids[r] = 0;
-        --running;
-      }
+  std::vector<RankResult> results(static_cast<std::size_t>(world_size));
+  for (std::size_t r = 0; r < pids.size(); ++r) {
+    const process::Waited waited = process::wait_until(pids[r], give_up_at);
+    if (waited.how == process::Waited::How::kExited && WIFEXITED(waited.wait_status)) {
+      results[r].exit_code = WEXITSTATUS(waited.wait_status);
     }
-    if (running == 0) break;
-    if (std::chrono::steady_clock::now() > give_up_at) {
-      for (pid_t& pid : pids) {
-        if (pid == 0) continue;
-        kill(pid, SIGKILL);
-        waitpid(pid, nullptr, 0);
-        pid = 0;
-      }
-      break;
-    }
-    std::this_thread::sleep_for(std::chrono::milliseconds(20));
-  }
-  for (int r = 0; r < world_size; ++r) {
-    results[static_cast<std::size_t>(r)].out = read_text(out_path(r));
-    results[static_cast<std::size_t>(r)].err = read_text(err_path(r));
+    results[r].out = read_text(out_path(static_cast<int>(r)));
+    results[r].err = read_text(err_path(static_cast<int>(r)));
   }
   return results;
 }

@@ -6,6 +6,8 @@
 #include <string>
 #include <vector>
 
+#include "temp_dir.hpp"
+
 namespace ddpsim::runtime::testing {
 
 struct RankResult {
@@ -14,19 +16,8 @@ struct RankResult {
   std::string err;     // stderr
 };
 
-// A fresh directory under $TMPDIR (or /tmp), removed by the destructor.
-class TempDir {
- public:
-  TempDir();
-  ~TempDir();
-  TempDir(const TempDir&) = delete;
-  TempDir& operator=(const TempDir&) = delete;
-  const std::string& path() const { return path_; }
-  std::string operator/(const std::string& name) const { return path_ + "/" + name; }
-
- private:
-  std::string path_;
-};
+// The tests' one scratch directory (tests/common/temp_dir.hpp).
+using TempDir = ddpsim::test_support::TempDir;
 
 // A TCP port on 127.0.0.1 that was free a moment ago (bind to port 0, read it, close).
 int free_port();
@@ -34,7 +25,8 @@ int free_port();
 // Starts `world_size` copies of `program args...` with RANK, LOCAL_RANK, WORLD_SIZE,
 // LOCAL_WORLD_SIZE, and (when `master_port` > 0) MASTER_ADDR=127.0.0.1 and MASTER_PORT set
 // (otherwise rendezvous must come from the arguments, e.g. --init file://), waits for all of
-// them, and kills any still running at `deadline`. Output goes through files in `scratch_dir`.
+// them (started through ddpsim::process), and kills any still running at `deadline`. Output goes
+// through files in `scratch_dir`.
 std::vector<RankResult> run_ranks(const std::string& program, const std::vector<std::string>& args,
                                   int world_size, int master_port, const std::string& scratch_dir,
                                   std::chrono::seconds deadline);

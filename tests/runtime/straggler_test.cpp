@@ -21,13 +21,13 @@ namespace {
 using testing::events_of;
 using testing::JobResult;
 using testing::launch;
-using testing::ScratchDir;
+using testing::TempDir;
 
-std::string train_command(const ScratchDir& dir, const std::vector<std::string>& extra) {
+std::string train_command(const TempDir& dir, const std::vector<std::string>& extra) {
   return testing::train_command(dir, "trace", extra);
 }
 
-trace::RankTrace read_rank(const ScratchDir& dir, int rank) {
+trace::RankTrace read_rank(const TempDir& dir, int rank) {
   return testing::read_rank(dir, "trace", rank);
 }
 
@@ -40,7 +40,7 @@ void expect_iterations_complete(const trace::RankTrace& t, std::int64_t up_to) {
 }
 
 TEST(Straggler, StallBeyondTheTimeoutFailsEveryRankWithAFailureEvent) {
-  ScratchDir dir;
+  TempDir dir;
   constexpr double kTimeout = 2.0;
   const JobResult job = launch(
       train_command(dir, {"--iterations", "8", "--timeout", "2", "--delay", "1=10000@3"}), dir);
@@ -84,7 +84,7 @@ TEST(Straggler, StallBeyondTheTimeoutFailsEveryRankWithAFailureEvent) {
 }
 
 TEST(Straggler, KilledWorkerIsReportedAndTheOthersEndWithIntactTraces) {
-  ScratchDir dir;
+  TempDir dir;
   // Rank 1 is SIGKILLed by a watcher once its trace shows iteration 2 complete; `exec` keeps
   // the shell's pid for ddp-train, so $$ is the trainer.
   const std::string events = dir / "trace/rank-1.events.csv";
@@ -127,7 +127,7 @@ double allreduce_seconds(const trace::RankTrace& t, std::int64_t iteration) {
 }
 
 TEST(Straggler, StallBelowTheTimeoutShowsUpAsTheOtherRanksAllreduceWait) {
-  ScratchDir dir;
+  TempDir dir;
   constexpr double kDelay = 1.5;
   const JobResult job = launch(
       train_command(dir, {"--iterations", "6", "--timeout", "60", "--delay", "1=1500@3"}), dir);
@@ -147,7 +147,7 @@ TEST(Straggler, StallBelowTheTimeoutShowsUpAsTheOtherRanksAllreduceWait) {
 }
 
 TEST(Straggler, SlowdownStretchesOnlyTheSlowRanksCompute) {
-  ScratchDir dir;
+  TempDir dir;
   const JobResult job = launch(
       train_command(dir, {"--iterations", "5", "--slowdown", "1=3", "--width", "256"}), dir);
   ASSERT_EQ(job.exit_code, 0) << job.output;

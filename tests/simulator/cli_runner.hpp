@@ -27,9 +27,9 @@ inline std::string slurp(const std::string& path) {
   return text.str();
 }
 
-inline Outcome run_cli(const testing::TempDir& dir, const std::string& arguments) {
-  const std::string out = dir.path("stdout.txt");
-  const std::string err = dir.path("stderr.txt");
+inline Outcome run_cli(const test_support::TempDir& dir, const std::string& arguments) {
+  const std::string out = dir / "stdout.txt";
+  const std::string err = dir / "stderr.txt";
   const std::string command = std::string(DDPSIM_SIM_BINARY) + " " + arguments + " >" + out + " 2>" + err;
   const int raw = std::system(command.c_str());
   Outcome outcome;

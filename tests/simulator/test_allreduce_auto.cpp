@@ -150,15 +150,15 @@ TEST(AllreduceAuto, CrossoverOnAPresetFromTheClosedForms) {
 
 // The report says what was chosen for each bucket; calibrate refuses auto (no formula to invert).
 TEST(AllreduceAuto, ReportNamesTheChoicePerBucket) {
-  testing::TempDir dir;
+  test_support::TempDir dir;
   const testing::SyntheticRun run;
-  trace::write_trace(dir.path("measured"), testing::make_synthetic_trace(run));
-  const Outcome outcome = run_cli(dir, "replay " + dir.path("measured") +
+  trace::write_trace(dir / "measured", testing::make_synthetic_trace(run));
+  const Outcome outcome = run_cli(dir, "replay " + dir / "measured" +
                                            " --iterations 1 --world-size 256 --cluster dgx-a100 --allreduce auto"
-                                           " --json " + dir.path("report.json"));
+                                           " --json " + dir / "report.json");
   ASSERT_EQ(outcome.status, 0) << outcome.err;
   EXPECT_NE(outcome.out.find("auto: ring-agg or tree per message size"), std::string::npos) << outcome.out;
-  const auto report = nlohmann::json::parse(slurp(dir.path("report.json")));
+  const auto report = nlohmann::json::parse(slurp(dir / "report.json"));
   EXPECT_EQ(report["allreduce"], "auto");
   std::vector<int> buckets;
   for (const auto& choice : report["allreduce_choices"]) {
@@ -172,7 +172,7 @@ TEST(AllreduceAuto, ReportNamesTheChoicePerBucket) {
   for (std::size_t b = 0; b < every.size(); ++b) every[b] = static_cast<int>(b);
   EXPECT_EQ(buckets, every);  // each bucket under exactly one choice
 
-  const Outcome refused = run_cli(dir, "calibrate " + dir.path("measured") + " --allreduce auto");
+  const Outcome refused = run_cli(dir, "calibrate " + dir / "measured" + " --allreduce auto");
   expect_one_line_error(refused, "--allreduce: expected ring, ring-agg, analytic or tree, got 'auto'");
 }
 

@@ -87,11 +87,11 @@ TEST(CalibrationJson, RefusesWhatCalibrateDoesNotWrite) {
 // A replay given the trace's own fit prepares exactly the network it would have fitted, and a
 // different fit is really used (so the file is not silently ignored).
 TEST(CalibrationJson, ReplayUsesTheGivenFitInsteadOfFittingAgain) {
-  testing::TempDir dir;
+  test_support::TempDir dir;
   const trace::Trace trace = testing::make_synthetic_trace({});
-  trace::write_trace(dir.path("measured"), trace);
+  trace::write_trace(dir / "measured", trace);
   ReplayRequest request;
-  request.trace_dir = dir.path("measured");
+  request.trace_dir = dir / "measured";
   const PreparedReplay fitted = prepare_replay(request);
   ASSERT_TRUE(fitted.calibration);
 
@@ -111,24 +111,24 @@ TEST(CalibrationJson, ReplayUsesTheGivenFitInsteadOfFittingAgain) {
 }
 
 TEST(CalibrationJson, ReplayCliReadsCalibrateOutputAndRefusesABadFile) {
-  testing::TempDir dir;
-  trace::write_trace(dir.path("measured"), testing::make_synthetic_trace({}));
-  const std::string measured = dir.path("measured");
-  ASSERT_EQ(run_cli(dir, "calibrate " + measured + " --json " + dir.path("fit.json")).status, 0);
-  ASSERT_EQ(run_cli(dir, "replay " + measured + " --iterations 4 --json " + dir.path("fitted.json")).status, 0);
-  const Outcome reused = run_cli(dir, "replay " + measured + " --iterations 4 --calibration " + dir.path("fit.json") +
-                                          " --json " + dir.path("reused.json"));
+  test_support::TempDir dir;
+  trace::write_trace(dir / "measured", testing::make_synthetic_trace({}));
+  const std::string measured = dir / "measured";
+  ASSERT_EQ(run_cli(dir, "calibrate " + measured + " --json " + dir / "fit.json").status, 0);
+  ASSERT_EQ(run_cli(dir, "replay " + measured + " --iterations 4 --json " + dir / "fitted.json").status, 0);
+  const Outcome reused = run_cli(dir, "replay " + measured + " --iterations 4 --calibration " + dir / "fit.json" +
+                                          " --json " + dir / "reused.json");
   ASSERT_EQ(reused.status, 0) << reused.err;
-  const auto fitted_report = nlohmann::json::parse(slurp(dir.path("fitted.json")));
-  const auto reused_report = nlohmann::json::parse(slurp(dir.path("reused.json")));
+  const auto fitted_report = nlohmann::json::parse(slurp(dir / "fitted.json"));
+  const auto reused_report = nlohmann::json::parse(slurp(dir / "reused.json"));
   EXPECT_EQ(reused_report["predicted"], fitted_report["predicted"]);
   EXPECT_EQ(reused_report["network"], fitted_report["network"]);
 
-  std::ofstream(dir.path("broken.json")) << "{\"algorithm\": \"ring\"}";
-  expect_one_line_error(run_cli(dir, "replay " + measured + " --calibration " + dir.path("broken.json")),
-                        dir.path("broken.json") + ": world_size: expected");
-  expect_one_line_error(run_cli(dir, "replay " + measured + " --allreduce tree --calibration " + dir.path("fit.json")),
-                        dir.path("fit.json") + ": expected a calibration with the tree's shape");
+  std::ofstream(dir / "broken.json") << "{\"algorithm\": \"ring\"}";
+  expect_one_line_error(run_cli(dir, "replay " + measured + " --calibration " + dir / "broken.json"),
+                        dir / "broken.json" + ": world_size: expected");
+  expect_one_line_error(run_cli(dir, "replay " + measured + " --allreduce tree --calibration " + dir / "fit.json"),
+                        dir / "fit.json" + ": expected a calibration with the tree's shape");
 }
 
 }  // namespace

@@ -19,23 +19,23 @@
 namespace ddpsim::sim {
 namespace {
 
-std::string write_measured(const testing::TempDir& dir) {
+std::string write_measured(const test_support::TempDir& dir) {
   testing::SyntheticRun run;
-  trace::write_trace(dir.path("measured"), testing::make_synthetic_trace(run));
-  return dir.path("measured");
+  trace::write_trace(dir / "measured", testing::make_synthetic_trace(run));
+  return dir / "measured";
 }
 
 TEST(Cli, ReplayWritesPredictionAndReport) {
-  testing::TempDir dir;
+  test_support::TempDir dir;
   const std::string measured = write_measured(dir);
-  const Outcome outcome = run_cli(dir, "replay " + measured + " --out " + dir.path("predicted") + " --json " +
-                                           dir.path("report.json") + " --iterations 4");
+  const Outcome outcome = run_cli(dir, "replay " + measured + " --out " + dir / "predicted" + " --json " +
+                                           dir / "report.json" + " --iterations 4");
   ASSERT_EQ(outcome.status, 0) << outcome.err;
   EXPECT_NE(outcome.out.find("iteration time"), std::string::npos) << outcome.out;
-  const trace::Trace predicted = trace::read_trace(dir.path("predicted"));
+  const trace::Trace predicted = trace::read_trace(dir / "predicted");
   EXPECT_EQ(predicted.meta().source, "simulated");
   EXPECT_EQ(testing::iteration_times_s(predicted).size(), 4u);
-  const auto report = nlohmann::json::parse(slurp(dir.path("report.json")));
+  const auto report = nlohmann::json::parse(slurp(dir / "report.json"));
   testing::SyntheticRun run;
   EXPECT_NEAR(report["network"]["alpha_s"].get<double>(), run.alpha_s, 0.03 * run.alpha_s);
   EXPECT_EQ(report["network"]["source"], "calibrated");
@@ -43,14 +43,14 @@ TEST(Cli, ReplayWritesPredictionAndReport) {
 }
 
 TEST(Cli, BootstrapGivesTheMedianAnIntervalOnlyWhenAskedAndWithEnoughRuns) {
-  testing::TempDir dir;
+  test_support::TempDir dir;
   const std::string measured = write_measured(dir);
   // The synthetic run's iterations differ (jitter 0.95-1.05): resampling them moves the median.
   const Outcome boot = run_cli(dir, "replay " + measured + " --runs 21 --bootstrap --json " +
-                                        dir.path("boot.json"));
+                                        dir / "boot.json");
   ASSERT_EQ(boot.status, 0) << boot.err;
   EXPECT_NE(boot.out.find("90 % bootstrap interval"), std::string::npos) << boot.out;
-  const auto report = nlohmann::json::parse(slurp(dir.path("boot.json")));
+  const auto report = nlohmann::json::parse(slurp(dir / "boot.json"));
   ASSERT_TRUE(report.contains("interval")) << report.dump();
   EXPECT_EQ(report["interval"]["replicates"], 20);
   const double low = report["interval"]["median_iteration_s"][0].get<double>();
@@ -61,56 +61,56 @@ TEST(Cli, BootstrapGivesTheMedianAnIntervalOnlyWhenAskedAndWithEnoughRuns) {
   EXPECT_GT(low, 0.9 * measured_median);
   EXPECT_LT(high, 1.1 * measured_median);
 
-  const Outcome plain = run_cli(dir, "replay " + measured + " --runs 21 --json " + dir.path("plain.json"));
+  const Outcome plain = run_cli(dir, "replay " + measured + " --runs 21 --json " + dir / "plain.json");
   ASSERT_EQ(plain.status, 0) << plain.err;
-  EXPECT_FALSE(nlohmann::json::parse(slurp(dir.path("plain.json"))).contains("interval"));
+  EXPECT_FALSE(nlohmann::json::parse(slurp(dir / "plain.json")).contains("interval"));
 
   expect_one_line_error(run_cli(dir, "replay " + measured + " --runs 5 --bootstrap"),
                         "--bootstrap: expected --runs of at least 11");
 }
 
 TEST(Cli, CalibrateReportsAlphaBetaAndResiduals) {
-  testing::TempDir dir;
+  test_support::TempDir dir;
   const std::string measured = write_measured(dir);
-  const Outcome outcome = run_cli(dir, "calibrate " + measured + " --json " + dir.path("fit.json"));
+  const Outcome outcome = run_cli(dir, "calibrate " + measured + " --json " + dir / "fit.json");
   ASSERT_EQ(outcome.status, 0) << outcome.err;
   EXPECT_NE(outcome.out.find("R^2"), std::string::npos);
-  const auto fit = nlohmann::json::parse(slurp(dir.path("fit.json")));
+  const auto fit = nlohmann::json::parse(slurp(dir / "fit.json"));
   testing::SyntheticRun run;
   EXPECT_NEAR(fit["beta_bytes_per_s"].get<double>(), run.beta_bytes_per_s, 0.03 * run.beta_bytes_per_s);
   EXPECT_GT(fit["r_squared"].get<double>(), 0.999);
 }
 
 TEST(Cli, GivenNetworkSkipsCalibration) {
-  testing::TempDir dir;
+  test_support::TempDir dir;
   const std::string measured = write_measured(dir);
   const Outcome outcome = run_cli(dir, "replay " + measured + " --bandwidth 1e9 --latency 1e-5 --allreduce ring --json " +
-                                           dir.path("report.json"));
+                                           dir / "report.json");
   ASSERT_EQ(outcome.status, 0) << outcome.err;
-  const auto report = nlohmann::json::parse(slurp(dir.path("report.json")));
+  const auto report = nlohmann::json::parse(slurp(dir / "report.json"));
   EXPECT_EQ(report["network"]["source"], "given");
   EXPECT_DOUBLE_EQ(report["network"]["beta_bytes_per_s"].get<double>(), 1e9);
 }
 
 TEST(Cli, BucketCapWhatIfRebuckets) {
-  testing::TempDir dir;
+  test_support::TempDir dir;
   const std::string measured = write_measured(dir);
   const Outcome outcome = run_cli(dir, "replay " + measured + " --bucket-cap-mb 1024 --first-bucket-cap-mb 1024 --out " +
-                                           dir.path("predicted"));
+                                           dir / "predicted");
   ASSERT_EQ(outcome.status, 0) << outcome.err;
-  const trace::Trace predicted = trace::read_trace(dir.path("predicted"));
+  const trace::Trace predicted = trace::read_trace(dir / "predicted");
   ASSERT_EQ(predicted.meta().bucket_assignments.size(), 1u);
   EXPECT_EQ(predicted.meta().bucket_assignments[0].buckets.size(), 1u);
   EXPECT_EQ(predicted.meta().bucket_cap_bytes, 1024LL * 1024 * 1024);
 }
 
 TEST(Cli, MissingTraceIsOneLineExit2) {
-  testing::TempDir dir;
-  expect_one_line_error(run_cli(dir, "replay " + dir.path("nowhere")), "nowhere");
+  test_support::TempDir dir;
+  expect_one_line_error(run_cli(dir, "replay " + dir / "nowhere"), "nowhere");
 }
 
 TEST(Cli, InvalidTraceGivesTheReadersError) {
-  testing::TempDir dir;
+  test_support::TempDir dir;
   const std::string measured = write_measured(dir);
   std::ofstream(measured + "/rank-1.meta.json") << "{\"schema\": \"something-else\"}\n";
   expect_one_line_error(run_cli(dir, "replay " + measured), "rank-1.meta.json");
@@ -118,28 +118,28 @@ TEST(Cli, InvalidTraceGivesTheReadersError) {
 }
 
 TEST(Cli, BadSimgridConfigIsOneLineExit2) {
-  testing::TempDir dir;
+  test_support::TempDir dir;
   const std::string measured = write_measured(dir);
   expect_one_line_error(run_cli(dir, "replay " + measured + " --cfg network/bogus:1"), "network/bogus");
   expect_one_line_error(run_cli(dir, "replay " + measured + " --cfg network/model:Warp9"), "Warp9");
   expect_one_line_error(run_cli(dir, "replay " + measured + " --cfg nocolon"), "nocolon");
   expect_one_line_error(run_cli(dir, "replay " + measured + " --cfg contexts/nthreads:2"), "contexts/nthreads");
   // A valid override is applied (LV08's slow-start factor makes the prediction slower).
-  const Outcome lv08 = run_cli(dir, "replay " + measured + " --cfg network/model:LV08 --allreduce ring --json " + dir.path("lv08.json"));
+  const Outcome lv08 = run_cli(dir, "replay " + measured + " --cfg network/model:LV08 --allreduce ring --json " + dir / "lv08.json");
   ASSERT_EQ(lv08.status, 0) << lv08.err;
-  const Outcome cm02 = run_cli(dir, "replay " + measured + " --allreduce ring --json " + dir.path("cm02.json"));
+  const Outcome cm02 = run_cli(dir, "replay " + measured + " --allreduce ring --json " + dir / "cm02.json");
   ASSERT_EQ(cm02.status, 0) << cm02.err;
-  const auto slow = nlohmann::json::parse(slurp(dir.path("lv08.json")));
-  const auto fast = nlohmann::json::parse(slurp(dir.path("cm02.json")));
+  const auto slow = nlohmann::json::parse(slurp(dir / "lv08.json"));
+  const auto fast = nlohmann::json::parse(slurp(dir / "cm02.json"));
   EXPECT_GT(slow["simulation"]["simulated_end_s"].get<double>(), fast["simulation"]["simulated_end_s"].get<double>());
 }
 
 TEST(Cli, BadFlagsAreOneLineExit2) {
-  testing::TempDir dir;
+  test_support::TempDir dir;
   const std::string measured = write_measured(dir);
   expect_one_line_error(run_cli(dir, "replay " + measured + " --allreduce butterfly"), "--allreduce");
   expect_one_line_error(run_cli(dir, "replay " + measured + " --compute max"), "--compute");
-  expect_one_line_error(run_cli(dir, "replay " + measured + " --platform " + dir.path("missing.xml")), "--platform");
+  expect_one_line_error(run_cli(dir, "replay " + measured + " --platform " + dir / "missing.xml"), "--platform");
   expect_one_line_error(run_cli(dir, "replay " + measured + " --bandwidth -5 --latency 0"), "--bandwidth");
   expect_one_line_error(run_cli(dir, "replay " + measured + " --slowdown 9=2"), "--slowdown");
   expect_one_line_error(run_cli(dir, "replay " + measured + " --no-such-flag"), "no-such-flag");
@@ -148,7 +148,7 @@ TEST(Cli, BadFlagsAreOneLineExit2) {
 // Numbers that once slipped through: --world-size 0 and -5 silently replayed the trace's size,
 // and NaN passes any range check written with comparisons.
 TEST(Cli, NonPositiveOrNonFiniteNumbersAreOneLineExit2) {
-  testing::TempDir dir;
+  test_support::TempDir dir;
   const std::string measured = write_measured(dir);
   for (const char* flag : {"--world-size 0", "--world-size -5", "--runs 0", "--iterations -1",
                            "--timeout nan", "--bandwidth inf", "--latency -1", "--bucket-cap-mb 0",
@@ -159,34 +159,34 @@ TEST(Cli, NonPositiveOrNonFiniteNumbersAreOneLineExit2) {
 }
 
 TEST(Cli, PlatformFileWithTooFewHostsIsOneLineExit2) {
-  testing::TempDir dir;
+  test_support::TempDir dir;
   const std::string measured = write_measured(dir);
-  std::ofstream(dir.path("small.xml"))
+  std::ofstream(dir / "small.xml")
       << "<?xml version='1.0'?>\n<!DOCTYPE platform SYSTEM \"https://simgrid.org/simgrid.dtd\">\n"
          "<platform version=\"4.1\"><zone id=\"w\" routing=\"Full\">"
          "<host id=\"a\" speed=\"1Gf\"/><host id=\"b\" speed=\"1Gf\"/>"
          "<link id=\"l\" bandwidth=\"1GBps\" latency=\"10us\"/>"
          "<route src=\"a\" dst=\"b\"><link_ctn id=\"l\"/></route></zone></platform>\n";
-  expect_one_line_error(run_cli(dir, "replay " + measured + " --platform " + dir.path("small.xml")),
+  expect_one_line_error(run_cli(dir, "replay " + measured + " --platform " + dir / "small.xml"),
                         "expected at least 4 hosts");
-  std::ofstream(dir.path("broken.xml")) << "<platform version=\"4.1\"><zone id=\"w\" routing=\"Full\">\n";
-  const Outcome broken = run_cli(dir, "replay " + measured + " --platform " + dir.path("broken.xml"));
+  std::ofstream(dir / "broken.xml") << "<platform version=\"4.1\"><zone id=\"w\" routing=\"Full\">\n";
+  const Outcome broken = run_cli(dir, "replay " + measured + " --platform " + dir / "broken.xml");
   EXPECT_EQ(broken.status, 2) << broken.err;
   EXPECT_EQ(count_lines(broken.err), 1) << broken.err;
 }
 
 TEST(Cli, PlatformFileRunsTheReplay) {
-  testing::TempDir dir;
+  test_support::TempDir dir;
   const std::string measured = write_measured(dir);
-  std::ofstream(dir.path("four.xml"))
+  std::ofstream(dir / "four.xml")
       << "<?xml version='1.0'?>\n<!DOCTYPE platform SYSTEM \"https://simgrid.org/simgrid.dtd\">\n"
          "<platform version=\"4.1\">"
          "<cluster id=\"c\" prefix=\"node-\" suffix=\"\" radical=\"0-3\" speed=\"1Gf\" bw=\"2GBps\" lat=\"20us\"/>"
          "</platform>\n";
-  const Outcome outcome = run_cli(dir, "replay " + measured + " --platform " + dir.path("four.xml") + " --json " +
-                                           dir.path("report.json"));
+  const Outcome outcome = run_cli(dir, "replay " + measured + " --platform " + dir / "four.xml" + " --json " +
+                                           dir / "report.json");
   ASSERT_EQ(outcome.status, 0) << outcome.err;
-  const auto report = nlohmann::json::parse(slurp(dir.path("report.json")));
+  const auto report = nlohmann::json::parse(slurp(dir / "report.json"));
   EXPECT_GT(report["simulation"]["simulated_end_s"].get<double>(), 0.1);
 }
 
@@ -197,29 +197,29 @@ namespace ddpsim::sim {
 namespace {
 
 TEST(CliWhatIfs, TimeoutCurveFindsTheSmallestSafeTimeout) {
-  testing::TempDir dir;
+  test_support::TempDir dir;
   const std::string measured = write_measured(dir);
   // Rank 1 stalls 300 ms at iteration 2: a 0.1 s timeout always fails, 1 s never does.
   const Outcome outcome = run_cli(dir, "timeout-curve " + measured + " --timeouts 1,0.1 --runs 2 --delay 1=300@2" +
-                                           " --csv " + dir.path("curve.csv") + " --json " + dir.path("curve.json"));
+                                           " --csv " + dir / "curve.csv" + " --json " + dir / "curve.json");
   ASSERT_EQ(outcome.status, 0) << outcome.err;
-  const auto json = nlohmann::json::parse(slurp(dir.path("curve.json")));
+  const auto json = nlohmann::json::parse(slurp(dir / "curve.json"));
   ASSERT_EQ(json["points"].size(), 2u);
   EXPECT_EQ(json["points"][0]["timeout_s"].get<double>(), 0.1);
   EXPECT_EQ(json["points"][0]["failure_probability"].get<double>(), 1.0);
   EXPECT_GT(json["points"][0]["mean_time_to_failure_s"].get<double>(), 0.0);
   EXPECT_EQ(json["points"][1]["failure_probability"].get<double>(), 0.0);
   EXPECT_EQ(json["smallest_safe_timeout_s"].get<double>(), 1.0);
-  EXPECT_EQ(count_lines(slurp(dir.path("curve.csv"))), 3);
+  EXPECT_EQ(count_lines(slurp(dir / "curve.csv")), 3);
 }
 
 TEST(CliWhatIfs, MonteCarloRunsReportADistribution) {
-  testing::TempDir dir;
+  test_support::TempDir dir;
   const std::string measured = write_measured(dir);
   const Outcome outcome = run_cli(dir, "replay " + measured + " --compute median --runs 3 --delay-dist all=uniform:0,20 --seed 4 --json " +
-                                           dir.path("report.json"));
+                                           dir / "report.json");
   ASSERT_EQ(outcome.status, 0) << outcome.err;
-  const auto distribution = nlohmann::json::parse(slurp(dir.path("report.json")))["distribution"];
+  const auto distribution = nlohmann::json::parse(slurp(dir / "report.json"))["distribution"];
   EXPECT_EQ(distribution["runs"].get<int>(), 3);
   // With stalls, median compute replays every source iteration (9) per run, not 3.
   EXPECT_EQ(distribution["iterations"].get<int>(), 27);
@@ -229,7 +229,7 @@ TEST(CliWhatIfs, MonteCarloRunsReportADistribution) {
 }
 
 TEST(CliWhatIfs, BadDelayIsOneLine) {
-  testing::TempDir dir;
+  test_support::TempDir dir;
   expect_one_line_error(run_cli(dir, "replay " + write_measured(dir) + " --delay 1=abc"), "--delay");
 }
 
@@ -240,9 +240,9 @@ namespace ddpsim::sim {
 namespace {
 
 TEST(CliWhatIfs, SweepWritesOneRowPerPointAndResumes) {
-  testing::TempDir dir;
+  test_support::TempDir dir;
   const std::string measured = write_measured(dir);
-  const std::string csv = dir.path("sweep.csv");
+  const std::string csv = dir / "sweep.csv";
   const Outcome first = run_cli(dir, "sweep " + measured + " --bucket-caps 0,1 --slowdowns 1,2 --world-sizes 4 --jobs 2 --out " + csv);
   ASSERT_EQ(first.status, 0) << first.err;
   EXPECT_EQ(count_lines(slurp(csv)), 1 + 4);
@@ -268,23 +268,23 @@ TEST(CliWhatIfs, SweepWritesOneRowPerPointAndResumes) {
 }
 
 // A 2-host platform: world size 4 cannot run on it, so that point fails.
-std::string write_two_host_platform(const testing::TempDir& dir) {
-  std::ofstream(dir.path("two.xml"))
+std::string write_two_host_platform(const test_support::TempDir& dir) {
+  std::ofstream(dir / "two.xml")
       << "<?xml version='1.0'?>\n<!DOCTYPE platform SYSTEM \"https://simgrid.org/simgrid.dtd\">\n"
          "<platform version=\"4.1\">"
          "<cluster id=\"c\" prefix=\"node-\" suffix=\"\" radical=\"0-1\" speed=\"1Gf\" bw=\"2GBps\" lat=\"20us\"/>"
          "</platform>\n";
-  return dir.path("two.xml");
+  return dir / "two.xml";
 }
 
 // Once a sweep exited 0 with failed points in its CSV.
 TEST(CliWhatIfs, SweepWithFailedPointsExits1AndSaysHowMany) {
-  testing::TempDir dir;
+  test_support::TempDir dir;
   testing::SyntheticRun run;
   run.world_size = 2;
-  trace::write_trace(dir.path("measured"), testing::make_synthetic_trace(run));
-  const std::string csv = dir.path("sweep.csv");
-  const std::string arguments = "sweep " + dir.path("measured") + " --platform " + write_two_host_platform(dir) +
+  trace::write_trace(dir / "measured", testing::make_synthetic_trace(run));
+  const std::string csv = dir / "sweep.csv";
+  const std::string arguments = "sweep " + dir / "measured" + " --platform " + write_two_host_platform(dir) +
                                 " --world-sizes 2,4 --out " + csv;
   const Outcome first = run_cli(dir, arguments);
   EXPECT_EQ(first.status, 1) << first.err;
@@ -315,17 +315,17 @@ double p50_of_row(const std::string& csv, const std::string& key) {
   return -1;
 }
 
-double replay_p50(const testing::TempDir& dir, const std::string& measured, const std::string& slowdown) {
-  const Outcome outcome = run_cli(dir, "replay " + measured + " --slowdown " + slowdown + " --json " + dir.path("r.json"));
+double replay_p50(const test_support::TempDir& dir, const std::string& measured, const std::string& slowdown) {
+  const Outcome outcome = run_cli(dir, "replay " + measured + " --slowdown " + slowdown + " --json " + dir / "r.json");
   EXPECT_EQ(outcome.status, 0) << outcome.err;
-  return nlohmann::json::parse(slurp(dir.path("r.json")))["distribution"]["p50_s"].get<double>();
+  return nlohmann::json::parse(slurp(dir / "r.json"))["distribution"]["p50_s"].get<double>();
 }
 
 // Once every sweep slowdown applied to rank 0.
 TEST(CliWhatIfs, SweepSlowsTheRankAskedFor) {
-  testing::TempDir dir;
+  test_support::TempDir dir;
   const std::string measured = write_measured(dir);  // rank r computes (1 + 0.02 r) times slower
-  const std::string csv = dir.path("sweep.csv");
+  const std::string csv = dir / "sweep.csv";
   const Outcome sweep = run_cli(dir, "sweep " + measured + " --slowdowns 1,2 --slowdown-rank 3 --out " + csv);
   ASSERT_EQ(sweep.status, 0) << sweep.err;
   const double swept = p50_of_row(slurp(csv), "0,3=2,0");
@@ -334,21 +334,21 @@ TEST(CliWhatIfs, SweepSlowsTheRankAskedFor) {
   EXPECT_NEAR(swept, rank3, 1e-7 * rank3);
   EXPECT_GT(std::abs(swept - rank0), 0.01 * rank0);  // rank 3 is 6 % slower than rank 0
   // The default stays rank 0, its column a bare factor.
-  const Outcome default_rank = run_cli(dir, "sweep " + measured + " --slowdowns 2 --out " + dir.path("zero.csv"));
+  const Outcome default_rank = run_cli(dir, "sweep " + measured + " --slowdowns 2 --out " + dir / "zero.csv");
   ASSERT_EQ(default_rank.status, 0) << default_rank.err;
-  EXPECT_NEAR(p50_of_row(slurp(dir.path("zero.csv")), "0,2,0"), rank0, 1e-7 * rank0);
+  EXPECT_NEAR(p50_of_row(slurp(dir / "zero.csv"), "0,2,0"), rank0, 1e-7 * rank0);
 }
 
 // Once --slowdowns took factors only, all of one rank (--slowdown-rank), and 1=2 was refused.
 // Now an entry may name its rank with --slowdown's syntax, and a plain factor stays rank 0's.
 TEST(CliWhatIfs, SweepSlowdownsNameTheirRank) {
-  testing::TempDir dir;
+  test_support::TempDir dir;
   testing::SyntheticRun run;
   run.world_size = 2;
   run.rank_skew = 0.1;  // rank 1 computes 10 % slower: slowing it by 2 is slower than slowing rank 0 by 2
-  trace::write_trace(dir.path("measured"), testing::make_synthetic_trace(run));
-  const std::string measured = dir.path("measured");
-  const std::string csv = dir.path("sweep.csv");
+  trace::write_trace(dir / "measured", testing::make_synthetic_trace(run));
+  const std::string measured = dir / "measured";
+  const std::string csv = dir / "sweep.csv";
   const Outcome sweep = run_cli(dir, "sweep " + measured + " --slowdowns 1=2,2 --out " + csv);
   ASSERT_EQ(sweep.status, 0) << sweep.err;
   const double rank1 = replay_p50(dir, measured, "1=2");
@@ -366,14 +366,14 @@ TEST(CliWhatIfs, SweepSlowdownsNameTheirRank) {
 }
 
 // replay --bucket-caps-mb: the per-bucket list what-if, through the same re-bucketing as one cap.
-double replay_p50_with(const testing::TempDir& dir, const std::string& measured, const std::string& flags) {
-  const Outcome outcome = run_cli(dir, "replay " + measured + " " + flags + " --json " + dir.path("r.json"));
+double replay_p50_with(const test_support::TempDir& dir, const std::string& measured, const std::string& flags) {
+  const Outcome outcome = run_cli(dir, "replay " + measured + " " + flags + " --json " + dir / "r.json");
   EXPECT_EQ(outcome.status, 0) << outcome.err;
-  return nlohmann::json::parse(slurp(dir.path("r.json")))["distribution"]["p50_s"].get<double>();
+  return nlohmann::json::parse(slurp(dir / "r.json"))["distribution"]["p50_s"].get<double>();
 }
 
 TEST(CliWhatIfs, ReplayWithAListOfBucketCaps) {
-  testing::TempDir dir;
+  test_support::TempDir dir;
   const std::string measured = write_measured(dir);
   // One entry: one cap for every bucket, first included.
   EXPECT_DOUBLE_EQ(replay_p50_with(dir, measured, "--bucket-caps-mb 2"),
@@ -390,15 +390,15 @@ TEST(CliWhatIfs, ReplayWithAListOfBucketCaps) {
 }
 
 TEST(CliAdvise, PrintsThreeAnswersAndWritesJson) {
-  testing::TempDir dir;
+  test_support::TempDir dir;
   const std::string measured = write_measured(dir);
-  const Outcome outcome = run_cli(dir, "advise " + measured + " --runs 11 --bucket-caps 1 --json " + dir.path("advice.json"));
+  const Outcome outcome = run_cli(dir, "advise " + measured + " --runs 11 --bucket-caps 1 --json " + dir / "advice.json");
   ASSERT_EQ(outcome.status, 0) << outcome.err;
   EXPECT_NE(outcome.out.find("timeout=timedelta(seconds="), std::string::npos) << outcome.out;
   EXPECT_NE(outcome.out.find("assumed"), std::string::npos) << outcome.out;
   EXPECT_NE(outcome.out.find("per-bucket list of caps (second answer"), std::string::npos) << outcome.out;
   EXPECT_NE(outcome.out.find("stall model: observed"), std::string::npos) << outcome.out;
-  const auto json = nlohmann::json::parse(slurp(dir.path("advice.json")));
+  const auto json = nlohmann::json::parse(slurp(dir / "advice.json"));
   EXPECT_EQ(json["bucket"]["candidates"].size(), 1u);
   // Lists [S]*k + [1] for S = 0.25, 0.5 and k = 1..3; all give the 1 MiB cap's layout here.
   EXPECT_EQ(json["bucket"]["list"]["lists"], 6);
@@ -413,13 +413,13 @@ TEST(CliAdvise, PrintsThreeAnswersAndWritesJson) {
 
 // --stall-dist: the timeout from the given stalls, said in the text and the JSON.
 TEST(CliAdvise, GivenStallModelIsUsedAndNamed) {
-  testing::TempDir dir;
+  test_support::TempDir dir;
   const std::string measured = write_measured(dir);
   const Outcome outcome = run_cli(dir, "advise " + measured + " --runs 11 --bucket-caps 1 --iterations-per-day 100000 "
-                                       "--stall-dist 1=exp:20 --json " + dir.path("advice.json"));
+                                       "--stall-dist 1=exp:20 --json " + dir / "advice.json");
   ASSERT_EQ(outcome.status, 0) << outcome.err;
   EXPECT_NE(outcome.out.find("stall model: given (1=exp:20)"), std::string::npos) << outcome.out;
-  const auto json = nlohmann::json::parse(slurp(dir.path("advice.json")));
+  const auto json = nlohmann::json::parse(slurp(dir / "advice.json"));
   EXPECT_EQ(json["timeout"]["stall_model"], "given");
   EXPECT_EQ(json["timeout"]["stall_dist"], nlohmann::json::array({"1=exp:20"}));
   const double p = -std::expm1(std::log1p(-0.01) / 100000);
@@ -427,15 +427,15 @@ TEST(CliAdvise, GivenStallModelIsUsedAndNamed) {
 }
 
 TEST(CliAdvise, BadFlagsAreOneLineExit2) {
-  testing::TempDir dir;
+  test_support::TempDir dir;
   const std::string measured = write_measured(dir);
   expect_one_line_error(run_cli(dir, "advise " + measured + " --runs 5"), "--runs: expected an integer in [11, ");
   expect_one_line_error(run_cli(dir, "advise " + measured + " --epsilon 0"), "--epsilon: expected a probability");
   expect_one_line_error(run_cli(dir, "advise " + measured + " --epsilon 1.5"), "--epsilon: expected a probability");
   expect_one_line_error(run_cli(dir, "advise " + measured + " --iterations-per-day -3"), "--iterations-per-day: expected");
   expect_one_line_error(run_cli(dir, "advise " + measured + " --bucket-caps 1,0"), "--bucket-caps: expected MiB in (0, ");
-  expect_one_line_error(run_cli(dir, "advise " + measured + " --json " + dir.path("no/such/dir.json")), "--json");
-  expect_one_line_error(run_cli(dir, "advise " + dir.path("nowhere")), "nowhere");
+  expect_one_line_error(run_cli(dir, "advise " + measured + " --json " + dir / "no/such/dir.json"), "--json");
+  expect_one_line_error(run_cli(dir, "advise " + dir / "nowhere"), "nowhere");
   expect_one_line_error(run_cli(dir, "advise " + measured + " --stall-dist 1=exp:0"),
                         "--stall-dist 1=exp:0: expected exp:MEAN with MEAN > 0 milliseconds");
   expect_one_line_error(run_cli(dir, "advise " + measured + " --stall-dist 1=gamma:2"), "--stall-dist 1=gamma:2: expected RANK|all=");

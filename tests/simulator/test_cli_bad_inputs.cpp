@@ -239,10 +239,10 @@ const std::vector<Subcommand> kSubcommands = {
       {"--json {D}/no/such/advice.json", "--json {D}/no/such/advice.json: expected a file in a writable directory"}}},
 };
 
-std::string expand(std::string text, const testing::TempDir& dir) {
-  for (std::string::size_type at; (at = text.find("{D}")) != std::string::npos;) text.replace(at, 3, dir.path());
+std::string expand(std::string text, const test_support::TempDir& dir) {
+  for (std::string::size_type at; (at = text.find("{D}")) != std::string::npos;) text.replace(at, 3, dir.str());
   for (std::string::size_type at; (at = text.find("{T}")) != std::string::npos;) {
-    text.replace(at, 3, dir.path("measured"));
+    text.replace(at, 3, dir / "measured");
   }
   return text;
 }
@@ -255,10 +255,10 @@ std::string arguments_of(const Subcommand& subcommand, const std::string& row) {
 }
 
 TEST(CliBadInputs, EveryNumericAndPathFlagIsRefusedInOneLine) {
-  testing::TempDir dir;
-  trace::write_trace(dir.path("measured"), testing::make_synthetic_trace(testing::SyntheticRun{}));  // 4 ranks
-  std::ofstream(dir.path("plain.txt")) << "not a trace\n";
-  std::filesystem::create_directory(dir.path("adir"));
+  test_support::TempDir dir;
+  trace::write_trace(dir / "measured", testing::make_synthetic_trace(testing::SyntheticRun{}));  // 4 ranks
+  std::ofstream(dir / "plain.txt") << "not a trace\n";
+  std::filesystem::create_directory(dir / "adir");
   int rows = 0;
   for (const Subcommand& subcommand : kSubcommands) {
     std::vector<std::pair<std::string, std::string>> table;  // full arguments, needle
@@ -280,7 +280,7 @@ TEST(CliBadInputs, EveryNumericAndPathFlagIsRefusedInOneLine) {
   }
   EXPECT_GT(rows, 200);
   // Refused before any work: nothing was written.
-  EXPECT_FALSE(std::filesystem::exists(dir.path("sweep.csv")));
+  EXPECT_FALSE(std::filesystem::exists(dir / "sweep.csv"));
 }
 
 }  // namespace

@@ -80,9 +80,9 @@ TEST(ClusterPresets, RingFollowsItsClosedForm) {
 }
 
 TEST(ClusterPresets, CliUsesThePresetAndItsOverrides) {
-  testing::TempDir dir;
-  trace::write_trace(dir.path("measured"), testing::make_synthetic_trace(testing::SyntheticRun{}));
-  const std::string replay = "replay " + dir.path("measured") + " --iterations 1 --world-size 32 ";
+  test_support::TempDir dir;
+  trace::write_trace(dir / "measured", testing::make_synthetic_trace(testing::SyntheticRun{}));
+  const std::string replay = "replay " + dir / "measured" + " --iterations 1 --world-size 32 ";
   const Outcome preset = run_cli(dir, replay + "--cluster dgx-h100");
   ASSERT_EQ(preset.status, 0) << preset.err;
   EXPECT_NE(preset.out.find("two-level gpus_per_node=8 intra_latency_s=5.07e-06 intra_bandwidth=3.7e+11 "

@@ -56,10 +56,10 @@ Observed observe(const ReplayResult& result, int measured_ranks) {
 // Once the stall seed also chose the copied ranks, so new stall draws changed the workload.
 TEST(MonteCarloSeeds, StallDrawsAndRankCopiesVaryIndependently) {
   testing::SyntheticRun run;  // 4 ranks, rank r computes (1 + 0.02 r) times slower
-  testing::TempDir dir;
-  trace::write_trace(dir.path("measured"), testing::make_synthetic_trace(run));
+  test_support::TempDir dir;
+  trace::write_trace(dir / "measured", testing::make_synthetic_trace(run));
   ReplayRequest request;
-  request.trace_dir = dir.path("measured");
+  request.trace_dir = dir / "measured";
   request.world_size = 16;
   request.iterations = 4;
   request.skew.distributions.push_back(trace::parse_delay_distribution("all=uniform:0,5"));
@@ -108,10 +108,10 @@ TEST(MonteCarloSeeds, BadPlansNameTheirFlag) {
 // --cores N stretches compute exactly as a --slowdown of every simulated rank by the same factor.
 TEST(SharedCores, PreparedReplayStretchesLikeASlowdownOfEveryRank) {
   testing::SyntheticRun run;  // 4 ranks
-  testing::TempDir dir;
-  trace::write_trace(dir.path("measured"), testing::make_synthetic_trace(run));
+  test_support::TempDir dir;
+  trace::write_trace(dir / "measured", testing::make_synthetic_trace(run));
   ReplayRequest request;
-  request.trace_dir = dir.path("measured");
+  request.trace_dir = dir / "measured";
   request.world_size = 8;
   request.iterations = 4;
   ReplayRequest shared = request;
@@ -147,10 +147,10 @@ TEST(SharedCores, PreparedReplayStretchesLikeASlowdownOfEveryRank) {
 // every mode at least through a stalled iteration (3 draws of exp(100 ms) were a lottery).
 TEST(PreparedReplay, StallsReplayEveryIterationAndReachTheirIteration) {
   testing::SyntheticRun run;  // 10 iterations: 1..9 are replayed
-  testing::TempDir dir;
-  trace::write_trace(dir.path("measured"), testing::make_synthetic_trace(run));
+  test_support::TempDir dir;
+  trace::write_trace(dir / "measured", testing::make_synthetic_trace(run));
   ReplayRequest request;
-  request.trace_dir = dir.path("measured");
+  request.trace_dir = dir / "measured";
   request.compute = ComputeMode::Median;
   EXPECT_EQ(prepare_replay(request).options.iterations, 3);
   ReplayRequest random = request;
@@ -169,11 +169,11 @@ TEST(PreparedReplay, StallsReplayEveryIterationAndReachTheirIteration) {
 // A two-level platform given in full (a --cluster preset) is not calibrated from the trace:
 // nothing is reported as calibrated, and a 1-rank trace can be scaled out on it.
 TEST(PreparedReplay, FullyGivenTwoLevelPlatformIsNotCalibrated) {
-  testing::TempDir dir;
+  test_support::TempDir dir;
   for (const int world : {4, 1}) {
     testing::SyntheticRun run;
     run.world_size = world;
-    const std::string path = dir.path("measured-" + std::to_string(world));
+    const std::string path = dir / ("measured-" + std::to_string(world));
     trace::write_trace(path, testing::make_synthetic_trace(run));
     ReplayRequest request;
     request.trace_dir = path;

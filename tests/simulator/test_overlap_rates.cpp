@@ -123,10 +123,10 @@ TEST(OverlapRates, ReplayWithBothRatesReproducesTheTrace) {
 // A 1-rank baseline has no all-reduce to fit the fraction from: a benchmark's is told with the
 // benchmark's bandwidth. Told, it is used as it is; not told, a told bandwidth keeps one rate.
 TEST(OverlapRates, ToldFractionGoesWithAToldBandwidth) {
-  testing::TempDir dir;
-  trace::write_trace(dir.path("measured"), contended_trace());
+  test_support::TempDir dir;
+  trace::write_trace(dir / "measured", contended_trace());
   ReplayRequest request;
-  request.trace_dir = dir.path("measured");
+  request.trace_dir = dir / "measured";
   request.compute = ComputeMode::Median;
   request.iterations = 3;
   request.bandwidth = 1 / kFreeSPerByte;

@@ -167,15 +167,15 @@ double replayed_step_s(const PreparedReplay& prepared) {
 }
 
 TEST(RebucketFromBuckets, MergedPairsReplayToTheirClosedForm) {
-  testing::TempDir dir;
-  trace::write_trace(dir.path("import"), per_bucket_trace());
-  const PreparedReplay as_recorded = prepared_with_cap(dir.path("import"), std::nullopt);
+  test_support::TempDir dir;
+  trace::write_trace(dir / "import", per_bucket_trace());
+  const PreparedReplay as_recorded = prepared_with_cap(dir / "import", std::nullopt);
   // As recorded: the last bucket launches at r3 and the step ends kTail after its all-reduce.
   EXPECT_NEAR(replayed_step_s(as_recorded), ready_s(3) + allreduce_s(kS) + kTail_s, 1e-6);
 
   // Only --bucket-cap-mb 2S: the first bucket keeps the recorded first cap (S) and stays alone.
-  EXPECT_EQ(prepared_with_cap(dir.path("import"), 2.0).model.bucket_bytes, (std::vector<std::int64_t>{kS, 2 * kS, kS}));
-  const PreparedReplay merged = prepared_with_cap(dir.path("import"), 2.0, 2.0);  // both caps 2 MiB = 2S
+  EXPECT_EQ(prepared_with_cap(dir / "import", 2.0).model.bucket_bytes, (std::vector<std::int64_t>{kS, 2 * kS, kS}));
+  const PreparedReplay merged = prepared_with_cap(dir / "import", 2.0, 2.0);  // both caps 2 MiB = 2S
   ASSERT_EQ(merged.model.buckets.size(), 2u);
   EXPECT_EQ(merged.model.bucket_bytes, (std::vector<std::int64_t>{2 * kS, 2 * kS}));
   for (const auto& per_rank : merged.model.costs) {
@@ -190,17 +190,17 @@ TEST(RebucketFromBuckets, MergedPairsReplayToTheirClosedForm) {
 
   // The predicted trace says so, and is a valid trace (one pseudo-parameter per new bucket).
   const ReplayResult result = replay_isolated(merged.model, merged.options);
-  trace::write_trace(dir.path("predicted"), make_predicted_trace(merged.model, merged.options, result));
-  const trace::Trace predicted = trace::read_trace(dir.path("predicted"));
+  trace::write_trace(dir / "predicted", make_predicted_trace(merged.model, merged.options, result));
+  const trace::Trace predicted = trace::read_trace(dir / "predicted");
   EXPECT_EQ(predicted.meta().settings.at("sim.rebucket"), kApproximateRebucketNote);
   EXPECT_EQ(predicted.meta().parameters.size(), 2u);
   EXPECT_EQ(predicted.meta().parameters[1].numel, 2 * kN);
 }
 
 TEST(RebucketFromBuckets, SplitPiecesAreReadyAtInterpolatedTimes) {
-  testing::TempDir dir;
-  trace::write_trace(dir.path("import"), per_bucket_trace());
-  const PreparedReplay split = prepared_with_cap(dir.path("import"), 0.5);  // S/2
+  test_support::TempDir dir;
+  trace::write_trace(dir / "import", per_bucket_trace());
+  const PreparedReplay split = prepared_with_cap(dir / "import", 0.5);  // S/2
   // The first cap stays the recorded S: bucket 0 whole; buckets 1-3 in halves.
   ASSERT_EQ(split.model.buckets.size(), 7u);
   const std::vector<double> expected = {ready_s(0),
@@ -218,12 +218,12 @@ TEST(RebucketFromBuckets, SplitPiecesAreReadyAtInterpolatedTimes) {
 // rebucket() gives, without the note.
 TEST(RebucketFromBuckets, PerParameterTracesTakeTheExactPath) {
   testing::SyntheticRun run;  // 8 float32 parameters with gradient times
-  testing::TempDir dir;
-  trace::write_trace(dir.path("measured"), testing::make_synthetic_trace(run));
-  const trace::Trace measured = trace::read_trace(dir.path("measured"));
+  test_support::TempDir dir;
+  trace::write_trace(dir / "measured", testing::make_synthetic_trace(run));
+  const trace::Trace measured = trace::read_trace(dir / "measured");
   EXPECT_FALSE(has_only_bucket_records(measured.meta()));
   EXPECT_TRUE(has_only_bucket_records(per_bucket_trace().meta()));
-  const PreparedReplay prepared = prepared_with_cap(dir.path("measured"), 1.5);
+  const PreparedReplay prepared = prepared_with_cap(dir / "measured", 1.5);
   const WorkloadModel exact = rebucket(extract_workload(measured, ComputeMode::PerIteration),
                                        {static_cast<std::int64_t>(1.5 * kMiB), measured.meta().first_bucket_cap_bytes});
   EXPECT_EQ(prepared.model.buckets, exact.buckets);

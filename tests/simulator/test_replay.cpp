@@ -25,10 +25,10 @@ struct Prepared {
 };
 
 // The synthetic run goes through the trace files, as a recorded one would.
-Prepared prepare(const testing::SyntheticRun& run, const testing::TempDir& dir) {
-  trace::write_trace(dir.path("measured"), testing::make_synthetic_trace(run));
+Prepared prepare(const testing::SyntheticRun& run, const test_support::TempDir& dir) {
+  trace::write_trace(dir / "measured", testing::make_synthetic_trace(run));
   Prepared prepared;
-  prepared.measured = trace::read_trace(dir.path("measured"));
+  prepared.measured = trace::read_trace(dir / "measured");
   prepared.model = extract_workload(prepared.measured, ComputeMode::Median);
   prepared.calibration = calibrate(prepared.measured, AllreduceAlgorithm::Ring);
   return prepared;
@@ -49,7 +49,7 @@ class ReplayValidation : public ::testing::TestWithParam<AllreduceAlgorithm> {};
 
 TEST_P(ReplayValidation, RecoversIterationTimeAndNetwork) {
   testing::SyntheticRun run;
-  testing::TempDir dir;
+  test_support::TempDir dir;
   const Prepared prepared = prepare(run, dir);
   EXPECT_NEAR(prepared.calibration.alpha_s, run.alpha_s, 0.03 * run.alpha_s);
   EXPECT_NEAR(prepared.calibration.beta_bytes_per_s, run.beta_bytes_per_s, 0.03 * run.beta_bytes_per_s);
@@ -57,8 +57,8 @@ TEST_P(ReplayValidation, RecoversIterationTimeAndNetwork) {
   const ReplayOptions options = calibrated_options(prepared.calibration, GetParam());
   const ReplayResult result = replay_isolated(prepared.model, options);
   ASSERT_TRUE(result.failure.empty()) << result.failure;
-  trace::write_trace(dir.path("predicted"), make_predicted_trace(prepared.model, options, result));
-  const trace::Trace predicted = trace::read_trace(dir.path("predicted"));  // validates the output
+  trace::write_trace(dir / "predicted", make_predicted_trace(prepared.model, options, result));
+  const trace::Trace predicted = trace::read_trace(dir / "predicted");  // validates the output
   EXPECT_EQ(predicted.meta().source, "simulated");
   EXPECT_EQ(predicted.meta().backend, "simgrid");
   EXPECT_EQ(predicted.world_size(), run.world_size);
@@ -83,7 +83,7 @@ TEST(ReplayValidation, CommunicationBoundRunIsRecoveredToo) {
   testing::SyntheticRun run;
   run.beta_bytes_per_s = 0.2e9;
   run.alpha_s = 200e-6;
-  testing::TempDir dir;
+  test_support::TempDir dir;
   const Prepared prepared = prepare(run, dir);
   const ReplayResult result = replay_isolated(prepared.model, calibrated_options(prepared.calibration, AllreduceAlgorithm::RingAggregated));
   trace::Trace predicted = make_predicted_trace(prepared.model, calibrated_options(prepared.calibration, AllreduceAlgorithm::RingAggregated), result);
@@ -95,7 +95,7 @@ TEST(ReplayValidation, CommunicationBoundRunIsRecoveredToo) {
 
 TEST(ReplayWhatIf, SlowerRankStretchesTheIteration) {
   testing::SyntheticRun run;
-  testing::TempDir dir;
+  test_support::TempDir dir;
   const Prepared prepared = prepare(run, dir);
   ReplayOptions options = calibrated_options(prepared.calibration, AllreduceAlgorithm::RingAggregated);
   const double base = testing::median_iteration_s(make_predicted_trace(prepared.model, options, replay_isolated(prepared.model, options)));
@@ -106,7 +106,7 @@ TEST(ReplayWhatIf, SlowerRankStretchesTheIteration) {
 
 TEST(ReplayWhatIf, TimeoutFailsTheRun) {
   testing::SyntheticRun run;
-  testing::TempDir dir;
+  test_support::TempDir dir;
   const Prepared prepared = prepare(run, dir);
   ReplayOptions options = calibrated_options(prepared.calibration, AllreduceAlgorithm::RingAggregated);
   options.slowdown[3] = 3.0;  // rank 3 is ~2× an iteration late to every all-reduce
@@ -129,7 +129,7 @@ TEST(ReplayWhatIf, TimeoutFailsTheRun) {
 TEST(ReplayWhatIf, PerIterationReplaysAOneOffStallAgainstTheTimeout) {
   testing::SyntheticRun run;
   run.stall_s = 0.3;  // rank 1 stalls 300 ms before iteration 5's forward pass
-  testing::TempDir dir;
+  test_support::TempDir dir;
   const Prepared prepared = prepare(run, dir);
   const WorkloadModel model = extract_workload(prepared.measured, ComputeMode::PerIteration);
   ReplayOptions options = calibrated_options(prepared.calibration, AllreduceAlgorithm::RingAggregated);
@@ -156,7 +156,7 @@ TEST(ReplayWhatIf, PerIterationReplaysAOneOffStallAgainstTheTimeout) {
 // Ranks beyond the measured ones replay a measured rank drawn per (seed, rank, iteration).
 TEST(ReplayWhatIf, ExtraRanksDrawMeasuredRanksCompute) {
   testing::SyntheticRun run;  // 4 ranks, rank r computes (1 + 0.02 r) times slower
-  testing::TempDir dir;
+  test_support::TempDir dir;
   const Prepared prepared = prepare(run, dir);
   ReplayOptions options = calibrated_options(prepared.calibration, AllreduceAlgorithm::RingAggregated);
   options.world_size = 32;
@@ -187,7 +187,7 @@ TEST(ReplayWhatIf, ExtraRanksDrawMeasuredRanksCompute) {
 
 TEST(ReplayWhatIf, LargerWorldTakesLongerAllreduces) {
   testing::SyntheticRun run;
-  testing::TempDir dir;
+  test_support::TempDir dir;
   const Prepared prepared = prepare(run, dir);
   ReplayOptions options = calibrated_options(prepared.calibration, AllreduceAlgorithm::RingAggregated);
   options.world_size = 64;
@@ -236,8 +236,8 @@ TEST(ReplayErrors, InvalidModelNameAbortsOnlyTheChild) {
 }
 
 TEST(ReplayErrors, PlatformFileWithTooFewHosts) {
-  testing::TempDir dir;
-  const std::string xml = dir.path("two-hosts.xml");
+  test_support::TempDir dir;
+  const std::string xml = dir / "two-hosts.xml";
   {
     std::ofstream out(xml);
     out << "<?xml version='1.0'?>\n<!DOCTYPE platform SYSTEM \"https://simgrid.org/simgrid.dtd\">\n"
@@ -265,19 +265,19 @@ TEST(ReplayErrors, PlatformFileWithTooFewHosts) {
 // what the source run injected is said in settings, since its compute still holds it.
 TEST(PredictedTrace, DeclaresTheReplaysOwnSkew) {
   testing::SyntheticRun run;
-  testing::TempDir dir;
+  test_support::TempDir dir;
   trace::Trace source = testing::make_synthetic_trace(run);
   for (auto& rank : source.ranks) rank.meta.skew = {{"slowdown", "1=2"}, {"seed", "0"}};
-  trace::write_trace(dir.path("measured"), source);
-  const WorkloadModel model = extract_workload(trace::read_trace(dir.path("measured")), ComputeMode::Median);
-  ReplayOptions options = calibrated_options(calibrate(trace::read_trace(dir.path("measured")), AllreduceAlgorithm::Ring),
+  trace::write_trace(dir / "measured", source);
+  const WorkloadModel model = extract_workload(trace::read_trace(dir / "measured"), ComputeMode::Median);
+  ReplayOptions options = calibrated_options(calibrate(trace::read_trace(dir / "measured"), AllreduceAlgorithm::Ring),
                                              AllreduceAlgorithm::RingAggregated);
   options.slowdown[2] = 1.5;
   options.skew.delays.push_back(trace::parse_delay("0=5@2"));
   options.skew.distributions.push_back(trace::parse_delay_distribution("1=exp:3"));
   options.skew.seed = 9;
-  trace::write_trace(dir.path("predicted"), make_predicted_trace(model, options, replay_isolated(model, options)));
-  const trace::Trace predicted = trace::read_trace(dir.path("predicted"));
+  trace::write_trace(dir / "predicted", make_predicted_trace(model, options, replay_isolated(model, options)));
+  const trace::Trace predicted = trace::read_trace(dir / "predicted");
   const std::map<std::string, std::string> expected = {
       {"slowdown", "2=1.5"}, {"delay", "0=5@2"}, {"delay_dist", "1=exp:3"}, {"seed", "9"}};
   EXPECT_EQ(predicted.meta().skew, expected);

@@ -131,15 +131,15 @@ std::vector<std::string> rows_without_wall_s(const std::string& csv) {
 std::string grid_flags() { return " --bucket-caps 0,1,2 --slowdowns 1,2 --world-sizes 4 "; }
 
 TEST(SweepShards, MergedShardsAreTheUnshardedSweep) {
-  testing::TempDir dir;
-  trace::write_trace(dir.path("measured"), testing::make_synthetic_trace(testing::SyntheticRun{}));
-  const std::string sweep = "sweep " + dir.path("measured") + grid_flags();
+  test_support::TempDir dir;
+  trace::write_trace(dir / "measured", testing::make_synthetic_trace(testing::SyntheticRun{}));
+  const std::string sweep = "sweep " + dir / "measured" + grid_flags();
 
-  const Outcome whole = run_cli(dir, sweep + "--jobs 1 --out " + dir.path("whole.csv"));
+  const Outcome whole = run_cli(dir, sweep + "--jobs 1 --out " + dir / "whole.csv");
   ASSERT_EQ(whole.status, 0) << whole.err;
   std::string shards;
   for (int index = 0; index < 3; ++index) {
-    const std::string csv = dir.path("shard-" + std::to_string(index) + ".csv");
+    const std::string csv = dir / ("shard-" + std::to_string(index) + ".csv");
     const Outcome shard = run_cli(dir, sweep + "--jobs 2 --shard " + std::to_string(index) + "/3 --out " + csv);
     ASSERT_EQ(shard.status, 0) << shard.err;
     EXPECT_NE(shard.out.find("2 points simulated, 0 already in " + csv + " (shard " + std::to_string(index) + "/3)"),
@@ -147,71 +147,71 @@ TEST(SweepShards, MergedShardsAreTheUnshardedSweep) {
         << shard.out;
     shards += (index ? "," : "") + csv;
   }
-  const Outcome merged = run_cli(dir, sweep + "--merge " + shards + " --out " + dir.path("merged.csv"));
+  const Outcome merged = run_cli(dir, sweep + "--merge " + shards + " --out " + dir / "merged.csv");
   ASSERT_EQ(merged.status, 0) << merged.err;
   EXPECT_NE(merged.out.find("merged 6 rows of 6 points from 3 files"), std::string::npos) << merged.out;
 
-  const std::vector<std::string> expected = rows_without_wall_s(slurp(dir.path("whole.csv")));
-  EXPECT_EQ(rows_without_wall_s(slurp(dir.path("merged.csv"))), expected);
+  const std::vector<std::string> expected = rows_without_wall_s(slurp(dir / "whole.csv"));
+  EXPECT_EQ(rows_without_wall_s(slurp(dir / "merged.csv")), expected);
   // Grid order: caps outermost, then slowdowns (one world size).
   const std::vector<std::string> keys = {"0,1,4,", "0,2,4,", "1,1,4,", "1,2,4,", "2,1,4,", "2,2,4,"};
   ASSERT_EQ(expected.size(), 1 + keys.size());
   for (std::size_t i = 0; i < keys.size(); ++i) EXPECT_EQ(expected[i + 1].rfind(keys[i], 0), 0u) << expected[i + 1];
   // An unsharded sweep with more jobs writes rows as points finish; merging its one CSV sorts it.
-  const Outcome parallel = run_cli(dir, sweep + "--jobs 3 --out " + dir.path("parallel.csv"));
+  const Outcome parallel = run_cli(dir, sweep + "--jobs 3 --out " + dir / "parallel.csv");
   ASSERT_EQ(parallel.status, 0) << parallel.err;
-  const Outcome sorted = run_cli(dir, sweep + "--merge " + dir.path("parallel.csv") + " --out " + dir.path("sorted.csv"));
+  const Outcome sorted = run_cli(dir, sweep + "--merge " + dir / "parallel.csv" + " --out " + dir / "sorted.csv");
   ASSERT_EQ(sorted.status, 0) << sorted.err;
-  EXPECT_EQ(rows_without_wall_s(slurp(dir.path("sorted.csv"))), expected);
+  EXPECT_EQ(rows_without_wall_s(slurp(dir / "sorted.csv")), expected);
 }
 
 TEST(SweepShards, ShardSlurmReadsTheArrayTask) {
-  testing::TempDir dir;
-  trace::write_trace(dir.path("measured"), testing::make_synthetic_trace(testing::SyntheticRun{}));
-  const std::string sweep = "sweep " + dir.path("measured") + grid_flags();
-  ASSERT_EQ(run_cli(dir, sweep + "--shard 1/2 --out " + dir.path("given.csv")).status, 0);
+  test_support::TempDir dir;
+  trace::write_trace(dir / "measured", testing::make_synthetic_trace(testing::SyntheticRun{}));
+  const std::string sweep = "sweep " + dir / "measured" + grid_flags();
+  ASSERT_EQ(run_cli(dir, sweep + "--shard 1/2 --out " + dir / "given.csv").status, 0);
   // As a task of sbatch --array=0-1 sees it (run_cli's shell inherits this process's environment).
   ::setenv("SLURM_ARRAY_TASK_ID", "1", 1);
   ::setenv("SLURM_ARRAY_TASK_MIN", "0", 1);
   ::setenv("SLURM_ARRAY_TASK_COUNT", "2", 1);
-  const Outcome slurm = run_cli(dir, sweep + "--shard slurm --out " + dir.path("slurm.csv"));
+  const Outcome slurm = run_cli(dir, sweep + "--shard slurm --out " + dir / "slurm.csv");
   ::unsetenv("SLURM_ARRAY_TASK_ID");
   ::unsetenv("SLURM_ARRAY_TASK_MIN");
   ::unsetenv("SLURM_ARRAY_TASK_COUNT");
   ASSERT_EQ(slurm.status, 0) << slurm.err;
   EXPECT_NE(slurm.out.find("(shard 1/2)"), std::string::npos) << slurm.out;
-  const std::vector<std::string> rows = rows_without_wall_s(slurp(dir.path("slurm.csv")));
-  EXPECT_EQ(rows, rows_without_wall_s(slurp(dir.path("given.csv"))));
+  const std::vector<std::string> rows = rows_without_wall_s(slurp(dir / "slurm.csv"));
+  EXPECT_EQ(rows, rows_without_wall_s(slurp(dir / "given.csv")));
   ASSERT_EQ(rows.size(), 1u + 3u);  // points 1, 3, 5 of 6
   EXPECT_EQ(rows[1].rfind("0,2,4,", 0), 0u) << rows[1];
   // Outside a job array, one line, exit 2.
-  expect_one_line_error(run_cli(dir, sweep + "--shard slurm --out " + dir.path("none.csv")), "--shard slurm");
+  expect_one_line_error(run_cli(dir, sweep + "--shard slurm --out " + dir / "none.csv"), "--shard slurm");
 }
 
 TEST(SweepShards, MergeRefusesWhatIsNotAShardOfTheGrid) {
-  testing::TempDir dir;
-  trace::write_trace(dir.path("measured"), testing::make_synthetic_trace(testing::SyntheticRun{}));
-  const std::string sweep = "sweep " + dir.path("measured") + grid_flags();
-  const std::string shard0 = dir.path("shard-0.csv");
+  test_support::TempDir dir;
+  trace::write_trace(dir / "measured", testing::make_synthetic_trace(testing::SyntheticRun{}));
+  const std::string sweep = "sweep " + dir / "measured" + grid_flags();
+  const std::string shard0 = dir / "shard-0.csv";
   ASSERT_EQ(run_cli(dir, sweep + "--shard 0/2 --out " + shard0).status, 0);
-  const std::string merged = " --out " + dir.path("merged.csv");
+  const std::string merged = " --out " + dir / "merged.csv";
 
   // A missing shard: the rows there are merged, the gap named, exit 1.
   const Outcome partial = run_cli(dir, sweep + "--merge " + shard0 + merged);
   EXPECT_EQ(partial.status, 1) << partial.err;
   EXPECT_EQ(count_lines(partial.err), 1) << partial.err;
   EXPECT_NE(partial.err.find("3 of 6 points have no row (first: 0,2,4)"), std::string::npos) << partial.err;
-  EXPECT_EQ(count_lines(slurp(dir.path("merged.csv"))), 1 + 3);
+  EXPECT_EQ(count_lines(slurp(dir / "merged.csv")), 1 + 3);
 
   // Another grid's shard, a file that is no sweep CSV, a missing file, a point twice: exit 2.
-  expect_one_line_error(run_cli(dir, "sweep " + dir.path("measured") + " --bucket-caps 0,1 --slowdowns 1,2 "
+  expect_one_line_error(run_cli(dir, "sweep " + dir / "measured" + " --bucket-caps 0,1 --slowdowns 1,2 "
                                          "--world-sizes 4 --merge " + shard0 + merged),
                         "expected rows of the grid given");
-  std::ofstream(dir.path("other.csv")) << "a,b,c\n1,2,3\n";
-  expect_one_line_error(run_cli(dir, sweep + "--merge " + dir.path("other.csv") + merged), "expected the sweep CSV header");
-  expect_one_line_error(run_cli(dir, sweep + "--merge " + dir.path("absent.csv") + merged), "absent.csv");
-  ASSERT_EQ(run_cli(dir, sweep + "--shard 0/3 --out " + dir.path("overlap.csv")).status, 0);
-  expect_one_line_error(run_cli(dir, sweep + "--merge " + shard0 + "," + dir.path("overlap.csv") + merged),
+  std::ofstream(dir / "other.csv") << "a,b,c\n1,2,3\n";
+  expect_one_line_error(run_cli(dir, sweep + "--merge " + dir / "other.csv" + merged), "expected the sweep CSV header");
+  expect_one_line_error(run_cli(dir, sweep + "--merge " + dir / "absent.csv" + merged), "absent.csv");
+  ASSERT_EQ(run_cli(dir, sweep + "--shard 0/3 --out " + dir / "overlap.csv").status, 0);
+  expect_one_line_error(run_cli(dir, sweep + "--merge " + shard0 + "," + dir / "overlap.csv" + merged),
                         "expected each point in one file, got 0,1,4");
   // Merging simulates nothing, so simulation flags are refused with it.
   expect_one_line_error(run_cli(dir, sweep + "--merge " + shard0 + " --shard 0/2" + merged), "--shard");

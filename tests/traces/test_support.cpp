@@ -1,28 +1,11 @@
 #include "test_support.hpp"
 
 #include <algorithm>
-#include <atomic>
 #include <stdexcept>
-#include <unistd.h>
 
 #include "trace_events.hpp"
 
 namespace ddpsim::trace::testing {
-
-namespace fs = std::filesystem;
-
-TempDir::TempDir() {
-  static std::atomic<int> counter{0};
-  path_ = fs::temp_directory_path() /
-          ("ddpsim-trace-test-" + std::to_string(::getpid()) + "-" + std::to_string(counter++));
-  fs::remove_all(path_);
-  fs::create_directories(path_);
-}
-
-TempDir::~TempDir() {
-  std::error_code ec;
-  fs::remove_all(path_, ec);
-}
 
 std::string read_text(const std::string& path) {
   std::ifstream in(path, std::ios::binary);

@@ -1,4 +1,4 @@
-// Shared helpers of the trace tests: temporary directories and a small synthetic trace.
+// Shared helpers of the trace tests: file text and a small synthetic trace.
 #pragma once
 
 #include <filesystem>
@@ -8,23 +8,12 @@
 #include <vector>
 
 #include "ddpsim/trace/model.hpp"
+#include "temp_dir.hpp"
 
 namespace ddpsim::trace::testing {
 
-// A fresh directory under the system temp dir, removed when the test ends.
-class TempDir {
- public:
-  TempDir();
-  ~TempDir();
-  TempDir(const TempDir&) = delete;
-  TempDir& operator=(const TempDir&) = delete;
-  const std::filesystem::path& path() const { return path_; }
-  std::string str() const { return path_.string(); }
-  std::string operator/(const std::string& name) const { return (path_ / name).string(); }
-
- private:
-  std::filesystem::path path_;
-};
+// The tests' one scratch directory (tests/common/temp_dir.hpp).
+using TempDir = ddpsim::test_support::TempDir;
 
 std::string read_text(const std::string& path);
 void write_text(const std::string& path, const std::string& text);
