@@ -15,6 +15,8 @@
 #include <string>
 #include <vector>
 
+#include "ddpsim/process/fork_call.hpp"
+#include "ddpsim/process/wait.hpp"
 #include "ddpsim/sim/allreduce.hpp"
 #include "ddpsim/sim/replay.hpp"
 #include "minimal_workload.hpp"
@@ -35,8 +37,7 @@ constexpr std::int64_t kBytes = 25LL * 1024 * 1024;
 std::string in_child(const std::function<std::string()>& check) {
   int pipe_fds[2];
   if (::pipe(pipe_fds) != 0) return "pipe failed";
-  const pid_t child = ::fork();
-  if (child == 0) {
+  const pid_t child = process::fork_call([&] {
     ::close(pipe_fds[0]);
     std::string report;
     try {
@@ -44,19 +45,16 @@ std::string in_child(const std::function<std::string()>& check) {
     } catch (const std::exception& error) {
       report = std::string("exception: ") + error.what();
     }
-    ssize_t written = ::write(pipe_fds[1], report.data(), report.size());
-    (void)written;
-    ::_exit(0);
-  }
+    return ::write(pipe_fds[1], report.data(), report.size()) == static_cast<ssize_t>(report.size()) ? 0 : 1;
+  });
   ::close(pipe_fds[1]);
   std::string report;
   char buffer[4096];
   ssize_t got = 0;
   while ((got = ::read(pipe_fds[0], buffer, sizeof buffer)) > 0) report.append(buffer, static_cast<std::size_t>(got));
   ::close(pipe_fds[0]);
-  int status = 0;
-  ::waitpid(child, &status, 0);
-  if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) report += " (child died)";
+  const int status = process::wait_for(child);
+  if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) report += " (child " + process::describe_wait_status(status) + ")";
   return report;
 }
 

@@ -3,8 +3,10 @@
 
 #include <filesystem>
 #include <sys/wait.h>
-#include <unistd.h>
+#include <unistd.h>  // _exit
 
+#include "ddpsim/process/fork_call.hpp"
+#include "ddpsim/process/wait.hpp"
 #include "ddpsim/trace/io.hpp"
 #include "test_support.hpp"
 
@@ -92,9 +94,7 @@ TEST_F(CutTrace, CutHeaderIsAnError) {
 TEST(KilledWriter, ProcessDeathMidIterationKeepsFlushedIterations) {
   // A real process writes through TraceWriter and dies without running any destructor.
   TempDir dir;
-  const pid_t child = fork();
-  ASSERT_GE(child, 0);
-  if (child == 0) {
+  const pid_t child = process::fork_call([&] {
     TraceWriter writer(dir.str(), testing::example_meta(0, 1));
     std::int64_t t = 1000;
     for (int iteration = 0; iteration < 3; ++iteration) {
@@ -105,11 +105,11 @@ TEST(KilledWriter, ProcessDeathMidIterationKeepsFlushedIterations) {
     }
     writer.record(EventType::IterationBegin, 3, t++);
     writer.record(EventType::ForwardBegin, 3, t++);
-    _exit(0);  // killed: iteration 3 never ends, the buffer is never flushed
-  }
-  int status = 0;
-  ASSERT_EQ(waitpid(child, &status, 0), child);
-  ASSERT_TRUE(WIFEXITED(status));
+    ::_exit(0);  // killed: iteration 3 never ends, the buffer is never flushed
+    return 0;
+  });
+  const int status = process::wait_for(child);
+  ASSERT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << process::describe_wait_status(status);
   const Trace trace = read_trace(dir.str());
   EXPECT_EQ(trace.ranks[0].complete_iterations(), (std::vector<std::int64_t>{0, 1, 2}));
   EXPECT_EQ(trace.ranks[0].events.size(), 12u);
