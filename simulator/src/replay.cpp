@@ -197,7 +197,14 @@ void compute_actor(Simulation& sim, int index) {
   const int rank = sim.classes.members[static_cast<std::size_t>(index)].front();
   const double factor = sim.slowdown(rank);
   const auto now = [] { return sg4::Engine::get_clock(); };
+  // --slowdown stretches what ddp-train's SkewInjector stretches, so that a what-if predicts
+  // the run ddp-train --slowdown records: forward, autograd up to each gradient (backward's
+  // offsets, below) and the optimizer step. The framework's steps between them (the DDP
+  // hooks before forward and backward, the reducer's finalisation after the last all-reduce)
+  // and evaluation run as measured: stretching the finalisation too over-predicted rank 1
+  // slowed x3 by +3.5..11 % on loopback (its 2.4 ms became 7.4 ms), 2026-11-25.
   const auto phase = [&](double duration_s) { sg4::this_actor::sleep_for(factor * duration_s); };
+  const auto as_measured = [](double duration_s) { sg4::this_actor::sleep_for(duration_s); };
   for (std::int64_t iteration = 0; iteration < sim.options.iterations; ++iteration) {
     const RankIterationCosts& costs = costs_of(sim, rank, iteration);
     const std::int64_t label = sim.model.first_source_iteration() + iteration;
@@ -213,11 +220,11 @@ void compute_actor(Simulation& sim, int index) {
       state.events.push_back(measured);
       sg4::this_actor::sleep_for(costs.stall_s);
     }
-    phase(costs.before_forward_s);
+    as_measured(costs.before_forward_s);
     record(EventType::ForwardBegin);
     phase(costs.forward_s);
     record(EventType::ForwardEnd);
-    phase(costs.before_backward_s);
+    as_measured(costs.before_backward_s);
     record(EventType::BackwardBegin);
     state.backward_begin_s = now();
     if (sim.paced_autograd()) {
@@ -237,19 +244,19 @@ void compute_actor(Simulation& sim, int index) {
       phase(costs.backward_compute_s);
     }
     state.all_reduced->acquire();  // the reducer's finalize waits for the last bucket
-    phase(costs.backward_tail_s);
+    as_measured(costs.backward_tail_s);
     record(EventType::BackwardEnd);
-    phase(costs.before_optimizer_s);
+    as_measured(costs.before_optimizer_s);
     record(EventType::OptimizerBegin);
     phase(costs.optimizer_s);
     record(EventType::OptimizerEnd);
-    phase(costs.after_optimizer_s);
+    as_measured(costs.after_optimizer_s);
     record(EventType::IterationEnd);
     // Evaluation between this iteration and the next (ddp-train --eval-every): its own
     // phase, as measured, never training compute; it delays the next iteration's start.
     if (costs.eval_after_s > 0) {
       record(EventType::EvalBegin);
-      phase(costs.eval_after_s);
+      as_measured(costs.eval_after_s);
       state.events.push_back(make_event(rank, label, EventType::EvalEnd, now()));
       state.events.back().message = costs.eval_message;
     }

@@ -105,11 +105,17 @@ TEST(MonteCarloSeeds, BadPlansNameTheirFlag) {
   }
 }
 
-// --cores N stretches compute exactly as a --slowdown of every simulated rank by the same factor.
+// --cores N stretches compute as a --slowdown of every simulated rank by the same factor
+// does, and also the steps between the phases that a slowdown runs as measured (cores shared
+// with more ranks slow the framework's work as well): equal where there are none.
 TEST(SharedCores, PreparedReplayStretchesLikeASlowdownOfEveryRank) {
   testing::SyntheticRun run;  // 4 ranks
+  run.before_forward_s = run.before_backward_s = run.backward_tail_s = 0;
+  run.before_optimizer_s = run.after_optimizer_s = 0;
   test_support::TempDir dir;
   trace::write_trace(dir / "measured", testing::make_synthetic_trace(run));
+  testing::SyntheticRun with_steps;
+  trace::write_trace(dir / "with-steps", testing::make_synthetic_trace(with_steps));
   ReplayRequest request;
   request.trace_dir = dir / "measured";
   request.world_size = 8;
@@ -133,6 +139,11 @@ TEST(SharedCores, PreparedReplayStretchesLikeASlowdownOfEveryRank) {
   EXPECT_EQ(stretched, end_of(replay_isolated(with_slowdowns.model, with_slowdowns.options)));
   const PreparedReplay plain = prepare_replay(request);
   EXPECT_GT(stretched, end_of(replay_isolated(plain.model, plain.options)));
+  shared.trace_dir = slowed.trace_dir = dir / "with-steps";
+  const PreparedReplay steps_shared = prepare_replay(shared);
+  const PreparedReplay steps_slowed = prepare_replay(slowed);
+  EXPECT_GT(end_of(replay_isolated(steps_shared.model, steps_shared.options)),
+            end_of(replay_isolated(steps_slowed.model, steps_slowed.options)));
   ReplayRequest bad = request;
   for (double cores : {-1.0, 0.5, std::nan("")}) {
     bad.cores = cores;

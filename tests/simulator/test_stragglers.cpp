@@ -45,6 +45,39 @@ TEST(Stragglers, FixedDelayStretchesTheIterationByItsLength) {
   EXPECT_EQ(delay->kind, "delay");
 }
 
+// --slowdown means what ddp-train --slowdown injects (SkewInjector): forward, autograd and the
+// optimizer step take F times as long; the steps between them (DDP's hooks, the reducer's
+// finalisation after the last all-reduce) run as measured.
+TEST(Stragglers, SlowdownStretchesForwardAutogradAndOptimizerOnly) {
+  WorkloadModel model = testing::communication_only_workload(2, kBytes);
+  for (auto& rank_costs : model.costs) {
+    RankIterationCosts& costs = rank_costs.at(0);
+    costs.before_forward_s = 0.002;
+    costs.forward_s = 0.010;
+    costs.before_backward_s = 0.001;
+    costs.backward_compute_s = 0.020;
+    costs.bucket_ready_s = {0.020};
+    costs.backward_tail_s = 0.004;
+    costs.before_optimizer_s = 0.0005;
+    costs.optimizer_s = 0.003;
+    costs.after_optimizer_s = 0.0005;
+  }
+  ReplayOptions options = two_rank_options();
+  options.slowdown[1] = 3.0;
+  const ReplayResult result = replay_isolated(model, options);
+  const double allreduce_s = testing::ring_allreduce_s(2, kBytes, kAlpha, kBeta);
+  // Rank 1 is last: 0.002 + 3·0.010 + 0.001 + 3·0.020, the all-reduce, 0.004 + 0.0005 +
+  // 3·0.003 + 0.0005 (stretching every phase would give 0.123 s + the all-reduce).
+  EXPECT_NEAR(job_iteration_times_s(result).at(0), 0.107 + allreduce_s, 1e-6);
+  std::int64_t allreduce_end = -1;
+  std::int64_t backward_end = -1;
+  for (const trace::Event& event : result.events.at(1)) {
+    if (event.type == trace::EventType::AllreduceEnd) allreduce_end = event.t_ns;
+    if (event.type == trace::EventType::BackwardEnd) backward_end = event.t_ns;
+  }
+  EXPECT_NEAR(static_cast<double>(backward_end - allreduce_end) * 1e-9, 0.004, 1e-6);
+}
+
 TEST(Stragglers, RandomStallsFollowTheSharedSampler) {
   WorkloadModel model = testing::communication_only_workload(2, kBytes);
   ReplayOptions options = two_rank_options();
