@@ -39,7 +39,8 @@ for spec in "${specs[@]}"; do
   summary="$results/$spec/summary.csv"
   figs="$results/$spec/figures"
   case "$spec" in
-    timeout-whatif) $plot timeout-curve "$summary" --out "$figs" --name "$spec" ;;
+    timeout-whatif) $plot timeout-curve "$summary" --out "$figs" --name "$spec"
+                    $plot timeouts "$summary" --out "$figs" ;;  # die/survive and time to failure
     scaling)        $plot scaling "$summary" --out "$figs" --name "$spec" ;;
     *)              $plot predicted-vs-measured "$summary" --out "$figs" --name "$spec" ;;
   esac

@@ -16,12 +16,13 @@ SOURCE_DIR = os.environ.get("DDPSIM_SOURCE_DIR",
                             os.path.abspath(os.path.join(os.path.dirname(__file__), "..", "..")))
 PLOT = os.path.join(SOURCE_DIR, "analysis", "ddpsim-plot")
 
-SUBCOMMANDS = ["predicted-vs-measured", "timeline", "timeout-curve", "scaling", "errors", "advise",
+SUBCOMMANDS = ["predicted-vs-measured", "timeline", "timeout-curve", "timeouts", "scaling", "errors", "advise",
                "whatif", "calibration"]
 # A numeric flag, its subcommand and input, and its accepted values among the bad ones tried.
 # A huge --iteration is an integer: "expected iteration N complete on every rank" (row below).
 NUMERIC_FLAGS = [("timeline", "{trace}", "--iteration", ["0", "99999999999999999999"]),
                  ("timeout-curve", "{summary}", "--from-timeout", []),
+                 ("timeouts", "{summary}", "--from-timeout", []),
                  ("scaling", "{summary}", "--from-world-size", [])]
 BAD_NUMBERS = ["0", "-3", "nan", "inf", "-inf", "99999999999999999999", "1e300", "abc", ""]
 
@@ -52,6 +53,8 @@ def rows():
     table += [
         (["timeline", "{trace}", "--iteration", "99", "--out", "{out}"], 2, "expected iteration 99 complete", "{out}"),
         (["timeout-curve", "{summary}", "--from-timeout", "7", "--out", "{out}"], 2,
+         "expected --from-timeout among the measured timeouts", "{out}"),
+        (["timeouts", "{summary}", "--from-timeout", "7", "--out", "{out}"], 2,
          "expected --from-timeout among the measured timeouts", "{out}"),
         (["scaling", "{summary}", "--from-world-size", "7", "--out", "{out}"], 2,
          "expected --from-world-size among the measured world sizes", "{out}"),

@@ -220,6 +220,73 @@ class TimeoutCurve(PlotTest):
             self.assertEqual(got[key][1], runs, str(key))
 
 
+class Timeouts(PlotTest):
+    """Each run measured at timeout 1 s against the replay at 1 s of its repetition's 4 s run."""
+
+    def trace(self, name, delay_ms, rep, failure_after_s=None):
+        """A 2-rank trace with rank 1 stalled at iteration 2; with failure_after_s, rank 0's
+        bucket 0 of that iteration times out that long after the stall began."""
+        path = os.path.join(self.dir, name)
+        events = fixtures.write_trace(path, iterations=4, seed=rep + 1, delay=(1, 2, delay_ms))
+        if failure_after_s is not None:
+            stall = next(e["t_ns"] for e in events[1] if e["event"] == "delay")
+            with open(os.path.join(path, "rank-0.events.csv"), "a") as handle:
+                handle.write(f"0,2,failure,{stall + int(failure_after_s * 1e9)},0,,,1000000000,timeout,\n")
+        return name
+
+    def test_outcomes_where_and_time_to_failure(self):
+        rng = random.Random(3)
+        rows, expected = [], {}
+        for delay in (500, 3000):
+            for rep in range(2):
+                for timeout in (1, 4):
+                    # Measured: the 3 s stall kills the 1 s job; so does one unlucky 0.5 s run.
+                    failed = int(delay / 1000 > timeout or (delay, rep, timeout) == (500, 1, 1))
+                    after = rng.uniform(1.0, 1.05) if failed else None
+                    point = f"d{delay}t{timeout}"
+                    rows.append(fixtures.summary_row(
+                        point=point, rep=rep, delay=f"1={delay}@2", max_delay_ms=delay, timeout_s=timeout,
+                        predicted_timeout_s=timeout, measured_iter_s=0.1, predicted_iter_s=0.1,
+                        measured_failed=failed, predicted_failed=0,
+                        trace_dir=self.trace(f"traces/{point}-rep{rep}", delay, rep, after),
+                        predicted_dir=self.trace(f"predictions/{point}-rep{rep}", delay, rep)))
+                    if timeout == 1:
+                        expected[(delay, rep)] = (failed, after)
+                    for what_if in (1, 4):
+                        if timeout != 4:
+                            continue  # only the 4 s runs predict; the others' replays are ignored
+                        fails = int(delay / 1000 > what_if)
+                        predicted_after = rng.uniform(1.0, 1.02) if fails else None
+                        rows.append(fixtures.summary_row(
+                            point=point, rep=rep, variant=f"timeout{what_if}", delay=f"1={delay}@2",
+                            max_delay_ms=delay, timeout_s=timeout, predicted_timeout_s=what_if,
+                            predicted_iter_s=0.1, measured_failed="", predicted_failed=fails,
+                            trace_dir=f"traces/{point}-rep{rep}",
+                            predicted_dir=self.trace(f"predictions/{point}-rep{rep}-timeout{what_if}",
+                                                     delay, rep, predicted_after)))
+                        if what_if == 1:
+                            expected[(delay, rep)] += (fails, predicted_after)
+        result = self.plot("timeouts", self.summary(rows))
+        got = {(float(r["delay_ms"]), int(r["rep"])): r for r in read_csv(os.path.join(self.out, "timeouts.csv"))}
+        self.assertEqual(set(got), {(float(d), r) for d, r in expected})
+        for (delay, rep), (failed, after, fails, predicted_after) in expected.items():
+            row = got[(float(delay), rep)]
+            self.assertEqual(float(row["timeout_s"]), 1.0)
+            self.assertEqual(int(row["outcome_right"]), int(failed == fails), (delay, rep))
+            if failed and fails:
+                self.assertEqual(row["measured_where"], "rank 0 iteration 2 bucket 0")
+                self.assertEqual(int(row["where_right"]), 1)
+                self.assertAlmostEqual(float(row["measured_time_to_failure_s"]), after, places=6)
+                self.assertAlmostEqual(float(row["time_to_failure_error_pct"]),
+                                       100 * (predicted_after - after) / after, places=3)
+            else:
+                self.assertEqual(row["time_to_failure_error_pct"], "")
+        # 3 of 4 outcomes right (the unlucky 0.5 s run survives in the replay), 2 times to failure.
+        self.assertIn("die/survive right 3 of 4", result.stdout)
+        self.assertIn("(2 runs)", result.stdout)
+        self.plot("timeouts", self.summary(rows), "--from-timeout", "2", expect=2)
+
+
 class Scaling(PlotTest):
     def test_measured_medians_and_predictions_from_the_largest_world(self):
         rng = random.Random(5)
