@@ -39,6 +39,31 @@ nlohmann::json json_number(double value) {
 
 }  // namespace
 
+std::vector<std::string> whatif_changes(const ReplayReport& report) {
+  const ReplayOptions& options = *report.options;
+  const WorkloadModel& model = *report.model;
+  std::vector<std::string> changes;
+  if (!options.slowdown.empty() || !options.skew.slowdowns.empty()) changes.emplace_back("--slowdown");
+  if (!options.skew.delays.empty()) changes.emplace_back("--delay");
+  if (!options.skew.distributions.empty()) changes.emplace_back("--delay-dist");
+  if (report.result->events.size() != static_cast<std::size_t>(model.world_size)) {
+    changes.push_back("world size " + std::to_string(model.world_size) + " -> " +
+                      std::to_string(report.result->events.size()));
+  }
+  // Another layout: another bucket count, or a bucket of another size (sizes a trace does not
+  // know, < 0, compare as equal).
+  const auto& measured = report.measured.buckets;
+  const auto& predicted = report.predicted.buckets;
+  bool rebucketed = measured.size() != predicted.size();
+  for (std::size_t i = 0; !rebucketed && i < measured.size(); ++i) {
+    rebucketed = measured[i].bytes >= 0 && predicted[i].bytes >= 0 && measured[i].bytes != predicted[i].bytes;
+  }
+  if (rebucketed) changes.emplace_back("buckets");
+  if (options.timeout_s > 0 && options.timeout_s != model.source_meta.timeout_s) changes.emplace_back("--timeout");
+  if (report.compute_stretch != 1) changes.emplace_back("--cores");
+  return changes;
+}
+
 std::string report_to_text(const ReplayReport& report) {
   const ReplayOptions& options = *report.options;
   const ReplayResult& result = *report.result;
@@ -76,9 +101,21 @@ std::string report_to_text(const ReplayReport& report) {
   // How the buckets were re-derived, when that was approximate (rebucket_approximate.hpp).
   const auto rebucket_note = model.source_meta.settings.find("sim.rebucket");
   if (rebucket_note != model.source_meta.settings.end()) text << "  re-bucketing: " << rebucket_note->second << "\n";
+  // A what-if is compared with the run it was predicted from, which measured another
+  // configuration: the difference is the predicted change, not an error.
+  const std::vector<std::string> changes = whatif_changes(report);
+  if (!changes.empty()) {
+    text << "  what-if (";
+    for (std::size_t i = 0; i < changes.size(); ++i) text << (i ? ", " : "") << changes[i];
+    text << "): compared with the source run's own configuration, not with a measurement of this one\n";
+  }
   text << "\n";
   char header[160];
-  std::snprintf(header, sizeof header, "  %-26s %14s %14s %9s\n", "", "measured", "predicted", "error");
+  if (changes.empty()) {
+    std::snprintf(header, sizeof header, "  %-26s %14s %14s %9s\n", "", "measured", "predicted", "error");
+  } else {
+    std::snprintf(header, sizeof header, "  %-26s %14s %14s %9s\n", "", "source run", "what-if", "change");
+  }
   text << header;
   text << row("iteration time (s)", report.measured.median_iteration_s, report.predicted.median_iteration_s, "%.6f");
   text << row("samples/s", report.measured.samples_per_s, report.predicted.samples_per_s, "%.2f");
@@ -130,7 +167,11 @@ nlohmann::json report_json(const ReplayReport& report) {
   if (rebucket_note != report.model->source_meta.settings.end()) json["rebucket"] = rebucket_note->second;
   json["measured"] = trace::summary_json(report.measured);  // keys sorted, as in the rest of the report
   json["predicted"] = trace::summary_json(report.predicted);
-  json["error"] = {
+  // "error" for a reconstruction; for a what-if the same ratio is the predicted change
+  // relative to the source run ("whatif" lists what the replay changed).
+  const std::vector<std::string> changes = whatif_changes(report);
+  json["whatif"] = changes;
+  json[changes.empty() ? "error" : "change"] = {
       {"iteration_time", json_number(relative_error(report.predicted.median_iteration_s, report.measured.median_iteration_s))},
       {"samples_per_s", json_number(relative_error(report.predicted.samples_per_s, report.measured.samples_per_s))},
   };

@@ -104,6 +104,39 @@ TEST(Cli, BucketCapWhatIfRebuckets) {
   EXPECT_EQ(predicted.meta().bucket_cap_bytes, 1024LL * 1024 * 1024);
 }
 
+// A replay at the source run's configuration is compared with it as an error; a what-if is
+// compared with a run of another configuration, so the same ratio is the predicted change.
+TEST(Cli, WhatIfsAreLabelledAsChangesNotErrors) {
+  test_support::TempDir dir;
+  const std::string measured = write_measured(dir);
+  const Outcome same = run_cli(dir, "replay " + measured + " --iterations 4 --json " + dir / "same.json");
+  ASSERT_EQ(same.status, 0) << same.err;
+  EXPECT_NE(same.out.find("measured      predicted     error"), std::string::npos) << same.out;
+  EXPECT_EQ(same.out.find("what-if"), std::string::npos) << same.out;
+  const auto reconstruction = nlohmann::json::parse(slurp(dir / "same.json"));
+  EXPECT_TRUE(reconstruction["whatif"].empty());
+  EXPECT_TRUE(reconstruction.contains("error"));
+  EXPECT_FALSE(reconstruction.contains("change"));
+
+  const std::map<std::string, std::string> what_ifs = {
+      {"--slowdown 1=2", "what-if (--slowdown)"},
+      {"--delay 0=5", "what-if (--delay)"},
+      {"--world-size 8", "what-if (world size 4 -> 8)"},
+      {"--bucket-cap-mb 1024 --first-bucket-cap-mb 1024", "what-if (buckets)"},
+      {"--timeout 100", "what-if (--timeout)"},
+  };
+  for (const auto& [flags, label] : what_ifs) {
+    const Outcome changed = run_cli(dir, "replay " + measured + " --iterations 4 " + flags + " --json " + dir / "w.json");
+    ASSERT_EQ(changed.status, 0) << flags << ": " << changed.err;
+    EXPECT_NE(changed.out.find(label), std::string::npos) << flags << ": " << changed.out;
+    EXPECT_NE(changed.out.find("source run        what-if    change"), std::string::npos) << changed.out;
+    const auto report = nlohmann::json::parse(slurp(dir / "w.json"));
+    EXPECT_EQ(report["whatif"].size(), 1u) << flags;
+    EXPECT_TRUE(report.contains("change")) << flags;
+    EXPECT_FALSE(report.contains("error")) << flags;
+  }
+}
+
 TEST(Cli, MissingTraceIsOneLineExit2) {
   test_support::TempDir dir;
   expect_one_line_error(run_cli(dir, "replay " + dir / "nowhere"), "nowhere");

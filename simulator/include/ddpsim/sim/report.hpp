@@ -4,6 +4,7 @@
 
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "ddpsim/sim/calibrate.hpp"
 #include "ddpsim/sim/replay.hpp"
@@ -22,6 +23,10 @@ struct ReplayReport {
   trace::Summary measured;
   trace::Summary predicted;
 };
+
+// What the replay changed from the source run's configuration (skew flags, world size, bucket
+// layout, timeout, --cores), as flag names or "world size A -> B"; empty for a reconstruction.
+std::vector<std::string> whatif_changes(const ReplayReport& report);
 
 std::string report_to_text(const ReplayReport& report);
 std::string report_to_json(const ReplayReport& report);
