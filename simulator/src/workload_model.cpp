@@ -101,9 +101,11 @@ double autograd_alone_s(double offset, std::int64_t backward_begin, const std::v
   return offset - (1 - fraction) * static_cast<double>(union_length_ns(std::move(clipped))) * kNsToS;
 }
 
+// first_collective_end_ns: when the iteration's last all-reduce ended on the first rank (of
+// this host) to leave it; -1 when unknown.
 RankIterationCosts costs_of(const trace::IterationTimeline& timeline, const std::vector<std::vector<int>>& buckets,
                             std::size_t num_params, const std::vector<CollectiveWindow>& windows,
-                            double compute_fraction) {
+                            double compute_fraction, std::int64_t first_collective_end_ns) {
   // Missing optional events collapse their phase onto the previous boundary. A phase is the
   // timeline's (trace/timeline.hpp): its first begin to its last end.
   const std::int64_t begin = or_else(timeline.whole.begin, 0);
@@ -164,6 +166,13 @@ RankIterationCosts costs_of(const trace::IterationTimeline& timeline, const std:
     }
   }
   const std::int64_t last_allreduce_end = std::max(backward_begin, timeline.last_allreduce_end);
+  // The replay ends a collective on every rank at once. A rank measured leaving it later than
+  // its first peer did (on loopback a Gloo thread waiting for one of 2 shared cores: 0-5 ms,
+  // median 0.05 ms on the demo's convnet) spent that lag before its finalisation, so the lag
+  // stays in the tail and the next iteration starts as late as it did.
+  const std::int64_t collective_done =
+      first_collective_end_ns >= 0 ? std::max(backward_begin, std::min(last_allreduce_end, first_collective_end_ns))
+                                   : last_allreduce_end;
 
   // A bucket without its bucket_ready event is ready when its last gradient is, or else when
   // its all-reduce was launched.
@@ -186,7 +195,7 @@ RankIterationCosts costs_of(const trace::IterationTimeline& timeline, const std:
   // backward_end waits for both autograd and the last all-reduce; what follows is the
   // reducer's finalisation (copying averaged gradients back), replayed as a fixed tail.
   const auto compute_done_ns = backward_begin + static_cast<std::int64_t>(compute_done / kNsToS);
-  costs.backward_tail_s = compute_s(std::max(compute_done_ns, last_allreduce_end), backward_end);
+  costs.backward_tail_s = compute_s(std::max(compute_done_ns, collective_done), backward_end);
   const auto alone = [&](double offset) { return autograd_alone_s(offset, backward_begin, windows, compute_fraction); };
   for (double& ready : costs.grad_ready_s) ready = alone(ready);
   for (double& ready : costs.bucket_ready_s) ready = alone(ready);
@@ -294,6 +303,18 @@ WorkloadModel extract_workload(const trace::Trace& trace, ComputeMode mode, doub
       compute_fraction_during_allreduce < 1 ? collective_windows(timelines, model.source_iterations)
                                             : std::map<std::int64_t, std::vector<CollectiveWindow>>{};
   static const std::vector<CollectiveWindow> kNoWindows;
+  // Per iteration and host: when the last all-reduce ended on the first rank to leave it. Only
+  // ranks of one host share a clock (traces/FORMAT.md: CLOCK_MONOTONIC of the rank's machine).
+  std::map<std::pair<std::int64_t, std::string>, std::int64_t> first_collective_end;
+  for (std::size_t r = 0; r < trace.ranks.size(); ++r) {
+    for (std::int64_t iteration : model.source_iterations) {
+      const std::int64_t end = timelines[r].at(iteration).last_allreduce_end;
+      if (end < 0) continue;
+      const auto key = std::make_pair(iteration, trace.ranks[r].meta.host);
+      const auto [it, inserted] = first_collective_end.emplace(key, end);
+      if (!inserted) it->second = std::min(it->second, end);
+    }
+  }
   model.costs.resize(trace.ranks.size());
   for (std::size_t r = 0; r < trace.ranks.size(); ++r) {
     std::vector<RankIterationCosts> samples;
@@ -306,9 +327,11 @@ WorkloadModel extract_workload(const trace::Trace& trace, ComputeMode mode, doub
         }
       }
       const auto found = windows.find(iteration);
+      const auto first_end = first_collective_end.find(std::make_pair(iteration, trace.ranks[r].meta.host));
       samples.push_back(costs_of(timeline, model.buckets, num_params,
                                  found == windows.end() ? kNoWindows : found->second,
-                                 compute_fraction_during_allreduce));
+                                 compute_fraction_during_allreduce,
+                                 first_end == first_collective_end.end() ? -1 : first_end->second));
     }
     if (mode == ComputeMode::PerIteration) {
       model.costs[r] = std::move(samples);

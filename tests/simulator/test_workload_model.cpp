@@ -63,6 +63,38 @@ TEST(WorkloadModel, APhaseEndsAtItsLastEnd) {
   EXPECT_NEAR(changed.costs_for(0, index + 1).optimizer_s, model.costs_for(0, index + 1).optimizer_s, 1e-12);
 }
 
+// The replay ends a collective on every rank at once; a rank measured leaving it later than its
+// first peer keeps that lag in its tail (the next iteration starts as late as measured). Ranks
+// on another host have another clock: their lag is not read across hosts.
+TEST(WorkloadModel, ALateExitFromTheLastAllReduceStaysInTheTail) {
+  const trace::Trace trace = testing::make_synthetic_trace(testing::SyntheticRun{});
+  trace::Trace late = trace;
+  auto& events = late.ranks[1].events;
+  auto last_end = events.end();
+  for (auto e = events.begin(); e != events.end(); ++e) {
+    if (e->iteration == 3 && e->type == trace::EventType::AllreduceEnd) last_end = e;
+  }
+  ASSERT_NE(last_end, events.end());
+  ASSERT_NE(std::next(last_end), events.end());
+  const std::int64_t lag_ns = (std::next(last_end)->t_ns - last_end->t_ns) / 2;
+  ASSERT_GT(lag_ns, 0);
+  last_end->t_ns += lag_ns;
+  trace::Trace other_host = late;
+  other_host.ranks[1].meta.host = "another-machine";
+
+  const WorkloadModel model = extract_workload(trace, ComputeMode::PerIteration);
+  const WorkloadModel same = extract_workload(late, ComputeMode::PerIteration);
+  const WorkloadModel apart = extract_workload(other_host, ComputeMode::PerIteration);
+  const auto index = static_cast<std::int64_t>(
+      std::find(model.source_iterations.begin(), model.source_iterations.end(), 3) - model.source_iterations.begin());
+  ASSERT_LT(static_cast<std::size_t>(index), model.source_iterations.size());
+  const double tail_s = model.costs_for(1, index).backward_tail_s;
+  ASSERT_GT(tail_s, 0);
+  EXPECT_NEAR(same.costs_for(1, index).backward_tail_s, tail_s, 2e-9);
+  EXPECT_NEAR(apart.costs_for(1, index).backward_tail_s, tail_s - static_cast<double>(lag_ns) * 1e-9, 2e-9);
+  EXPECT_NEAR(same.costs_for(0, index).backward_tail_s, model.costs_for(0, index).backward_tail_s, 2e-9);
+}
+
 TEST(WorkloadModel, PerIterationKeepsEveryIteration) {
   testing::SyntheticRun run;
   const WorkloadModel model = extract_workload(testing::make_synthetic_trace(run), ComputeMode::PerIteration);

@@ -43,7 +43,7 @@ struct RankIterationCosts {
   double backward_compute_s = 0;  // backward_begin → last grad_ready / bucket_ready
   std::vector<double> bucket_ready_s;  // per bucket of the layout, offset from backward_begin
   std::vector<double> grad_ready_s;    // per parameter, offset from backward_begin (-1: unknown)
-  double backward_tail_s = 0;     // max(compute done, last all-reduce end) → backward_end
+  double backward_tail_s = 0;     // max(compute done, the last all-reduce's end on its first rank) → backward_end
   double before_optimizer_s = 0;  // backward_end → optimizer_begin
   double optimizer_s = 0;         // optimizer_begin → optimizer_end
   double after_optimizer_s = 0;   // optimizer_end → iteration_end
