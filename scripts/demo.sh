@@ -8,7 +8,7 @@ set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 bash scripts/build.sh
 bin=build/release/bin
-out=demo-out
+out="${DEMO_OUT:-demo-out}"  # simulator/bench/demo_replay.py repeats the demo in other folders
 rm -rf "$out" && mkdir -p "$out"
 
 echo "== 1. measure: 2 ranks, convnet on Fashion-MNIST, Gloo"
@@ -23,7 +23,7 @@ echo "(open $out/measured.chrome.json in https://ui.perfetto.dev)"
 
 if [ -x "$bin/ddp-sim" ]; then
   echo "== 3. predict: SimGrid replay, network calibrated from the same trace"
-  "$bin/ddp-sim" replay "$out/measured" --out "$out/predicted"
+  "$bin/ddp-sim" replay "$out/measured" --out "$out/predicted" --json "$out/predicted.json"
   echo "== what if rank 1 computed 2x slower (a straggler)?"
   "$bin/ddp-sim" replay "$out/measured" --slowdown 1=2
 fi
