@@ -25,5 +25,5 @@ if [ -x "$bin/ddp-sim" ]; then
   echo "== 3. predict: SimGrid replay, network calibrated from the same trace"
   "$bin/ddp-sim" replay "$out/measured" --out "$out/predicted" --json "$out/predicted.json"
   echo "== what if rank 1 computed 2x slower (a straggler)? (21 runs resampling the trace's iterations: an interval)"
-  "$bin/ddp-sim" replay "$out/measured" --slowdown 1=2 --runs 21 --bootstrap  # + a 90 % interval
+  "$bin/ddp-sim" replay "$out/measured" --slowdown 1=2  # a what-if: 21 runs, a 90 % interval
 fi

@@ -134,7 +134,16 @@ TEST(Cli, WhatIfsAreLabelledAsChangesNotErrors) {
     EXPECT_EQ(report["whatif"].size(), 1u) << flags;
     EXPECT_TRUE(report.contains("change")) << flags;
     EXPECT_FALSE(report.contains("error")) << flags;
+    // At the measured world size a what-if prints its median with a 90 % interval by default;
+    // a scale-out (costly: every run simulates every rank) asks for it with --runs.
+    const bool scale_out = flags.rfind("--world-size", 0) == 0;
+    EXPECT_EQ(report.contains("interval"), !scale_out) << flags;
+    EXPECT_EQ(report["distribution"]["runs"].get<int>(), scale_out ? 1 : 21) << flags;
   }
+  EXPECT_FALSE(reconstruction.contains("interval"));
+  const Outcome one = run_cli(dir, "replay " + measured + " --iterations 4 --slowdown 1=2 --runs 1 --json " + dir / "one.json");
+  ASSERT_EQ(one.status, 0) << one.err;
+  EXPECT_FALSE(nlohmann::json::parse(slurp(dir / "one.json")).contains("interval"));
 }
 
 TEST(Cli, MissingTraceIsOneLineExit2) {
@@ -348,8 +357,10 @@ double p50_of_row(const std::string& csv, const std::string& key) {
   return -1;
 }
 
+// One replay, as a sweep point is (without --runs a what-if replays 21 times for its interval).
 double replay_p50(const test_support::TempDir& dir, const std::string& measured, const std::string& slowdown) {
-  const Outcome outcome = run_cli(dir, "replay " + measured + " --slowdown " + slowdown + " --json " + dir / "r.json");
+  const Outcome outcome =
+      run_cli(dir, "replay " + measured + " --slowdown " + slowdown + " --runs 1 --json " + dir / "r.json");
   EXPECT_EQ(outcome.status, 0) << outcome.err;
   return nlohmann::json::parse(slurp(dir / "r.json"))["distribution"]["p50_s"].get<double>();
 }
