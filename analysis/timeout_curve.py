@@ -13,6 +13,18 @@ REQUIRED = ["point", "rep", "variant", "status", "max_delay_ms", "timeout_s", "p
             "measured_failed", "predicted_failed"]
 
 
+def source_timeout(path, measured, from_timeout=None):
+    """The measured timeout whose runs' replays predict the others: --from-timeout, checked
+    against the measured ones, else the largest (None when nothing was measured)."""
+    timeouts = sorted(set(measured["timeout_s"].dropna()))
+    if from_timeout is None:
+        return timeouts[-1] if timeouts else None
+    if from_timeout not in timeouts:
+        raise InputError(path, "--from-timeout among the measured timeouts " +
+                         ", ".join(f"{t:g}" for t in timeouts), f"{from_timeout:g}")
+    return from_timeout
+
+
 def plotted_numbers(path, from_timeout=None):
     """Measured: every run at its own timeout. Predicted: the replays (measured configuration
     and timeout what-ifs) of the traces recorded under `from_timeout` (default: the largest
@@ -27,12 +39,7 @@ def plotted_numbers(path, from_timeout=None):
                      "failure_probability": group["measured_failed"].mean(), "runs": len(group)})
     # Every replay (the measured configuration's and the timeout what-ifs) predicts the
     # outcome at its own predicted_timeout_s.
-    if from_timeout is None and measured["timeout_s"].notna().any():
-        from_timeout = measured["timeout_s"].max()
-    elif from_timeout is not None and from_timeout not in set(measured["timeout_s"]):
-        raise InputError(path, "--from-timeout among the measured timeouts " +
-                         ", ".join(f"{t:g}" for t in sorted(set(measured["timeout_s"]))),
-                         f"{from_timeout:g}")
+    from_timeout = source_timeout(path, measured, from_timeout)
     predicted = frame.dropna(subset=["predicted_timeout_s", "predicted_failed"])
     if from_timeout is not None:
         predicted = predicted[predicted["timeout_s"] == from_timeout]

@@ -15,6 +15,7 @@ import pandas as pd
 import output
 from inputs import InputError, base_rows, read_summary, read_trace
 from stats import relative_error
+from timeout_curve import source_timeout
 
 REQUIRED = ["point", "rep", "variant", "status", "max_delay_ms", "timeout_s", "predicted_timeout_s",
             "measured_failed", "predicted_failed", "trace_dir", "predicted_dir"]
@@ -44,14 +45,9 @@ def compared(path, from_timeout=None):
     frame = read_summary(path, REQUIRED)
     frame = frame.assign(delay_ms=frame["max_delay_ms"].fillna(0.0))
     measured = base_rows(frame).dropna(subset=["timeout_s", "measured_failed"])
-    timeouts = sorted(set(measured["timeout_s"]))
-    if not timeouts:
+    if measured.empty:
         raise InputError(path, "measured rows with timeout_s", "none")
-    if from_timeout is None:
-        from_timeout = timeouts[-1]
-    elif from_timeout not in timeouts:
-        raise InputError(path, "--from-timeout among the measured timeouts " +
-                         ", ".join(f"{t:g}" for t in timeouts), f"{from_timeout:g}")
+    from_timeout = source_timeout(path, measured, from_timeout)
     predictions = frame[(frame["timeout_s"] == from_timeout)].dropna(
         subset=["predicted_timeout_s", "predicted_failed"])
     predictions = predictions.drop_duplicates(subset=["delay_ms", "rep", "predicted_timeout_s"])

@@ -30,61 +30,49 @@ struct Flags {
 // (each run replays as many ranks as were measured); a scale-out asks for it with --runs.
 constexpr int kWhatIfRuns = 21;
 
-// One Monte Carlo replay and its report (the report points into it).
-struct Replayed {
-  std::vector<sim::RunOutcome> outcomes;
-  sim::ReplayResult result;
-  trace::Trace predicted;
-  sim::ReplayReport report;
-};
-
-void replay(const sim::PreparedReplay& prepared, const sim::MonteCarloPlan& plan, const std::string& trace_dir,
-            Replayed& out) {
-  {
-    Progress progress("replay runs", plan.runs);  // its line ends before the report starts
-    out.outcomes = sim::run_monte_carlo(prepared, plan, &out.result, [&progress] { progress.step(); });
-  }
-  out.predicted = sim::make_predicted_trace(prepared.model, prepared.options, out.result);
-  out.report = sim::ReplayReport{};
-  out.report.trace_dir = trace_dir;
-  out.report.model = &prepared.model;
-  out.report.options = &prepared.options;
-  out.report.result = &out.result;
-  out.report.calibration = prepared.calibration;
-  out.report.compute_stretch = prepared.compute_stretch;
-  out.report.measured = trace::summarize(prepared.measured);
-  out.report.predicted = trace::summarize(out.predicted);
-}
-
 int run(const Flags& flags, bool runs_given) {
   const sim::ReplayRequest request = to_request(flags.replay);
   sim::MonteCarloPlan plan = to_plan(flags.replay);
   if (!flags.out_dir.empty()) check_output_dir(flags.out_dir, "--out");
   if (!flags.json_file.empty()) check_output_file(flags.json_file, "--json");
   const sim::PreparedReplay prepared = sim::prepare_replay(request);
-
-  // Run 0 is the one reported in detail; it is the same in a longer plan (same seed, the
-  // measured iterations in order).
-  Replayed replayed;
-  replay(prepared, plan, request.trace_dir, replayed);
+  const trace::Summary measured = trace::summarize(prepared.measured);
   if (!runs_given && plan.runs == 1 && prepared.world_size() == prepared.model.world_size &&
-      !sim::whatif_changes(replayed.report).empty()) {
+      !sim::whatif_changes(prepared.model, prepared.options, prepared.compute_stretch, measured).empty()) {
     plan.runs = kWhatIfRuns;
     plan.bootstrap = true;
-    replay(prepared, plan, request.trace_dir, replayed);
   }
-  if (!flags.out_dir.empty()) trace::write_trace(flags.out_dir, replayed.predicted);
-  const sim::IterationDistribution distribution = sim::summarize_runs(
-      replayed.outcomes, sim::samples_per_iteration(prepared.model, prepared.world_size()));
-  std::cout << sim::report_to_text(replayed.report) << sim::distribution_to_text(distribution);
+
+  // Run 0 is the one reported in detail.
+  sim::ReplayResult result;
+  std::vector<sim::RunOutcome> outcomes;
+  {
+    Progress progress("replay runs", plan.runs);  // its line ends before the report starts
+    outcomes = sim::run_monte_carlo(prepared, plan, &result, [&progress] { progress.step(); });
+  }
+  const sim::IterationDistribution distribution =
+      sim::summarize_runs(outcomes, sim::samples_per_iteration(prepared.model, prepared.world_size()));
+  const trace::Trace predicted = sim::make_predicted_trace(prepared.model, prepared.options, result);
+  if (!flags.out_dir.empty()) trace::write_trace(flags.out_dir, predicted);
+
+  sim::ReplayReport report;
+  report.trace_dir = request.trace_dir;
+  report.model = &prepared.model;
+  report.options = &prepared.options;
+  report.result = &result;
+  report.calibration = prepared.calibration;
+  report.compute_stretch = prepared.compute_stretch;
+  report.measured = measured;
+  report.predicted = trace::summarize(predicted);
+  std::cout << sim::report_to_text(report) << sim::distribution_to_text(distribution);
   std::optional<sim::MedianInterval> interval;
   if (plan.bootstrap) {
-    interval = sim::median_interval({replayed.outcomes.begin() + 1, replayed.outcomes.end()});
+    interval = sim::median_interval({outcomes.begin() + 1, outcomes.end()});
     std::cout << sim::interval_to_text(*interval);
   }
-  for (const std::string& note : replayed.report.measured.notes) std::cout << "measured " << note << "\n";
+  for (const std::string& note : report.measured.notes) std::cout << "measured " << note << "\n";
   if (!flags.json_file.empty()) {
-    nlohmann::json json = sim::report_json(replayed.report);
+    nlohmann::json json = sim::report_json(report);
     json["distribution"] = sim::distribution_json(distribution);
     if (interval) {
       json["interval"] = {{"median_iteration_s", {interval->low_s, interval->high_s}},

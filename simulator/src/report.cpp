@@ -39,29 +39,31 @@ nlohmann::json json_number(double value) {
 
 }  // namespace
 
-std::vector<std::string> whatif_changes(const ReplayReport& report) {
-  const ReplayOptions& options = *report.options;
-  const WorkloadModel& model = *report.model;
+std::vector<std::string> whatif_changes(const WorkloadModel& model, const ReplayOptions& options,
+                                        double compute_stretch, const trace::Summary& measured) {
   std::vector<std::string> changes;
   if (!options.slowdown.empty() || !options.skew.slowdowns.empty()) changes.emplace_back("--slowdown");
   if (!options.skew.delays.empty()) changes.emplace_back("--delay");
   if (!options.skew.distributions.empty()) changes.emplace_back("--delay-dist");
-  if (report.result->events.size() != static_cast<std::size_t>(model.world_size)) {
-    changes.push_back("world size " + std::to_string(model.world_size) + " -> " +
-                      std::to_string(report.result->events.size()));
+  const int world_size = options.world_size > 0 ? options.world_size : model.world_size;
+  if (world_size != model.world_size) {
+    changes.push_back("world size " + std::to_string(model.world_size) + " -> " + std::to_string(world_size));
   }
-  // Another layout: another bucket count, or a bucket of another size (sizes a trace does not
-  // know, < 0, compare as equal).
-  const auto& measured = report.measured.buckets;
-  const auto& predicted = report.predicted.buckets;
-  bool rebucketed = measured.size() != predicted.size();
-  for (std::size_t i = 0; !rebucketed && i < measured.size(); ++i) {
-    rebucketed = measured[i].bytes >= 0 && predicted[i].bytes >= 0 && measured[i].bytes != predicted[i].bytes;
+  // Another layout: another bucket count, or a bucket of another size than the replay sends
+  // (sizes a trace does not know, < 0, compare as equal).
+  bool rebucketed = measured.buckets.size() != model.bucket_bytes.size();
+  for (std::size_t i = 0; !rebucketed && i < measured.buckets.size(); ++i) {
+    rebucketed = measured.buckets[i].bytes >= 0 && model.bucket_bytes[i] >= 0 &&
+                 measured.buckets[i].bytes != model.bucket_bytes[i];
   }
   if (rebucketed) changes.emplace_back("buckets");
   if (options.timeout_s > 0 && options.timeout_s != model.source_meta.timeout_s) changes.emplace_back("--timeout");
-  if (report.compute_stretch != 1) changes.emplace_back("--cores");
+  if (compute_stretch != 1) changes.emplace_back("--cores");
   return changes;
+}
+
+std::vector<std::string> whatif_changes(const ReplayReport& report) {
+  return whatif_changes(*report.model, *report.options, report.compute_stretch, report.measured);
 }
 
 std::string report_to_text(const ReplayReport& report) {

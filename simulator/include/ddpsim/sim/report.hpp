@@ -24,8 +24,12 @@ struct ReplayReport {
   trace::Summary predicted;
 };
 
-// What the replay changed from the source run's configuration (skew flags, world size, bucket
-// layout, timeout, --cores), as flag names or "world size A -> B"; empty for a reconstruction.
+// What a replay of `model` under `options` changes from the source run's configuration (skew
+// flags, world size, bucket layout, timeout, --cores), as flag names or "world size A -> B";
+// empty for a reconstruction. Known before the replay runs: `measured` is the source's summary.
+std::vector<std::string> whatif_changes(const WorkloadModel& model, const ReplayOptions& options,
+                                        double compute_stretch, const trace::Summary& measured);
+// The same for a report's replay.
 std::vector<std::string> whatif_changes(const ReplayReport& report);
 
 std::string report_to_text(const ReplayReport& report);
