@@ -8,7 +8,10 @@ else
   run_unprivileged=()
 fi
 chmod o+rx "$scratch"
-"${run_unprivileged[@]}" "$TESTBED" --hosts 2 -- true > "$scratch/out" 2>&1
+# The unprivileged user may not reach the checkout (a clone under a 0700 `mktemp -d` folder:
+# "Permission denied", exit 126): it runs the same script, copied into the scratch folder.
+cp "$TESTBED" "$scratch/testbed.sh" && chmod 755 "$scratch/testbed.sh"
+"${run_unprivileged[@]}" "$scratch/testbed.sh" --hosts 2 -- true > "$scratch/out" 2>&1
 code=$?
 cat "$scratch/out"
 [ "$code" = 2 ] || fail "expected exit 2 without root, got $code"
