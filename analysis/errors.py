@@ -10,8 +10,10 @@ Per kind, per experiment and variant, then over all: runs, median / p90 / max |e
 predicted median iteration time, the median signed error, and the fraction of runs whose
 measured median lies in the prediction's bootstrap interval (where the replays had one), and in
 that interval widened by the machine's run-to-run spread (run_to_run_ratios). Rows
-of points with delay_dist add a distribution table (KS distance, p50/p90/p99 errors). Plus the
-CDF of the absolute errors, predictions solid, reconstructions dashed."""
+of points with delay_dist add a distribution table (KS distance, p50/p90/p99 errors). Then the
+repeat floor: one measured run of a configuration taken as the "prediction" of another run of
+that configuration, the error a perfect model would still show on this machine. Plus the CDF of
+the absolute errors, predictions solid, reconstructions dashed."""
 import numpy as np
 import pandas as pd
 
@@ -99,6 +101,57 @@ def error_rows(paths):
             ((widened_lo <= measured) & (measured <= widened_hi)).astype(float), np.nan)
         frames.append(rows)
     return pd.concat(frames, ignore_index=True)
+
+
+def floor_rows(paths):
+    """The repeat floor: per experiment, for every configuration (point) measured in two or more
+    repetitions, the error of run s as the prediction of run r (r != s, ordered pairs) in %:
+    100 (m_s - m_r) / m_r, as trace::relative_error writes a prediction's. A prediction from one
+    run's trace is compared with another run, so the machine's run-to-run drift limits it to this
+    (for a perfect model). Summaries without a point or rep column give none."""
+    frames = []
+    for path in paths:
+        frame = read_summary(path, REQUIRED)
+        if "point" not in frame.columns or "rep" not in frame.columns:
+            continue
+        frame = frame[(frame["status"] == "ok") & (frame["measured_iter_s"] > 0)]
+        runs = frame.drop_duplicates(["experiment", "point", "rep"])
+        rows = []
+        for (experiment, point), group in runs.groupby(["experiment", "point"], sort=False):
+            measured = [float(m) for m in group["measured_iter_s"]]
+            rows += [{"experiment": experiment, "point": point,
+                      "error_pct": 100 * (m_s - m_r) / m_r}
+                     for r, m_r in enumerate(measured) for s, m_s in enumerate(measured) if r != s]
+        frames.append(pd.DataFrame(rows, columns=["experiment", "point", "error_pct"]))
+    if not frames:
+        return pd.DataFrame(columns=["experiment", "point", "error_pct"])
+    return pd.concat(frames, ignore_index=True)
+
+
+def floor_table(floor):
+    """Per experiment, then "all": pairs, median and p90 |error| of the repeat floor."""
+    rows = []
+    groups = list(floor.groupby("experiment", sort=True)) + [("all", floor)]
+    for experiment, group in groups:
+        if group.empty:
+            continue
+        errors = group["error_pct"].abs()
+        rows.append({"experiment": experiment, "pairs": len(group),
+                     "configurations": group["point"].nunique() if experiment != "all" else
+                     len(group.drop_duplicates(["experiment", "point"])),
+                     "median_abs_error_pct": quantile(errors, 0.5),
+                     "p90_abs_error_pct": quantile(errors, 0.9)})
+    return pd.DataFrame(rows)
+
+
+def format_floor(frame):
+    lines = ["Repeat floor (a run of a configuration as the prediction of another run of it: what a "
+             "perfect model would score here):",
+             f"{'experiment':<24} {'configurations':>14} {'pairs':>6} {'median |err| %':>15} {'p90 |err| %':>12}"]
+    for _, row in frame.iterrows():
+        lines.append(f"{row['experiment']:<24} {row['configurations']:>14d} {row['pairs']:>6d} "
+                     f"{_percent(row['median_abs_error_pct']):>15} {_percent(row['p90_abs_error_pct']):>12}")
+    return "\n".join(lines)
 
 
 def _stats(kind, experiment, variant, group):
@@ -196,6 +249,11 @@ def plot(paths, out_dir, name="errors"):
         print()
         print(format_distribution(distributions))
         written.append(output.save_table(distributions, out_dir, name + "-distribution"))
+    floor = floor_table(floor_rows(paths))
+    if not floor.empty:
+        print()
+        print(format_floor(floor))
+        written.append(output.save_table(floor, out_dir, name + "-floor"))
     # CDF of |error| per experiment and kind: the figure's CSV holds its exact steps.
     fig, ax = style.figure()
     steps = []

@@ -393,6 +393,34 @@ class Errors(PlotTest):
         self.assert_close(table[0]["inside_run_to_run_fraction"], sum(expected) / 3, "widened")
         self.assertEqual(table[2]["inside_run_to_run_fraction"], "")  # not for reconstructions
 
+    def test_repeat_floor_of_runs_of_one_configuration(self):
+        # Point "a" measured 1.0, 1.1, 1.2 s in three repetitions, "b" 2.0 and 2.5 s, "c" once:
+        # run s as the prediction of run r gives 100 (m_s - m_r) / m_r over the ordered pairs.
+        runs = {"a": (1.0, 1.1, 1.2), "b": (2.0, 2.5), "c": (3.0,)}
+        rows = []
+        for point, measured in runs.items():
+            for rep, m in enumerate(measured):
+                rows.append(fixtures.summary_row(experiment="e", point=point, rep=rep, kind="reconstruction",
+                                                 measured_iter_s=m, predicted_iter_s=m))
+                # A prediction of the same run is not another run.
+                rows.append(fixtures.summary_row(experiment="e", point=point, rep=rep, variant="from-a",
+                                                 kind="prediction", measured_iter_s=m, predicted_iter_s=m))
+        failed = fixtures.summary_row(experiment="e", point="a", rep=3, kind="reconstruction",
+                                      measured_iter_s=9.0, predicted_iter_s=9.0)
+        failed["status"] = "failed"
+        result = self.plot("errors", self.summary(rows + [failed]))
+        expected = [abs(100 * (m_s - m_r) / m_r) for measured in runs.values()
+                    for r, m_r in enumerate(measured) for s, m_s in enumerate(measured) if r != s]
+        self.assertEqual(len(expected), 8)
+        table = read_csv(os.path.join(self.out, "errors-floor.csv"))
+        self.assertEqual([r["experiment"] for r in table], ["e", "all"])
+        self.assertEqual(int(table[0]["pairs"]), 8)
+        self.assertEqual(int(table[0]["configurations"]), 2)
+        self.assert_close(table[0]["median_abs_error_pct"], statistics.median(expected), "median")
+        self.assert_close(table[0]["p90_abs_error_pct"], quantile(expected, 0.9), "p90")
+        self.assertIn("Repeat floor", result.stdout)
+        self.assertIn(f"{quantile(expected, 0.9):.1f}", result.stdout.split("Repeat floor")[1])
+
     def test_predictions_first_and_reconstructions_apart(self):
         rows, predicted, rebuilt, inside, ks = [], [], [], [], []
         rng = random.Random(3)
