@@ -85,6 +85,10 @@ void add_replay_options(CLI::App* command, ReplayFlags& flags) {
                       "co-running ranks slow each other; experiments/peer/corun_bench.sh measures it); compute is "
                       "stretched by max(1, W/N) / max(1, W_trace/N)")
       ->check(finite_number(1, kIntMax, false, "a number of cores >= 1"));
+  add_repeatable(command, "--effective-cores", flags.effective_cores,
+                 "What-if, instead of --cores: K=C, K ranks on this machine at once get C cores' worth of compute "
+                 "(experiments/peer/corun_bench.sh --copies K; repeat for several K); compute is stretched by "
+                 "s(W) / s(W_trace), s(k) = k / C(k), C interpolated between the K given, C(1) = 1");
   command->add_option("--overlap-bandwidth-fraction", flags.request.overlap_bandwidth_fraction,
                       "The all-reduce rate while any rank's autograd runs, as a fraction of the bandwidth "
                       "(default: fitted from the trace with its bandwidth, 1 with --bandwidth; "

@@ -27,6 +27,7 @@ struct ReplayFlags {
   std::vector<std::string> slowdown;    // the skew syntax (trace/skew.hpp), parsed into request.skew
   std::vector<std::string> delay;
   std::vector<std::string> delay_dist;
+  std::vector<std::string> effective_cores;  // K=C texts, parsed into request.effective_cores
 };
 
 void add_replay_options(CLI::App* command, ReplayFlags& flags);

@@ -66,6 +66,15 @@ sim::ReplayRequest to_request(const ReplayFlags& flags) {
   for (const auto& text : flags.slowdown) request.skew.slowdowns.push_back(trace::parse_slowdown(text));
   for (const auto& text : flags.delay) request.skew.delays.push_back(trace::parse_delay(text));
   for (const auto& text : flags.delay_dist) request.skew.distributions.push_back(trace::parse_delay_distribution(text));
+  for (const auto& text : flags.effective_cores) {
+    const auto [ranks, cores] = sim::parse_effective_cores(text);
+    if (!request.effective_cores.emplace(ranks, cores).second) {
+      throw UsageError("--effective-cores: expected each K once, got K = " + std::to_string(ranks) + " twice");
+    }
+  }
+  if (!request.effective_cores.empty() && request.cores > 0) {
+    throw UsageError("--effective-cores: expected either it or --cores, got both");
+  }
   return request;
 }
 

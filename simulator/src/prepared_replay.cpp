@@ -169,11 +169,43 @@ PreparedReplay prepare_replay(const ReplayRequest& request) {
   if (!(request.cores == 0 || (request.cores >= 1 && std::isfinite(request.cores)))) {
     throw RequestError("--cores: expected a number of cores >= 1, got " + text_of(request.cores));
   }
+  for (const auto& [ranks, cores] : request.effective_cores) {
+    if (ranks < 2 || !(cores > 0 && cores <= ranks)) {
+      throw RequestError("--effective-cores: expected K=C with K >= 2 ranks and C in (0, K], got " +
+                         std::to_string(ranks) + "=" + text_of(cores));
+    }
+  }
+  if (request.cores > 0 && !request.effective_cores.empty()) {
+    throw RequestError("--effective-cores: expected either it or --cores, got both");
+  }
   if (request.cores > 0) {
     prepared.compute_stretch = shared_cores_stretch(request.cores, prepared.model.world_size, prepared.world_size());
-    stretch_compute(prepared.model, prepared.compute_stretch);
+  } else if (!request.effective_cores.empty()) {
+    prepared.compute_stretch = corun_stretch(request.effective_cores, prepared.model.world_size, prepared.world_size());
   }
+  if (prepared.compute_stretch != 1) stretch_compute(prepared.model, prepared.compute_stretch);
   return prepared;
+}
+
+std::pair<int, double> parse_effective_cores(const std::string& text) {
+  const auto fail = [&text]() {
+    return RequestError("--effective-cores: expected K=C with K >= 2 ranks and C effective cores in (0, K], got '" +
+                        text + "'");
+  };
+  const auto equals = text.find('=');
+  if (equals == std::string::npos || equals == 0 || equals + 1 == text.size()) throw fail();
+  const std::string ranks_text = text.substr(0, equals), cores_text = text.substr(equals + 1);
+  if (ranks_text.find_first_not_of("0123456789") != std::string::npos || ranks_text.size() > 9) throw fail();
+  const int ranks = std::stoi(ranks_text);
+  std::size_t used = 0;
+  double cores = 0;
+  try {
+    cores = std::stod(cores_text, &used);
+  } catch (const std::exception&) {
+    throw fail();
+  }
+  if (used != cores_text.size() || ranks < 2 || !(cores > 0 && cores <= ranks)) throw fail();
+  return {ranks, cores};
 }
 
 }  // namespace ddpsim::sim

@@ -58,7 +58,7 @@ std::vector<std::string> whatif_changes(const WorkloadModel& model, const Replay
   }
   if (rebucketed) changes.emplace_back("buckets");
   if (options.timeout_s > 0 && options.timeout_s != model.source_meta.timeout_s) changes.emplace_back("--timeout");
-  if (compute_stretch != 1) changes.emplace_back("--cores");
+  if (compute_stretch != 1) changes.emplace_back("ranks sharing cores");  // --cores / --effective-cores
   return changes;
 }
 

@@ -65,6 +65,23 @@ double shared_cores_stretch(double cores, int trace_world_size, int world_size) 
   return ranks_per_core(world_size) / ranks_per_core(trace_world_size);
 }
 
+double corun_stretch(const std::map<int, double>& effective_cores, int trace_world_size, int world_size) {
+  // s(k) = k / C(k), C piecewise linear through (1, 1) and the measured points, flat past the last.
+  const auto slowdown = [&effective_cores](int ranks) {
+    double below_k = 1, below_c = 1;
+    for (const auto& [k, c] : effective_cores) {
+      if (ranks <= k) {
+        const double cores = below_c + (c - below_c) * (ranks - below_k) / (k - below_k);
+        return ranks / cores;
+      }
+      below_k = k;
+      below_c = c;
+    }
+    return ranks / below_c;
+  };
+  return slowdown(std::max(world_size, 1)) / slowdown(std::max(trace_world_size, 1));
+}
+
 namespace {
 
 constexpr double kNsToS = 1e-9;

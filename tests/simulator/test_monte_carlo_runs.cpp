@@ -152,6 +152,17 @@ TEST(SharedCores, PreparedReplayStretchesLikeASlowdownOfEveryRank) {
   ReplayRequest effective = request;
   effective.cores = 3.2;  // 4 ranks -> 8 on 3.2 effective cores: (8/3.2) / (4/3.2) = 2
   EXPECT_DOUBLE_EQ(prepare_replay(effective).compute_stretch, 2.0);
+  // Co-running measured at 4 and 8 ranks: (8/2.5) / (4/3.2) = 2.56, the same replay as 2.56x.
+  ReplayRequest corun = request;
+  corun.effective_cores = {{4, 3.2}, {8, 2.5}};
+  const PreparedReplay with_corun = prepare_replay(corun);
+  EXPECT_NEAR(with_corun.compute_stretch, 2.56, 1e-12);
+  EXPECT_GT(end_of(replay_isolated(with_corun.model, with_corun.options)), stretched);
+  corun.cores = 2;
+  EXPECT_THROW(prepare_replay(corun), RequestError);
+  corun.cores = 0;
+  corun.effective_cores = {{1, 1.0}};
+  EXPECT_THROW(prepare_replay(corun), RequestError);
 }
 
 // Median compute replays 3 iterations, unless stalls are asked: then the whole trace, and in

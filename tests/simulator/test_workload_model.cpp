@@ -272,6 +272,26 @@ TEST(SharedCores, EffectiveCoresStretchOneToTwoRanksByTheCoRunSlowdown) {
   EXPECT_DOUBLE_EQ(shared_cores_stretch(1.6, 1, 1), 1.0);
 }
 
+// Co-running measured at 2 and 4 ranks: C(2) = 1.8, C(4) = 1.5 effective cores, so one rank
+// runs 2/1.8 = 1.111x slower with 2 ranks and 4/1.5 = 2.667x with 4; C(3) = 1.65 lies between
+// (3/1.65 = 1.818x), and past 4 the ranks time-share 1.5 cores (6/1.5 = 4x).
+TEST(SharedCores, CoRunMeasuredAtSeveralRankCounts) {
+  const std::map<int, double> measured = {{2, 1.8}, {4, 1.5}};
+  EXPECT_NEAR(corun_stretch(measured, 2, 4), (4 / 1.5) / (2 / 1.8), 1e-12);  // 2.4, not --cores 1.8's 2.0
+  EXPECT_NEAR(corun_stretch(measured, 1, 2), 2 / 1.8, 1e-12);
+  EXPECT_NEAR(corun_stretch(measured, 2, 3), (3 / 1.65) / (2 / 1.8), 1e-12);
+  EXPECT_NEAR(corun_stretch(measured, 2, 6), (6 / 1.5) / (2 / 1.8), 1e-12);
+  EXPECT_NEAR(corun_stretch(measured, 4, 2), (2 / 1.8) / (4 / 1.5), 1e-12);
+  EXPECT_DOUBLE_EQ(corun_stretch(measured, 1, 1), 1.0);
+  // One measured count is --cores of that many effective cores, at every world size.
+  for (int from = 1; from <= 4; ++from) {
+    for (int to = 1; to <= 6; ++to) {
+      EXPECT_NEAR(corun_stretch({{2, 1.833}}, from, to), shared_cores_stretch(1.833, from, to), 1e-12)
+          << from << " -> " << to;
+    }
+  }
+}
+
 TEST(SharedCores, StretchScalesEveryComputePhaseAndKeepsUnknownGradients) {
   testing::SyntheticRun run;
   const WorkloadModel measured = extract_workload(testing::make_synthetic_trace(run), ComputeMode::PerIteration);

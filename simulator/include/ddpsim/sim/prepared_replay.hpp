@@ -5,9 +5,11 @@
 #pragma once
 
 #include <cstdint>
+#include <map>
 #include <optional>
 #include <stdexcept>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "ddpsim/sim/allreduce.hpp"
@@ -66,6 +68,9 @@ struct ReplayRequest {
   // co-run slow each other down through shared memory bandwidth and clock, so a 2-core machine
   // whose 2 ranks each run 1.2x slower together has 1.67 (experiments/peer/corun_bench.sh).
   double cores = 0;
+  // Or co-running measured at several rank counts (corun_stretch): k -> effective cores C(k),
+  // k >= 2, 0 < C(k) <= k (experiments/peer/corun_bench.sh --copies k). Not with `cores`.
+  std::map<int, double> effective_cores;
   // The all-reduce rate while autograd runs as a fraction of the full rate
   // (ReplayOptions::overlap_bandwidth_fraction). Unset: the calibration's, or 1 with a told
   // --bandwidth; set: used as it is (a benchmark's, e.g. for a 1-rank baseline with no
@@ -92,5 +97,9 @@ struct PreparedReplay {
 
 // Throws trace::TraceError (unreadable trace), WorkloadError, CalibrationError or RequestError.
 PreparedReplay prepare_replay(const ReplayRequest& request);
+
+// One --effective-cores K=C text: {K, C}; RequestError naming the flag unless K is an integer
+// >= 2 and C a number in (0, K].
+std::pair<int, double> parse_effective_cores(const std::string& text);
 
 }  // namespace ddpsim::sim

@@ -12,6 +12,7 @@
 #pragma once
 
 #include <cstdint>
+#include <map>
 #include <optional>
 #include <stdexcept>
 #include <string>
@@ -111,5 +112,14 @@ void stretch_compute(WorkloadModel& model, double factor);
 // it ignores that a rank waiting on the network leaves its core to others (so it overstates the
 // stretch of communication-bound jobs) and the CPU Gloo's copies take (so it understates it).
 double shared_cores_stretch(double cores, int trace_world_size, int world_size);
+
+// The same stretch from co-running measured at several rank counts, for a machine whose ranks
+// slow each other more as more share it (time slices evict each other's caches): k ranks at
+// once each run k / C(k) times slower than one alone, C(k) being
+// experiments/peer/corun_bench.sh --copies k's effective cores, `effective_cores` mapping k >= 2
+// to C(k) in (0, k] (C(1) = 1). Between measured counts C is interpolated linearly in k; past the
+// largest, the ranks time-share its C. The stretch is s(world_size) / s(trace_world_size) with
+// s(k) = k / C(k); {2: N} with 1 <= N <= 2 gives shared_cores_stretch(N, ...) for every k.
+double corun_stretch(const std::map<int, double>& effective_cores, int trace_world_size, int world_size);
 
 }  // namespace ddpsim::sim
