@@ -10,7 +10,7 @@ Per kind, per experiment and variant, then over all: runs, median / p90 / max |e
 predicted median iteration time, the median signed error, and the fraction of runs whose
 measured median lies in the prediction's bootstrap interval (where the replays had one), and in
 that interval widened by the machine's run-to-run spread (run_to_run_ratios). Rows
-of points with delay_dist add a distribution table (KS distance, p50/p90/p99 errors). Then the
+of points with delay_dist add a distribution table (KS distance with a perfect model's KS floor, p50/p90/p99 errors). Then the
 repeat floor: one measured run of a configuration taken as the "prediction" of another run of
 that configuration, the error a perfect model would still show on this machine. Plus the CDF of
 the absolute errors, predictions solid, reconstructions dashed."""
@@ -30,7 +30,7 @@ TITLES = {
 }
 # Columns this table reads that inputs.NUMERIC_COLUMNS does not convert.
 EXTRA_NUMERIC = ["predicted_lo_s", "predicted_hi_s", "inside", "ks_distance", "p50_error_pct",
-                 "p90_error_pct", "p99_error_pct"]
+                 "p90_error_pct", "p99_error_pct", "measured_iterations"]
 
 
 def _numbers(frame, column, path):
@@ -181,14 +181,33 @@ def table(errors):
     return pd.DataFrame(rows)
 
 
+def ks_floor(n, draws=2000, seed=0):
+    """The median Kolmogorov-Smirnov distance of n independent draws from a continuous
+    distribution against that distribution: what a perfect model scores against one run of n
+    iterations. Distribution-free, so drawn from the uniform (Monte Carlo, fixed seed)."""
+    n = int(n)
+    if n < 1:
+        return float("nan")
+    u = np.sort(np.random.default_rng(seed).random((draws, n)), axis=1)
+    i = np.arange(1, n + 1)
+    d = np.maximum((i / n - u).max(axis=1), (u - (i - 1) / n).max(axis=1))
+    return float(np.median(d))
+
+
 def distribution_table(errors):
-    """Rows with a distribution comparison (delay_dist points): medians per kind and experiment."""
+    """Rows with a distribution comparison (delay_dist points): medians per kind and experiment,
+    and the KS floor of the runs' length (the runner compares iterations >= 1, so n is
+    measured_iterations - 1)."""
     with_ks = errors.dropna(subset=["ks_distance"])
     rows = []
     for (kind, experiment), group in with_ks.groupby(["kind", "experiment"], sort=False):
+        lengths = group["measured_iterations"].dropna()
         rows.append({"kind": kind, "experiment": experiment, "runs": len(group),
                      **{f"median_{c}": quantile(group[c], 0.5)
-                        for c in ("ks_distance", "p50_error_pct", "p90_error_pct", "p99_error_pct")}})
+                        for c in ("ks_distance", "p50_error_pct", "p90_error_pct", "p99_error_pct")},
+                     # A reconstruction replays its run's own stalls: no draws, no floor.
+                     "ks_floor": ks_floor(quantile(lengths, 0.5) - 1)
+                     if len(lengths) and kind == "prediction" else float("nan")})
     frame = pd.DataFrame(rows)
     if not frame.empty:
         frame["order"] = frame["kind"].map(KINDS.index)
@@ -229,10 +248,13 @@ def format_table(frame):
 
 
 def format_distribution(frame):
-    lines = ["Iteration-time distributions (delay_dist points; iterations >= 1, medians over runs):",
-             f"{'kind':<15} {'experiment':<24} {'runs':>5} {'KS':>6} {'p50 err %':>10} {'p90 err %':>10} {'p99 err %':>10}"]
+    lines = ["Iteration-time distributions (delay_dist points; iterations >= 1, medians over runs; KS floor: "
+             "a perfect model's median KS against one run that long):",
+             f"{'kind':<15} {'experiment':<24} {'runs':>5} {'KS':>6} {'KS floor':>9} {'p50 err %':>10} {'p90 err %':>10} "
+             f"{'p99 err %':>10}"]
     for _, row in frame.iterrows():
         lines.append(f"{row['kind']:<15} {row['experiment']:<24} {row['runs']:>5d} {row['median_ks_distance']:>6.3f} "
+                     f"{'-' if row['ks_floor'] != row['ks_floor'] else format(row['ks_floor'], '.3f'):>9} "
                      f"{_percent(row['median_p50_error_pct'], True):>10} {_percent(row['median_p90_error_pct'], True):>10} "
                      f"{_percent(row['median_p99_error_pct'], True):>10}")
     return "\n".join(lines)

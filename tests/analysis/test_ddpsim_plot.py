@@ -393,6 +393,27 @@ class Errors(PlotTest):
         self.assert_close(table[0]["inside_run_to_run_fraction"], sum(expected) / 3, "widened")
         self.assertEqual(table[2]["inside_run_to_run_fraction"], "")  # not for reconstructions
 
+    def test_ks_floor_is_a_perfect_models_median_ks_for_the_runs_length(self):
+        # The median one-sample KS distance of n draws, by Stephens' approximation of the
+        # Kolmogorov distribution: 0.8276 / (sqrt(n) + 0.12 + 0.11 / sqrt(n)).
+        sys.path.insert(0, os.path.join(SOURCE_DIR, "analysis"))
+        import errors  # noqa: E402 (analysis/ is not a package)
+        for n in (29, 99):
+            stephens = 0.8276 / (math.sqrt(n) + 0.12 + 0.11 / math.sqrt(n))
+            self.assertAlmostEqual(errors.ks_floor(n), stephens, delta=0.004, msg=n)
+        self.assertTrue(math.isnan(errors.ks_floor(0)))
+        rows = []
+        for rep in range(3):
+            rows.append(fixtures.summary_row(experiment="stall", point="d", rep=rep, variant="from-none",
+                                             kind="prediction", measured_iter_s=0.1, predicted_iter_s=0.1,
+                                             delay_dist="1=exp:5", ks_distance=0.1 * (rep + 1), p50_error_pct=1,
+                                             p90_error_pct=2, p99_error_pct=3, measured_iterations=30))
+        result = self.plot("errors", self.summary(rows))
+        table = read_csv(os.path.join(self.out, "errors-distribution.csv"))
+        self.assert_close(table[0]["median_ks_distance"], 0.2, "ks")
+        self.assert_close(table[0]["ks_floor"], errors.ks_floor(29), "floor of iterations >= 1")
+        self.assertIn(f"{errors.ks_floor(29):.3f}", result.stdout)
+
     def test_repeat_floor_of_runs_of_one_configuration(self):
         # Point "a" measured 1.0, 1.1, 1.2 s in three repetitions, "b" 2.0 and 2.5 s, "c" once:
         # run s as the prediction of run r gives 100 (m_s - m_r) / m_r over the ordered pairs.
