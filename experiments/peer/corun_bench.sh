@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Effective cores: how much of a machine's compute K co-located ranks get, for ddp-sim's
-# --cores. Ranks that each have a core still slow each other down (shared memory bandwidth and
+# --cores N, or --effective-cores K=C with the value of each --copies K run. Ranks that each have a core still slow each other down (shared memory bandwidth and
 # caches, a clock that drops when every core is busy), so going from 1 rank to 2 on 2 cores
 # stretches compute although no core is shared. This runs the workload as 1-rank jobs (no
 # all-reduce partner, so no communication): one alone, then K at once, interleaved over ROUNDS
