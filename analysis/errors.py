@@ -13,10 +13,12 @@ that interval widened by the machine's run-to-run spread (run_to_run_ratios). Ro
 of points with delay_dist add a distribution table (KS distance with a perfect model's KS floor, p50/p90/p99 errors). Then the
 repeat floor: one measured run of a configuration taken as the "prediction" of another run of
 that configuration, the error a perfect model would still show on this machine. Plus the CDF of
-the absolute errors, predictions solid, reconstructions dashed."""
+the absolute errors, predictions solid, reconstructions dashed, and every prediction's signed
+error against the repeat floor's band (error_pairs.py)."""
 import numpy as np
 import pandas as pd
 
+import error_pairs
 import output
 import style
 from inputs import InputError, read_summary
@@ -271,7 +273,8 @@ def plot(paths, out_dir, name="errors"):
         print()
         print(format_distribution(distributions))
         written.append(output.save_table(distributions, out_dir, name + "-distribution"))
-    floor = floor_table(floor_rows(paths))
+    pairs = floor_rows(paths)
+    floor = floor_table(pairs)
     if not floor.empty:
         print()
         print(format_floor(floor))
@@ -294,4 +297,5 @@ def plot(paths, out_dir, name="errors"):
     ax.set_xlim(left=0)
     ax.legend(loc="lower right")
     paths_out = output.save(fig, pd.DataFrame(steps), out_dir, name + "-cdf")
-    return written + paths_out
+    # Every prediction's signed error against the repeat floor's band (error_pairs.py).
+    return written + paths_out + error_pairs.plot(errors, pairs, out_dir, name + "-pairs")

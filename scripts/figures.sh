@@ -5,6 +5,8 @@
 #   scripts/figures.sh [SPEC_NAME...]      (default: all four)
 #   scripts/figures.sh testbed             (root: the testbed's what-if sweep and calibration,
 #                                           ~30 min measuring; docs/figures/testbed-*)
+#   scripts/figures.sh whatif              (root: the nine what-if specs, ~17 min measuring;
+#                                           docs/figures/whatif-errors.*, the README's accuracy figure)
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 bash scripts/build.sh
@@ -28,6 +30,20 @@ if [ "${specs[*]}" = testbed ]; then
     --out "$results/testbed-calibration/figures" --name testbed-calibration
   cp "$results"/whatif-testbed/figures/testbed-bucket-sweep.{png,csv} \
      "$results"/testbed-calibration/figures/testbed-calibration.{png,csv} "$docs/"
+  echo "figures in $docs/"
+  exit 0
+fi
+
+if [ "${specs[*]}" = whatif ]; then
+  # Every what-if predicted from its repetition's baseline, against measured runs of it.
+  whatifs=()
+  for f in testbed-bucket testbed-slowdown testbed-world testbed-delay bucket slowdown delay world world-3; do
+    "$bin/ddp-experiment" run "experiments/whatif-$f.toml" --out "$results" --bin-dir "$bin" || [ $? -eq 1 ]
+    whatifs+=("$results/whatif-$f/summary.csv")
+  done
+  $plot errors "${whatifs[@]}" --out "$results/whatif-errors" --name whatif-errors | tee "$docs/whatif-errors.txt"
+  cp "$results"/whatif-errors/whatif-errors-pairs.png "$docs/whatif-errors.png"
+  cp "$results"/whatif-errors/whatif-errors-pairs.csv "$docs/whatif-errors.csv"
   echo "figures in $docs/"
   exit 0
 fi

@@ -441,6 +441,15 @@ class Errors(PlotTest):
         self.assert_close(table[0]["p90_abs_error_pct"], quantile(expected, 0.9), "p90")
         self.assertIn("Repeat floor", result.stdout)
         self.assertIn(f"{quantile(expected, 0.9):.1f}", result.stdout.split("Repeat floor")[1])
+        # The pairs figure: every prediction's signed error, and the floor's band at +- its p90.
+        self.assert_figure("errors-pairs")
+        plotted = read_csv(os.path.join(self.out, "errors-pairs.csv"))
+        band = sorted(float(r["error_pct"]) for r in plotted if r["kind"] == "floor_p90")
+        self.assertEqual(len(band), 2)
+        self.assert_close(band[1], quantile(expected, 0.9), "band")
+        self.assert_close(band[0], -quantile(expected, 0.9), "band")
+        self.assertEqual(sum(r["kind"] == "prediction" for r in plotted), 6)
+        self.assertEqual(sum(r["kind"] == "reconstruction" for r in plotted), 6)
 
     def test_predictions_first_and_reconstructions_apart(self):
         rows, predicted, rebuilt, inside, ks = [], [], [], [], []
