@@ -65,12 +65,16 @@ def run_to_run_ratios(frame):
     return result
 
 
-def error_rows(paths):
+def read_summaries(paths):
+    """Every summary read once (validated): [(path, frame)], for error_rows and floor_rows."""
+    return [(path, read_summary(path, REQUIRED)) for path in paths]
+
+
+def error_rows(summaries):
     """Per compared row of every summary: experiment, kind, variant, point, signed and absolute
     error in %, inside (1/0/NaN) and the distribution columns."""
     frames = []
-    for path in paths:
-        frame = read_summary(path, REQUIRED)
+    for path, frame in summaries:
         if "kind" in frame.columns:
             kind = frame["kind"].astype(str)
         else:  # before kinds: the measured configuration's replay is a reconstruction
@@ -105,15 +109,14 @@ def error_rows(paths):
     return pd.concat(frames, ignore_index=True)
 
 
-def floor_rows(paths):
+def floor_rows(summaries):
     """The repeat floor: per experiment, for every configuration (point) measured in two or more
     repetitions, the error of run s as the prediction of run r (r != s, ordered pairs) in %:
     100 (m_s - m_r) / m_r, as trace::relative_error writes a prediction's. A prediction from one
     run's trace is compared with another run, so the machine's run-to-run drift limits it to this
     (for a perfect model). Summaries without a point or rep column give none."""
     frames = []
-    for path in paths:
-        frame = read_summary(path, REQUIRED)
+    for _, frame in summaries:
         if "point" not in frame.columns or "rep" not in frame.columns:
             continue
         frame = frame[(frame["status"] == "ok") & (frame["measured_iter_s"] > 0)]
@@ -263,7 +266,8 @@ def format_distribution(frame):
 
 
 def plot(paths, out_dir, name="errors"):
-    errors = error_rows(paths)
+    summaries = read_summaries(paths)
+    errors = error_rows(summaries)
     summary = table(errors)
     print(format_table(summary))
     table_path = output.save_table(summary, out_dir, name)
@@ -273,7 +277,7 @@ def plot(paths, out_dir, name="errors"):
         print()
         print(format_distribution(distributions))
         written.append(output.save_table(distributions, out_dir, name + "-distribution"))
-    pairs = floor_rows(paths)
+    pairs = floor_rows(summaries)
     floor = floor_table(pairs)
     if not floor.empty:
         print()
