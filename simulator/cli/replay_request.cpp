@@ -72,9 +72,7 @@ sim::ReplayRequest to_request(const ReplayFlags& flags) {
       throw UsageError("--effective-cores: expected each K once, got K = " + std::to_string(ranks) + " twice");
     }
   }
-  if (!request.effective_cores.empty() && request.cores > 0) {
-    throw UsageError("--effective-cores: expected either it or --cores, got both");
-  }
+  sim::check_effective_cores(request);  // before a sweep's points, which would each refuse it
   return request;
 }
 

@@ -12,6 +12,14 @@
 namespace ddpsim::sim {
 namespace {
 
+// One --effective-cores K=C: K ranks at once (2 or more) get C cores' worth, 0 < C <= K.
+bool valid_effective_cores(int ranks, double cores) { return ranks >= 2 && cores > 0 && cores <= ranks; }
+
+RequestError effective_cores_error(const std::string& given) {
+  return RequestError("--effective-cores: expected K=C with K >= 2 ranks and C effective cores in (0, K], got '" +
+                      given + "'");
+}
+
 // DDP's bucket_cap_mb is in MiB.
 constexpr double kMiB = 1024.0 * 1024.0;
 
@@ -169,15 +177,7 @@ PreparedReplay prepare_replay(const ReplayRequest& request) {
   if (!(request.cores == 0 || (request.cores >= 1 && std::isfinite(request.cores)))) {
     throw RequestError("--cores: expected a number of cores >= 1, got " + text_of(request.cores));
   }
-  for (const auto& [ranks, cores] : request.effective_cores) {
-    if (ranks < 2 || !(cores > 0 && cores <= ranks)) {
-      throw RequestError("--effective-cores: expected K=C with K >= 2 ranks and C in (0, K], got " +
-                         std::to_string(ranks) + "=" + text_of(cores));
-    }
-  }
-  if (request.cores > 0 && !request.effective_cores.empty()) {
-    throw RequestError("--effective-cores: expected either it or --cores, got both");
-  }
+  check_effective_cores(request);
   if (request.cores > 0) {
     prepared.compute_stretch = shared_cores_stretch(request.cores, prepared.model.world_size, prepared.world_size());
   } else if (!request.effective_cores.empty()) {
@@ -187,11 +187,17 @@ PreparedReplay prepare_replay(const ReplayRequest& request) {
   return prepared;
 }
 
+void check_effective_cores(const ReplayRequest& request) {
+  for (const auto& [ranks, cores] : request.effective_cores) {
+    if (!valid_effective_cores(ranks, cores)) throw effective_cores_error(std::to_string(ranks) + "=" + text_of(cores));
+  }
+  if (request.cores > 0 && !request.effective_cores.empty()) {
+    throw RequestError("--effective-cores: expected either it or --cores, got both");
+  }
+}
+
 std::pair<int, double> parse_effective_cores(const std::string& text) {
-  const auto fail = [&text]() {
-    return RequestError("--effective-cores: expected K=C with K >= 2 ranks and C effective cores in (0, K], got '" +
-                        text + "'");
-  };
+  const auto fail = [&text]() { return effective_cores_error(text); };
   const auto equals = text.find('=');
   if (equals == std::string::npos || equals == 0 || equals + 1 == text.size()) throw fail();
   const std::string ranks_text = text.substr(0, equals), cores_text = text.substr(equals + 1);
@@ -204,7 +210,7 @@ std::pair<int, double> parse_effective_cores(const std::string& text) {
   } catch (const std::exception&) {
     throw fail();
   }
-  if (used != cores_text.size() || ranks < 2 || !(cores > 0 && cores <= ranks)) throw fail();
+  if (used != cores_text.size() || !valid_effective_cores(ranks, cores)) throw fail();
   return {ranks, cores};
 }
 

@@ -102,4 +102,8 @@ PreparedReplay prepare_replay(const ReplayRequest& request);
 // >= 2 and C a number in (0, K].
 std::pair<int, double> parse_effective_cores(const std::string& text);
 
+// RequestError naming --effective-cores unless every entry has K >= 2 and C in (0, K] and
+// `cores` is not also given: what prepare_replay checks, for a CLI to check before any work.
+void check_effective_cores(const ReplayRequest& request);
+
 }  // namespace ddpsim::sim
