@@ -40,6 +40,9 @@ int main(int argc, char** argv) {
                   "Directory holding ddp-launch, ddp-train, ddp-sim, ddp-trace")
       ->capture_default_str();
   run->add_flag("--dry-run", options.dry_run, "Print the commands that would run, run nothing");
+  run->add_flag("--repredict", options.repredict,
+                "Predict every finished run again from its kept trace with the spec's [predict], which may "
+                "differ from the one the results came from (nothing else may); measures nothing again");
   run->add_option("--testbed-script", options.testbed_script,
                   "scripts/testbed.sh, for specs with [launch] testbed_rate (default: relative to "
                   "the current directory, the repository root)")

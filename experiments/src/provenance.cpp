@@ -11,6 +11,7 @@
 #include <stdexcept>
 
 #include <nlohmann/json.hpp>
+#include <toml++/toml.h>
 
 #include "commands.hpp"
 
@@ -75,14 +76,34 @@ nlohmann::json read_json(const std::string& path) {
   }
 }
 
+// Two spec texts that parse to the same tables once [predict] is set aside (formatting and
+// comments aside too). A text that does not parse is never the same.
+bool same_except_predict(const std::string& a, const std::string& b) {
+  try {
+    toml::table first = toml::parse(a);
+    toml::table second = toml::parse(b);
+    first.erase("predict");
+    second.erase("predict");
+    return first == second;
+  } catch (const toml::parse_error&) {
+    return false;
+  }
+}
+
 }  // namespace
 
-void check_same_spec(const std::string& path, const ExperimentSpec& spec) {
+void check_same_spec(const std::string& path, const ExperimentSpec& spec, bool predict_may_differ) {
   const auto json = read_json(path);
   if (json.is_null()) return;
-  if (!json.is_object() || !json.contains("spec_text") || json["spec_text"] != spec.text)
-    throw std::runtime_error(path + ": these results came from a different spec; use another "
-                             "--out or remove " + directory_of(path) + " to start over");
+  const bool has_text = json.is_object() && json.contains("spec_text") && json["spec_text"].is_string();
+  if (has_text && json["spec_text"] == spec.text) return;
+  if (has_text && predict_may_differ) {
+    if (same_except_predict(json["spec_text"].get<std::string>(), spec.text)) return;
+    throw std::runtime_error(path + ": these results came from a spec that differs outside [predict]; "
+                             "--repredict may change only [predict]");
+  }
+  throw std::runtime_error(path + ": these results came from a different spec; use another "
+                           "--out or remove " + directory_of(path) + " to start over");
 }
 
 void write_provenance(const std::string& path, const ExperimentSpec& spec,

@@ -10,7 +10,9 @@ namespace ddpsim::experiment {
 
 // Throws std::runtime_error when `path` records a different spec text: resuming into results
 // of another spec would mix configurations in one summary.csv.
-void check_same_spec(const std::string& path, const ExperimentSpec& spec);
+// With `predict_may_differ` (ddp-experiment run --repredict) the two may differ in their
+// [predict] table only: the measurements stay those of the same jobs.
+void check_same_spec(const std::string& path, const ExperimentSpec& spec, bool predict_may_differ = false);
 
 // Writes (atomically) the provenance, appending this session to the "sessions" list of an
 // existing file: git sha, host, kernel, package versions, date, command line.

@@ -350,6 +350,32 @@ std::vector<Row> rows_of_finished_runs(const std::vector<Row>& rows) {
   return kept;
 }
 
+std::vector<Row> rows_to_keep(const std::vector<Row>& rows,
+                              const std::map<std::pair<std::string, int>, ResultRow>& repredict) {
+  const auto finished = finished_runs(rows);
+  std::vector<Row> kept;
+  for (const auto& row : rows) {
+    const auto key = key_of(row);
+    if (finished.count(key)) {
+      kept.push_back(row);
+    } else if (auto variant = row.find("variant");
+               repredict.count(key) && (variant == row.end() || variant->second.empty())) {
+      kept.push_back(row);
+      kept.back()["status"] = "prediction_error";
+    }
+  }
+  return kept;
+}
+
+void replace_run_rows(const std::string& path, const std::pair<std::string, int>& key,
+                      const std::vector<Row>& rows) {
+  std::vector<Row> all;
+  for (auto& row : read_summary(path))
+    if (key_of(row) != key) all.push_back(std::move(row));
+  all.insert(all.end(), rows.begin(), rows.end());
+  rewrite_summary(path, all);
+}
+
 std::map<std::pair<std::string, int>, ResultRow> runs_to_predict_again(const std::vector<Row>& rows,
                                                                        const std::string& source) {
   std::set<std::pair<std::string, int>> broken, failed_prediction;

@@ -98,6 +98,16 @@ std::set<std::pair<std::string, int>> finished_runs(const std::vector<Row>& rows
 // Keeps only the rows of finished runs (drops partial or failed runs before they are redone).
 std::vector<Row> rows_of_finished_runs(const std::vector<Row>& rows);
 
+// What the summary keeps while runs are redone: the rows of finished runs and, of each run
+// in `repredict` (runs_to_predict_again), its measured row marked prediction_error, so that
+// an interrupted re-prediction leaves the measurement to predict again.
+std::vector<Row> rows_to_keep(const std::vector<Row>& rows,
+                              const std::map<std::pair<std::string, int>, ResultRow>& repredict);
+
+// Replaces every row of run `key` in the summary with `rows` (atomically, rewrite_summary).
+void replace_run_rows(const std::string& path, const std::pair<std::string, int>& key,
+                      const std::vector<Row>& rows);
+
 // Runs whose measurement is good (no row "error") but some prediction failed (a row
 // "prediction_error"): their measured row (measured_from_row, status "ok"), to predict again.
 std::map<std::pair<std::string, int>, ResultRow> runs_to_predict_again(const std::vector<Row>& rows,

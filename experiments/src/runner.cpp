@@ -2,6 +2,7 @@
 
 #include <chrono>
 #include <cstdio>
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
 #include <map>
@@ -504,9 +505,25 @@ int run_experiment(const ExperimentSpec& spec, const RunOptions& options, std::o
   const std::string cross_variant = baseline ? "from-" + points[*baseline].id : "";
 
   auto rows = read_summary(layout.summary_csv());
+  if (options.repredict) {
+    for (auto& row : rows)
+      if (row.at("status") == "ok") row["status"] = "prediction_error";
+  }
   const auto repredict = runs_to_predict_again(rows, layout.summary_csv());
   const auto kept = rows_of_finished_runs(rows);
-  const auto pending = pending_runs(schedule, points, finished_runs(kept));
+  auto pending = pending_runs(schedule, points, finished_runs(kept));
+  if (options.repredict) {  // only what has a measurement and its trace: nothing is measured
+    const auto before = pending.size();
+    pending.erase(std::remove_if(pending.begin(), pending.end(),
+                                 [&](const RunKey& run) {
+                                   return !repredict.count({points[run.point].id, run.rep}) ||
+                                          !fs::is_directory(layout.trace_dir(run_name(points[run.point], run.rep)));
+                                 }),
+                  pending.end());
+    if (pending.size() < before)
+      err << "ddp-experiment: " << spec.name << ": --repredict: " << before - pending.size()
+          << " runs without a measured trace are left to a run without --repredict\n";
+  }
 
   // What the baseline predictions can use: finished runs, and the measurements of runs whose
   // predictions are redone (their measurement is kept).
@@ -522,10 +539,13 @@ int run_experiment(const ExperimentSpec& spec, const RunOptions& options, std::o
 
   for (const char* sub : {"traces", "predictions", "calibration", "logs"})
     fs::create_directories(layout.root + "/" + sub);
-  check_same_spec(layout.provenance_json(), spec);
+  check_same_spec(layout.provenance_json(), spec, options.repredict);
   write_provenance(layout.provenance_json(), spec, options.command_line, options.bin_dir);
-  if (kept.size() != rows.size() || !summary_header_is_current(layout.summary_csv()))
-    rewrite_summary(layout.summary_csv(), kept);
+  // A run whose predictions are redone keeps its measured row, marked prediction_error, until
+  // its new rows replace it: an interruption loses no measurement.
+  const auto retained = rows_to_keep(rows, repredict);
+  if (retained != rows || !summary_header_is_current(layout.summary_csv()))
+    rewrite_summary(layout.summary_csv(), retained);
 
   const auto due = cross.due(spec.repetitions);
   if (pending.empty() && due.empty()) {
@@ -572,9 +592,9 @@ int run_experiment(const ExperimentSpec& spec, const RunOptions& options, std::o
       progress.starting(name);
       // A good measurement whose predictions failed keeps its trace: only predict again.
       const auto measured = repredict.find({point.id, run.rep});
-      auto run_rows = measured != repredict.end() && fs::is_directory(layout.trace_dir(name))
-                          ? executor.predict_all(measured->second, point, run.rep)
-                          : executor.execute(point, run.rep);
+      const bool predict_only = measured != repredict.end() && fs::is_directory(layout.trace_dir(name));
+      auto run_rows = predict_only ? executor.predict_all(measured->second, point, run.rep)
+                                   : executor.execute(point, run.rep);
       if (run_rows.empty() || interrupt_requested()) {
         progress.done();
         err << "ddp-experiment: interrupted during " << name << "; rerun to resume\n";
@@ -586,7 +606,11 @@ int run_experiment(const ExperimentSpec& spec, const RunOptions& options, std::o
         any_error = any_error || row.status != "ok";
         cross.add(row);
       }
-      append_rows(layout.summary_csv(), written);
+      if (measured != repredict.end()) {
+        replace_run_rows(layout.summary_csv(), {point.id, run.rep}, written);
+      } else {
+        append_rows(layout.summary_csv(), written);
+      }
       progress.finished(name, describe_rows(run_rows));
       if (!predict_due()) return 130;
     }

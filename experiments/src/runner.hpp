@@ -17,6 +17,10 @@ struct RunOptions {
   std::string bin_dir;               // where ddp-launch, ddp-train, ddp-sim, ddp-trace live
   std::string testbed_script = "scripts/testbed.sh";  // for specs with [launch] testbed_rate
   bool dry_run = false;              // print the commands, run nothing, write nothing
+  // Predict every finished run again from its kept trace with this spec's [predict], which
+  // may differ from the one the results came from (nothing else may): a model compared with
+  // another on the same measurements. The runs are not measured again.
+  bool repredict = false;
   bool progress_bar = false;         // redraw a bar (stderr is a terminal) instead of lines
   std::vector<std::string> command_line;  // for provenance
 };

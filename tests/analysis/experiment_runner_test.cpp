@@ -451,6 +451,76 @@ TEST_F(RunnerTest, MissingBaselineMeasurementPredictsAfterItIsMeasuredOnResume) 
             nullptr);
 }
 
+// --repredict (issue #16): a model compared with another on the same measurements. Every
+// prediction is made again with the new [predict]; no job runs again; a spec that changes
+// anything outside [predict] is refused.
+TEST_F(RunnerTest, RepredictRedoesEveryPredictionWithAnotherPredictAndMeasuresNothing) {
+  ASSERT_EQ(run(parse_spec(kPredictSpec, root_ + "/whatif.toml")), 0) << stderr_;
+  const auto before = read_summary(root_ + "/results/whatif/summary.csv");
+  const size_t sim_calls = lines(bin_ + "/sim.log").size();
+  const auto median = parse_spec(std::string(kPredictSpec) + "replay_args = [\"--compute\", \"median\"]\n",
+                                 root_ + "/whatif.toml");
+  options_.repredict = true;
+  ASSERT_EQ(run(median), 0) << stderr_;
+  EXPECT_EQ(launched().size(), 4u);  // nothing measured again
+
+  const auto calls = lines(bin_ + "/sim.log");
+  int replays = 0;
+  for (size_t i = sim_calls; i < calls.size(); ++i) {
+    if (calls[i].rfind("replay ", 0) != 0) continue;
+    ++replays;
+    EXPECT_NE(calls[i].find("--compute median"), std::string::npos) << calls[i];
+  }
+  EXPECT_EQ(replays, 6);  // 4 reconstructions + 2 predictions from the baseline
+  const auto rows = read_summary(root_ + "/results/whatif/summary.csv");
+  ASSERT_EQ(rows.size(), before.size());
+  for (const auto& old : before) {
+    const Row* row = find_row(rows, old.at("point"), std::stoi(old.at("rep")), old.at("variant"));
+    ASSERT_NE(row, nullptr) << old.at("point") << old.at("rep") << old.at("variant");
+    EXPECT_EQ(row->at("status"), "ok");
+    EXPECT_EQ(row->at("measured_iter_s"), old.at("measured_iter_s"));
+    EXPECT_EQ(row->at("kind"), old.at("kind"));
+  }
+
+  const auto other_grid = parse_spec(
+      std::string(kPredictSpec).replace(std::string(kPredictSpec).find("[1, 25]"), 7, "[1, 5, 25]"),
+      root_ + "/whatif.toml");
+  try {
+    run(other_grid);
+    FAIL() << "re-predicted results of another grid";
+  } catch (const std::runtime_error& error) {
+    EXPECT_NE(std::string(error.what()).find("differs outside [predict]"), std::string::npos) << error.what();
+  }
+  EXPECT_EQ(launched().size(), 4u);
+}
+
+// A re-prediction that fails (or is interrupted) keeps every measurement in summary.csv, so a
+// later run predicts again without measuring again.
+TEST_F(RunnerTest, RepredictThatFailsLosesNoMeasurement) {
+  const auto spec = parse_spec(kPredictSpec, root_ + "/whatif.toml");
+  ASSERT_EQ(run(spec), 0) << stderr_;
+  write(bin_ + "/sim-fail", "");
+  options_.repredict = true;
+  EXPECT_EQ(run(spec), 1);
+  auto rows = read_summary(root_ + "/results/whatif/summary.csv");
+  for (const char* point : {"cap1", "cap25"}) {
+    for (int rep = 0; rep < 2; ++rep) {
+      const Row* measured = find_row(rows, point, rep, "");
+      ASSERT_NE(measured, nullptr) << point << rep;
+      EXPECT_EQ(measured->at("status"), "prediction_error");
+      EXPECT_DOUBLE_EQ(std::stod(measured->at("measured_iter_s")), 0.5);
+    }
+  }
+
+  fs::remove(bin_ + "/sim-fail");
+  options_.repredict = false;
+  ASSERT_EQ(run(spec), 0) << stderr_;
+  EXPECT_EQ(launched().size(), 4u);
+  rows = read_summary(root_ + "/results/whatif/summary.csv");
+  ASSERT_EQ(rows.size(), 6u);
+  for (const auto& row : rows) EXPECT_EQ(row.at("status"), "ok");
+}
+
 TEST_F(RunnerTest, DryRunPrintsEachPredictionWhereItBecomesDue) {
   auto spec = parse_spec(kPredictSpec, root_ + "/whatif.toml");
   options_.dry_run = true;

@@ -99,7 +99,7 @@ class ExperimentKilled : public ::testing::Test {
 
   // Runs ddp-experiment; with `kill_when_hanging`, SIGKILLs it (and the hanging stand-in) as
   // soon as a stand-in hangs.
-  ddpsim::launch::testing::ProcessResult run(bool kill_when_hanging) {
+  ddpsim::launch::testing::ProcessResult run(bool kill_when_hanging, const std::string& flag = "") {
     RunOptions options;
     options.timeout = std::chrono::seconds(60);
     const std::string hanging = bin_ + "/hanging";
@@ -113,9 +113,10 @@ class ExperimentKilled : public ::testing::Test {
         done = true;
       };
     }
-    auto result = run_process({DDP_EXPERIMENT_BIN, "run", tmp_ / "caps.toml", "--out", tmp_ / "results",
-                               "--bin-dir", bin_},
-                              options);
+    std::vector<std::string> argv = {DDP_EXPERIMENT_BIN, "run", tmp_ / "caps.toml", "--out", tmp_ / "results",
+                                     "--bin-dir", bin_};
+    if (!flag.empty()) argv.push_back(flag);
+    auto result = run_process(argv, options);
     fs::remove(hanging);
     return result;
   }
@@ -176,6 +177,26 @@ TEST_F(ExperimentKilled, WhileAppendingARowThenRunResumes) {
   fs::resize_file(summary_, cut);
   before.resize(2);
   expect_resumes_to_all_ok(before, 3, 1);
+}
+
+// Killed while predicting again (--repredict): every run's measured row is still there, so a
+// plain run predicts what is missing without measuring anything again.
+TEST_F(ExperimentKilled, DuringARepredictThenRunResumes) {
+  ASSERT_EQ(run(false).exit_code(), 0);
+  ASSERT_EQ(rows().size(), 8u);
+  const std::size_t replays = file_lines(bin_ + "/replay.log").size();
+  write_text(bin_ + "/hang-replay", std::to_string(replays + 3) + "\n");  // the second run's first
+  ASSERT_EQ(run(true, "--repredict").term_signal(), SIGKILL);
+  fs::remove(bin_ + "/hang-replay");
+  int measured = 0;
+  for (const auto& row : rows()) measured += row.find(",,reconstruction,") != std::string::npos;
+  EXPECT_EQ(measured, 4) << read_text(summary_);
+  const auto second = run(false);
+  EXPECT_EQ(second.exit_code(), 0) << second.err;
+  const auto after = rows();
+  ASSERT_EQ(after.size(), 8u) << read_text(summary_);
+  for (const auto& row : after) EXPECT_NE(row.find(",ok,"), std::string::npos) << row;
+  EXPECT_EQ(file_lines(bin_ + "/launch.log").size(), 4u);  // nothing measured again
 }
 
 // ---------------------------------------------------------------------------------------------
