@@ -506,6 +506,59 @@ class Errors(PlotTest):
         self.assertIn("Iteration-time distributions", out)
 
 
+class Models(PlotTest):
+    """ddpsim-plot models: two models' predictions of the same measured runs, pair by pair."""
+
+    def write(self, name, errors_by_experiment, measured=None):
+        rows = []
+        for experiment, errors in errors_by_experiment.items():
+            for rep, error in enumerate(errors):
+                m = 0.1 + 0.01 * rep if measured is None else measured
+                rows.append(fixtures.summary_row(experiment=experiment, point="x", rep=rep, variant="from-y",
+                                                 kind="prediction", measured_iter_s=m,
+                                                 predicted_iter_s=m * (1 + error / 100)))
+                # A reconstruction is not a prediction: left out of the comparison.
+                rows.append(fixtures.summary_row(experiment=experiment, point="x", rep=rep, kind="reconstruction",
+                                                 measured_iter_s=m, predicted_iter_s=m * (2 if name == "b" else 1)))
+        path = os.path.join(self.dir, f"{name}.csv")
+        fixtures.write_summary(path, rows)
+        return path
+
+    def test_pairs_each_prediction_with_its_twin_and_tests_the_difference(self):
+        a = {"e1": [4, -6, 5, 3, -8, 2, 7, -5], "e2": [1, 2, -3]}
+        b = {"e1": [1, -2, 4, -1, 3, 1, -2, 0.5], "e2": [0.5, -2, 4]}
+        self.plot("models", self.write("a", a), self.write("b", b))
+        table = read_csv(os.path.join(self.out, "models.csv"))
+        self.assertEqual([r["experiment"] for r in table], ["e1", "e2", "all"])
+        e1 = table[0]
+        self.assertEqual(int(e1["pairs"]), 8)
+        self.assert_close(e1["median_abs_a_pct"], statistics.median(abs(x) for x in a["e1"]), "A")
+        self.assert_close(e1["median_abs_b_pct"], statistics.median(abs(x) for x in b["e1"]), "B")
+        differences = [abs(y) - abs(x) for x, y in zip(a["e1"], b["e1"])]
+        self.assert_close(e1["median_difference_pct"], statistics.median(differences), "B - A")
+        # B is closer in all 8 pairs: both exact tests give 2 / 2**8.
+        self.assertEqual(int(e1["b_closer"]), 8)
+        self.assert_close(e1["wilcoxon_p"], 2 / 2 ** 8, "wilcoxon")
+        self.assert_close(e1["sign_test_p"], 2 / 2 ** 8, "sign")
+        e2 = table[1]  # one closer, one farther, one the same: no evidence
+        self.assertEqual((int(e2["b_closer"]), int(e2["b_farther"])), (1, 1))
+        self.assert_close(e2["wilcoxon_p"], 1.0, "wilcoxon")
+        self.assertEqual(int(table[2]["pairs"]), 11)
+        self.assertEqual(len(read_csv(os.path.join(self.out, "models-pairs.csv"))), 11)
+
+    def test_other_measurements_or_a_missing_twin_are_one_line_errors(self):
+        a = self.write("a", {"e": [1, 2, 3]})
+        other = self.write("b", {"e": [1, 2, 3]}, measured=0.5)
+        result = self.plot("models", a, other, expect=2)
+        self.assertEqual(result.stderr.count("\n"), 1, result.stderr)
+        self.assertIn(f"{other}: expected the measurements of {a} (ddp-experiment run --repredict)", result.stderr)
+        fewer = self.write("b", {"e": [1, 2]})
+        result = self.plot("models", a, fewer, expect=2)
+        self.assertEqual(result.stderr.count("\n"), 1, result.stderr)
+        self.assertIn(f"{fewer}: expected the twin of every prediction in {a}", result.stderr)
+        self.assertFalse(os.path.exists(os.path.join(self.out, "models.csv")))
+
+
 class MalformedInput(PlotTest):
     def assert_one_line_error(self, args, *fragments):
         result = self.plot(*args, expect=2)
