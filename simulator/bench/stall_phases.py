@@ -1,0 +1,117 @@
+#!/usr/bin/env python3
+"""stall_phases.py: where iterations after long stalls gain, per phase and rank.
+
+  simulator/bench/stall_phases.py TRACE_DIR [TRACE_DIR ...] [--rank 1] [--json OUT.json]
+
+For traces of runs with random stalls on one rank (ddp-train --delay-dist, e.g. the
+whatif-delay spec's), the iterations are split by the stalled rank's stall length into thirds;
+per trace and per rank it prints the median of each phase in the shortest third and in the
+longest: forward, autograd (backward_begin to the last gradient ready), backward
+(backward_begin to backward_end, with the all-reduce waits), all-reduce after the last gradient,
+and the optimizer step. A model that replays the baseline's phases predicts the same for both
+thirds; where they differ is what it misses. Iterations 0 and 1 (bucket rebuild) are skipped.
+Bad input: one line on stderr, exit 2. Standard library only.
+"""
+import argparse
+import csv
+import json
+import os
+import statistics
+import sys
+from collections import defaultdict
+
+PHASES = ["forward_ms", "autograd_ms", "backward_ms", "allreduce_after_grads_ms", "optimizer_ms"]
+
+
+class InputError(Exception):
+    pass
+
+
+def read_events(path):
+    """{iteration: {event: [t_ns or dur_ns rows]}} of one rank's events CSV."""
+    iterations = defaultdict(lambda: defaultdict(list))
+    try:
+        with open(path, newline="") as handle:
+            for row in csv.DictReader(handle):
+                iterations[int(row["iteration"])][row["event"]].append(row)
+    except OSError as error:
+        raise InputError(f"{path}: expected a readable rank events CSV, got {error.strerror}") from None
+    except (KeyError, ValueError) as error:
+        raise InputError(f"{path}: expected ddpsim's events CSV (rank,iteration,event,t_ns,...), got {error}") from None
+    return iterations
+
+
+def phases(events):
+    """The phases of one iteration of one rank in ms, or None where an event is missing."""
+    def t(name, pick=min):
+        return pick(int(row["t_ns"]) for row in events[name]) / 1e6
+    try:
+        last_grad = t("grad_ready", max)
+        return {
+            "forward_ms": t("forward_end") - t("forward_begin"),
+            "autograd_ms": last_grad - t("backward_begin"),
+            "backward_ms": t("backward_end") - t("backward_begin"),
+            "allreduce_after_grads_ms": t("allreduce_end", max) - last_grad,
+            "optimizer_ms": t("optimizer_end") - t("optimizer_begin"),
+        }
+    except ValueError:  # an empty event list: an incomplete iteration
+        return None
+
+
+def stall_ms(events):
+    return sum(int(row["dur_ns"]) for row in events["delay"] if row["dur_ns"]) / 1e6
+
+
+def analyse(trace_dir, stalled_rank):
+    ranks = sorted(int(name.split("-")[1].split(".")[0]) for name in os.listdir(trace_dir)
+                   if name.startswith("rank-") and name.endswith(".events.csv"))
+    if stalled_rank not in ranks:
+        raise InputError(f"{trace_dir}: expected rank-{stalled_rank}.events.csv (--rank), got ranks {ranks}")
+    events = {rank: read_events(os.path.join(trace_dir, f"rank-{rank}.events.csv")) for rank in ranks}
+    rows = []
+    for iteration in sorted(events[stalled_rank]):
+        if iteration < 2:
+            continue
+        per_rank = {rank: phases(events[rank][iteration]) for rank in ranks}
+        if any(p is None for p in per_rank.values()):
+            continue
+        rows.append((stall_ms(events[stalled_rank][iteration]), per_rank))
+    if len(rows) < 6:
+        raise InputError(f"{trace_dir}: expected at least 6 complete iterations after the first 2, got {len(rows)}")
+    rows.sort(key=lambda row: row[0])
+    third = len(rows) // 3
+    groups = {"short": rows[:third], "long": rows[-third:]}
+    result = {"trace": trace_dir, "stalled_rank": stalled_rank, "iterations_per_third": third}
+    for name, group in groups.items():
+        result[name] = {"stall_ms": statistics.median(row[0] for row in group),
+                        "ranks": {str(rank): {phase: statistics.median(row[1][rank][phase] for row in group)
+                                              for phase in PHASES} for rank in ranks}}
+    return result
+
+
+def main(argv):
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("traces", nargs="+", help="trace directories of runs with stalls")
+    parser.add_argument("--rank", type=int, default=1, help="the stalled rank (default 1)")
+    parser.add_argument("--json", help="write the numbers here")
+    args = parser.parse_args(argv)
+    try:
+        results = [analyse(trace, args.rank) for trace in args.traces]
+    except InputError as error:
+        print(f"stall_phases.py: {error}", file=sys.stderr)
+        return 2
+    for result in results:
+        print(f"{result['trace']}: stall {result['short']['stall_ms']:.1f} ms (shortest third) vs "
+              f"{result['long']['stall_ms']:.1f} ms (longest), {result['iterations_per_third']} iterations each")
+        for rank in result["short"]["ranks"]:
+            cells = "  ".join(f"{phase[:-3]} {result['short']['ranks'][rank][phase]:.1f}/"
+                              f"{result['long']['ranks'][rank][phase]:.1f}" for phase in PHASES)
+            print(f"  rank {rank} (ms, short/long): {cells}")
+    if args.json:
+        with open(args.json, "w") as handle:
+            json.dump(results, handle, indent=1)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))

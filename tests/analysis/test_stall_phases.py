@@ -1,0 +1,85 @@
+"""simulator/bench/stall_phases.py against a hand-made 2-rank trace with known phases."""
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import unittest
+
+SOURCE = os.environ.get("DDPSIM_SOURCE_DIR", os.path.join(os.path.dirname(__file__), "..", ".."))
+SCRIPT = os.path.join(SOURCE, "simulator", "bench", "stall_phases.py")
+HEADER = "rank,iteration,event,t_ns,bucket,param,bytes,dur_ns,kind,message\n"
+MS = 1_000_000
+
+
+def iteration_rows(rank, iteration, t, stall_ms, autograd_ms):
+    """One iteration: stall, forward 7 ms, autograd, 5 ms more all-reduce, optimizer 3 ms."""
+    rows = [(iteration, "iteration_begin", t, "")]
+    if stall_ms:
+        rows.append((iteration, "delay", t, stall_ms * MS))
+    t += stall_ms * MS
+    rows += [(iteration, "forward_begin", t, ""), (iteration, "forward_end", t + 7 * MS, ""),
+             (iteration, "backward_begin", t + 7 * MS, "")]
+    t += 7 * MS
+    rows += [(iteration, "grad_ready", t + autograd_ms * MS // 2, ""), (iteration, "grad_ready", t + autograd_ms * MS, ""),
+             (iteration, "allreduce_begin", t + 2 * MS, ""), (iteration, "allreduce_end", t + (autograd_ms + 5) * MS, ""),
+             (iteration, "backward_end", t + (autograd_ms + 6) * MS, "")]
+    t += (autograd_ms + 6) * MS
+    rows += [(iteration, "optimizer_begin", t, ""), (iteration, "optimizer_end", t + 3 * MS, ""),
+             (iteration, "iteration_end", t + 3 * MS, "")]
+    return [f"{rank},{i},{event},{when},,,,{dur},{'distribution' if dur else ''},\n" for i, event, when, dur in rows], t + 4 * MS
+
+
+class StallPhases(unittest.TestCase):
+    def setUp(self):
+        self.tmp = tempfile.TemporaryDirectory(prefix="stall-phases-")
+        self.trace = self.tmp.name
+
+    def tearDown(self):
+        self.tmp.cleanup()
+
+    def write_trace(self):
+        # Iterations 2..10 (0 and 1 are skipped as warm-up): stalls of 1..9 ms on rank 1. After
+        # the 3 longest stalls both ranks' autograd takes 14 ms, else 16 ms (rank 1) and 15 ms.
+        stalls = {i: max(0, i - 1) for i in range(11)}
+        for rank in (0, 1):
+            lines, t = [HEADER], 0
+            for i in range(11):
+                long = stalls[i] >= 7
+                rows, t = iteration_rows(rank, i, t, stalls[i] if rank == 1 else 0,
+                                         14 if long else (16 if rank == 1 else 15))
+                lines += rows
+            with open(os.path.join(self.trace, f"rank-{rank}.events.csv"), "w") as handle:
+                handle.writelines(lines)
+
+    def test_phases_of_the_shortest_and_longest_third(self):
+        self.write_trace()
+        out = os.path.join(self.trace, "out.json")
+        result = subprocess.run([sys.executable, SCRIPT, self.trace, "--json", out],
+                                capture_output=True, text=True, timeout=60)
+        self.assertEqual(result.returncode, 0, result.stderr)
+        with open(out) as handle:
+            [numbers] = json.load(handle)
+        self.assertEqual(numbers["iterations_per_third"], 3)
+        self.assertAlmostEqual(numbers["short"]["stall_ms"], 2)  # stalls 1, 2, 3 ms
+        self.assertAlmostEqual(numbers["long"]["stall_ms"], 8)   # 7, 8, 9 ms
+        for rank, short_autograd in (("0", 15), ("1", 16)):
+            short, long = numbers["short"]["ranks"][rank], numbers["long"]["ranks"][rank]
+            self.assertAlmostEqual(short["autograd_ms"], short_autograd)
+            self.assertAlmostEqual(long["autograd_ms"], 14)
+            self.assertAlmostEqual(short["forward_ms"], 7)
+            self.assertAlmostEqual(long["optimizer_ms"], 3)
+            self.assertAlmostEqual(long["allreduce_after_grads_ms"], 5)
+            self.assertAlmostEqual(long["backward_ms"], 20)
+
+    def test_a_missing_rank_is_a_one_line_error(self):
+        self.write_trace()
+        os.remove(os.path.join(self.trace, "rank-1.events.csv"))
+        result = subprocess.run([sys.executable, SCRIPT, self.trace], capture_output=True, text=True, timeout=60)
+        self.assertEqual(result.returncode, 2)
+        self.assertEqual(result.stderr.count("\n"), 1, result.stderr)
+        self.assertIn(f"{self.trace}: expected rank-1.events.csv (--rank)", result.stderr)
+
+
+if __name__ == "__main__":
+    unittest.main()
