@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """stall_phases.py: where iterations after long stalls gain, per phase and rank.
 
-  simulator/bench/stall_phases.py TRACE_DIR [TRACE_DIR ...] [--rank 1] [--json OUT.json]
+  simulator/bench/stall_phases.py TRACE_DIR [TRACE_DIR ...] [--rank 1] [--whole] [--json OUT.json]
 
 For traces of runs with random stalls on one rank (ddp-train --delay-dist, e.g. the
 whatif-delay spec's), the iterations are split by the stalled rank's stall length into thirds;
@@ -10,6 +10,9 @@ longest: forward, autograd (backward_begin to the last gradient ready), backward
 (backward_begin to backward_end, with the all-reduce waits), all-reduce after the last gradient,
 and the optimizer step. A model that replays the baseline's phases predicts the same for both
 thirds; where they differ is what it misses. Iterations 0 and 1 (bucket rebuild) are skipped.
+Forward, autograd and the optimizer step exclude the sleeps of ddp-train --slowdown recorded in them (delay events
+of kind slowdown): their compute alone. --whole: the medians over all iterations instead (for
+runs without stalls, e.g. a slowed rank's against the baseline's), reported as "short".
 Bad input: one line on stderr, exit 2. Standard library only.
 """
 import argparse
@@ -45,24 +48,30 @@ def phases(events):
     """The phases of one iteration of one rank in ms, or None where an event is missing."""
     def t(name, pick=min):
         return pick(int(row["t_ns"]) for row in events[name]) / 1e6
+
+    def slept(begin, end):  # --slowdown's sleeps that began in [begin, end)
+        return sum(int(row["dur_ns"]) / 1e6 for row in events["delay"]
+                   if row["kind"] == "slowdown" and begin <= int(row["t_ns"]) / 1e6 < end)
     try:
         last_grad = t("grad_ready", max)
+        forward_begin, forward_end, backward_begin = t("forward_begin"), t("forward_end"), t("backward_begin")
         return {
-            "forward_ms": t("forward_end") - t("forward_begin"),
-            "autograd_ms": last_grad - t("backward_begin"),
+            "forward_ms": forward_end - forward_begin - slept(forward_begin, forward_end + 1e-6),
+            "autograd_ms": last_grad - backward_begin - slept(backward_begin, last_grad),
             "backward_ms": t("backward_end") - t("backward_begin"),
             "allreduce_after_grads_ms": t("allreduce_end", max) - last_grad,
-            "optimizer_ms": t("optimizer_end") - t("optimizer_begin"),
+            "optimizer_ms": t("optimizer_end") - t("optimizer_begin") - slept(t("optimizer_begin"), t("optimizer_end")),
         }
     except ValueError:  # an empty event list: an incomplete iteration
         return None
 
 
 def stall_ms(events):
-    return sum(int(row["dur_ns"]) for row in events["delay"] if row["dur_ns"]) / 1e6
+    return sum(int(row["dur_ns"]) for row in events["delay"]
+               if row["dur_ns"] and row["kind"] in ("delay", "distribution")) / 1e6
 
 
-def analyse(trace_dir, stalled_rank):
+def analyse(trace_dir, stalled_rank, whole=False):
     ranks = sorted(int(name.split("-")[1].split(".")[0]) for name in os.listdir(trace_dir)
                    if name.startswith("rank-") and name.endswith(".events.csv"))
     if stalled_rank not in ranks:
@@ -79,8 +88,8 @@ def analyse(trace_dir, stalled_rank):
     if len(rows) < 6:
         raise InputError(f"{trace_dir}: expected at least 6 complete iterations after the first 2, got {len(rows)}")
     rows.sort(key=lambda row: row[0])
-    third = len(rows) // 3
-    groups = {"short": rows[:third], "long": rows[-third:]}
+    third = len(rows) if whole else len(rows) // 3
+    groups = {"short": rows[:third]} if whole else {"short": rows[:third], "long": rows[-third:]}
     result = {"trace": trace_dir, "stalled_rank": stalled_rank, "iterations_per_third": third}
     for name, group in groups.items():
         result[name] = {"stall_ms": statistics.median(row[0] for row in group),
@@ -93,20 +102,25 @@ def main(argv):
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("traces", nargs="+", help="trace directories of runs with stalls")
     parser.add_argument("--rank", type=int, default=1, help="the stalled rank (default 1)")
+    parser.add_argument("--whole", action="store_true", help="medians over all iterations, no thirds")
     parser.add_argument("--json", help="write the numbers here")
     args = parser.parse_args(argv)
     try:
-        results = [analyse(trace, args.rank) for trace in args.traces]
+        results = [analyse(trace, args.rank, args.whole) for trace in args.traces]
     except InputError as error:
         print(f"stall_phases.py: {error}", file=sys.stderr)
         return 2
     for result in results:
-        print(f"{result['trace']}: stall {result['short']['stall_ms']:.1f} ms (shortest third) vs "
-              f"{result['long']['stall_ms']:.1f} ms (longest), {result['iterations_per_third']} iterations each")
+        groups = [name for name in ("short", "long") if name in result]
+        if args.whole:
+            print(f"{result['trace']}: {result['iterations_per_third']} iterations")
+        else:
+            print(f"{result['trace']}: stall {result['short']['stall_ms']:.1f} ms (shortest third) vs "
+                  f"{result['long']['stall_ms']:.1f} ms (longest), {result['iterations_per_third']} iterations each")
         for rank in result["short"]["ranks"]:
-            cells = "  ".join(f"{phase[:-3]} {result['short']['ranks'][rank][phase]:.1f}/"
-                              f"{result['long']['ranks'][rank][phase]:.1f}" for phase in PHASES)
-            print(f"  rank {rank} (ms, short/long): {cells}")
+            cells = "  ".join(phase[:-3] + " " + "/".join(f"{result[g]['ranks'][rank][phase]:.1f}" for g in groups)
+                              for phase in PHASES)
+            print(f"  rank {rank} (ms{'' if args.whole else ', short/long'}): {cells}")
     if args.json:
         with open(args.json, "w") as handle:
             json.dump(results, handle, indent=1)

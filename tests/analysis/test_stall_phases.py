@@ -72,6 +72,31 @@ class StallPhases(unittest.TestCase):
             self.assertAlmostEqual(long["allreduce_after_grads_ms"], 5)
             self.assertAlmostEqual(long["backward_ms"], 20)
 
+    def test_whole_run_without_the_slowdowns_sleeps(self):
+        # Rank 1 slowed: each iteration's autograd of 16 ms holds a recorded 20 ms slowdown sleep.
+        for rank in (0, 1):
+            lines, t = [HEADER], 0
+            for i in range(8):
+                rows, t_next = iteration_rows(rank, i, t, 0, 36 if rank == 1 else 15)
+                if rank == 1:
+                    begin = t + 7 * MS + 3 * MS  # inside autograd
+                    rows.append(f"1,{i},delay,{begin},,,,{20 * MS},slowdown,\n")
+                lines += rows
+                t = t_next
+            with open(os.path.join(self.trace, f"rank-{rank}.events.csv"), "w") as handle:
+                handle.writelines(lines)
+        out = os.path.join(self.trace, "out.json")
+        result = subprocess.run([sys.executable, SCRIPT, self.trace, "--whole", "--json", out],
+                                capture_output=True, text=True, timeout=60)
+        self.assertEqual(result.returncode, 0, result.stderr)
+        with open(out) as handle:
+            [numbers] = json.load(handle)
+        self.assertEqual(numbers["iterations_per_third"], 6)  # iterations 2..7, all of them
+        self.assertNotIn("long", numbers)
+        self.assertAlmostEqual(numbers["short"]["ranks"]["1"]["autograd_ms"], 16)
+        self.assertAlmostEqual(numbers["short"]["ranks"]["0"]["autograd_ms"], 15)
+        self.assertAlmostEqual(numbers["short"]["ranks"]["1"]["backward_ms"], 42)
+
     def test_a_missing_rank_is_a_one_line_error(self):
         self.write_trace()
         os.remove(os.path.join(self.trace, "rank-1.events.csv"))
