@@ -11,6 +11,7 @@
 
 #include <algorithm>
 #include <map>
+#include <vector>
 
 #include "ddpsim/trace/io.hpp"
 #include "launched_job.hpp"
@@ -162,21 +163,26 @@ TEST(Straggler, SlowdownStretchesOnlyTheSlowRanksCompute) {
   }
   EXPECT_EQ(injected_per_iteration.size(), 5u);
   // Forward: the recorded phase holds the measured compute and twice as much sleep, so the
-  // sleeps inside it are two thirds of it.
+  // sleeps inside it are two thirds of it. The median over iterations 1-4: one iteration's
+  // tiny forward can be preempted under a parallel ctest (it failed once at -j2, 2026-11-25).
   const auto& slow = t.ranks.at(1);
   std::int64_t forward_begin = 0;
+  std::vector<double> shares;
   for (const auto& e : slow.events) {
-    if (e.iteration != 4) continue;
+    if (e.iteration < 1) continue;
     if (e.type == trace::EventType::ForwardBegin) forward_begin = e.t_ns;
     if (e.type == trace::EventType::ForwardEnd) {
       std::int64_t slept = 0;
       for (const auto* d : events_of(slow, trace::EventType::Delay)) {
         if (d->t_ns >= forward_begin && d->t_ns < e.t_ns) slept += d->dur_ns;
       }
-      const double share = static_cast<double>(slept) / static_cast<double>(e.t_ns - forward_begin);
-      EXPECT_NEAR(share, 2.0 / 3.0, 0.1);
+      shares.push_back(static_cast<double>(slept) / static_cast<double>(e.t_ns - forward_begin));
     }
   }
+  ASSERT_EQ(shares.size(), 4u);
+  std::sort(shares.begin(), shares.end());
+  EXPECT_NEAR((shares[1] + shares[2]) / 2, 2.0 / 3.0, 0.1)
+      << shares[0] << " " << shares[1] << " " << shares[2] << " " << shares[3];
 }
 
 }  // namespace
