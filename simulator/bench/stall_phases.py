@@ -8,7 +8,9 @@ whatif-delay spec's), the iterations are split by the stalled rank's stall lengt
 per trace and per rank it prints the median of each phase in the shortest third and in the
 longest: forward, autograd (backward_begin to the last gradient ready), backward
 (backward_begin to backward_end, with the all-reduce waits), all-reduce after the last gradient,
-and the optimizer step. A model that replays the baseline's phases predicts the same for both
+and the optimizer step; and how much of the autograd ran beside this rank's own all-reduces
+(begin to end) and beside another rank's compute (forward, autograd, step; iterations i-1 to
+i+1). A model that replays the baseline's phases predicts the same for both
 thirds; where they differ is what it misses. Iterations 0 and 1 (bucket rebuild) are skipped.
 Forward, autograd and the optimizer step exclude the sleeps of ddp-train --slowdown recorded in them (delay events
 of kind slowdown): their compute alone. --whole: the medians over all iterations instead (for
@@ -23,7 +25,8 @@ import statistics
 import sys
 from collections import defaultdict
 
-PHASES = ["forward_ms", "autograd_ms", "backward_ms", "allreduce_after_grads_ms", "optimizer_ms"]
+PHASES = ["forward_ms", "autograd_ms", "backward_ms", "allreduce_after_grads_ms", "optimizer_ms",
+          "autograd_with_transfers_ms", "autograd_with_peers_ms"]
 
 
 class InputError(Exception):
@@ -42,6 +45,45 @@ def read_events(path):
     except (KeyError, ValueError) as error:
         raise InputError(f"{path}: expected ddpsim's events CSV (rank,iteration,event,t_ns,...), got {error}") from None
     return iterations
+
+
+def union_ms(intervals):
+    """Length of the union of (begin, end) intervals."""
+    total, reach = 0.0, float("-inf")
+    for begin, end in sorted(intervals):
+        if end > reach:
+            total += end - max(begin, reach)
+            reach = end
+    return total
+
+
+def intersections(first, second):
+    return [(max(a, c), min(b, d)) for a, b in first for c, d in second if min(b, d) > max(a, c)]
+
+
+def compute_spans(events, phases_of=("forward", "backward", "optimizer")):
+    """The (begin, end) ms spans of one iteration's compute, --slowdown's sleeps cut out:
+    forward, autograd (backward_begin to the last gradient), optimizer step; [] where missing."""
+    def t(name, pick=min):
+        return pick(int(row["t_ns"]) for row in events[name]) / 1e6
+    sleeps = sorted((int(row["t_ns"]) / 1e6, (int(row["t_ns"]) + int(row["dur_ns"])) / 1e6)
+                    for row in events["delay"] if row["kind"] == "slowdown")
+    spans = []
+    try:
+        bounds = {"forward": (t("forward_begin"), t("forward_end")),
+                  "backward": (t("backward_begin"), t("grad_ready", max)),
+                  "optimizer": (t("optimizer_begin"), t("optimizer_end"))}
+    except ValueError:
+        return []
+    for name in phases_of:
+        begin, end = bounds[name]
+        for sleep_begin, sleep_end in sleeps:
+            if begin <= sleep_begin < end:
+                spans.append((begin, sleep_begin))
+                begin = sleep_end
+        if end > begin:
+            spans.append((begin, end))
+    return spans
 
 
 def phases(events):
@@ -84,6 +126,15 @@ def analyse(trace_dir, stalled_rank, whole=False):
         per_rank = {rank: phases(events[rank][iteration]) for rank in ranks}
         if any(p is None for p in per_rank.values()):
             continue
+        for rank in ranks:
+            autograd = compute_spans(events[rank][iteration], ("backward",))
+            mine = events[rank][iteration]
+            transfers = [(int(b["t_ns"]) / 1e6, int(e["t_ns"]) / 1e6)
+                         for b, e in zip(mine["allreduce_begin"], mine["allreduce_end"])]
+            peers = [span for other in ranks if other != rank for near in (iteration - 1, iteration, iteration + 1)
+                     if near in events[other] for span in compute_spans(events[other][near])]
+            per_rank[rank]["autograd_with_transfers_ms"] = union_ms(intersections(autograd, transfers))
+            per_rank[rank]["autograd_with_peers_ms"] = union_ms(intersections(autograd, peers))
         rows.append((stall_ms(events[stalled_rank][iteration]), per_rank))
     if len(rows) < 6:
         raise InputError(f"{trace_dir}: expected at least 6 complete iterations after the first 2, got {len(rows)}")
@@ -118,8 +169,8 @@ def main(argv):
             print(f"{result['trace']}: stall {result['short']['stall_ms']:.1f} ms (shortest third) vs "
                   f"{result['long']['stall_ms']:.1f} ms (longest), {result['iterations_per_third']} iterations each")
         for rank in result["short"]["ranks"]:
-            cells = "  ".join(phase[:-3] + " " + "/".join(f"{result[g]['ranks'][rank][phase]:.1f}" for g in groups)
-                              for phase in PHASES)
+            cells = "  ".join(phase[:-3].replace("autograd_with_", "autograd beside ") + " " +
+                              "/".join(f"{result[g]['ranks'][rank][phase]:.1f}" for g in groups) for phase in PHASES)
             print(f"  rank {rank} (ms{'' if args.whole else ', short/long'}): {cells}")
     if args.json:
         with open(args.json, "w") as handle:

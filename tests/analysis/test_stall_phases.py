@@ -96,6 +96,32 @@ class StallPhases(unittest.TestCase):
         self.assertAlmostEqual(numbers["short"]["ranks"]["1"]["autograd_ms"], 16)
         self.assertAlmostEqual(numbers["short"]["ranks"]["0"]["autograd_ms"], 15)
         self.assertAlmostEqual(numbers["short"]["ranks"]["1"]["backward_ms"], 42)
+        # Beside its own all-reduce (2 ms after backward_begin to the end): rank 1's compute
+        # 0-3 and 23-36 ms into backward overlaps it 1 + 13 ms; rank 0's 0-15 ms, 13 ms.
+        self.assertAlmostEqual(numbers["short"]["ranks"]["1"]["autograd_with_transfers_ms"], 14)
+        self.assertAlmostEqual(numbers["short"]["ranks"]["0"]["autograd_with_transfers_ms"], 13)
+
+    def test_autograd_beside_the_other_ranks_compute(self):
+        # Two ranks in lockstep: each autograd runs wholly beside the other's; then rank 1's
+        # iterations shifted 100 ms later than rank 0's, past rank 0's whole iteration: none.
+        for shift_ms, expected in ((0, 15), (100, 0)):
+            for rank in (0, 1):
+                lines, t = [HEADER], (shift_ms * MS if rank == 1 else 0)
+                for i in range(8):
+                    rows, t = iteration_rows(rank, i, t, 0, 15)
+                    t += 100 * MS  # a gap between iterations, longer than one
+                    lines += rows
+                with open(os.path.join(self.trace, f"rank-{rank}.events.csv"), "w") as handle:
+                    handle.writelines(lines)
+            out = os.path.join(self.trace, "out.json")
+            result = subprocess.run([sys.executable, SCRIPT, self.trace, "--whole", "--json", out],
+                                    capture_output=True, text=True, timeout=60)
+            self.assertEqual(result.returncode, 0, result.stderr)
+            with open(out) as handle:
+                [numbers] = json.load(handle)
+            for rank in ("0", "1"):
+                self.assertAlmostEqual(numbers["short"]["ranks"][rank]["autograd_with_peers_ms"], expected,
+                                       msg=f"shift {shift_ms} rank {rank}")
 
     def test_a_missing_rank_is_a_one_line_error(self):
         self.write_trace()
