@@ -38,6 +38,20 @@ class StallPhases(unittest.TestCase):
     def tearDown(self):
         self.tmp.cleanup()
 
+    def write_rank(self, rank, lines):
+        with open(os.path.join(self.trace, f"rank-{rank}.events.csv"), "w") as handle:
+            handle.writelines(lines)
+
+    def numbers(self, *flags):
+        """The script's JSON for this trace (exit 0 expected)."""
+        out = os.path.join(self.trace, "out.json")
+        result = subprocess.run([sys.executable, SCRIPT, self.trace, *flags, "--json", out],
+                                capture_output=True, text=True, timeout=60)
+        self.assertEqual(result.returncode, 0, result.stderr)
+        with open(out) as handle:
+            [numbers] = json.load(handle)
+        return numbers
+
     def write_trace(self):
         # Iterations 2..10 (0 and 1 are skipped as warm-up): stalls of 1..9 ms on rank 1. After
         # the 3 longest stalls both ranks' autograd takes 14 ms, else 16 ms (rank 1) and 15 ms.
@@ -49,17 +63,11 @@ class StallPhases(unittest.TestCase):
                 rows, t = iteration_rows(rank, i, t, stalls[i] if rank == 1 else 0,
                                          14 if long else (16 if rank == 1 else 15))
                 lines += rows
-            with open(os.path.join(self.trace, f"rank-{rank}.events.csv"), "w") as handle:
-                handle.writelines(lines)
+            self.write_rank(rank, lines)
 
     def test_phases_of_the_shortest_and_longest_third(self):
         self.write_trace()
-        out = os.path.join(self.trace, "out.json")
-        result = subprocess.run([sys.executable, SCRIPT, self.trace, "--json", out],
-                                capture_output=True, text=True, timeout=60)
-        self.assertEqual(result.returncode, 0, result.stderr)
-        with open(out) as handle:
-            [numbers] = json.load(handle)
+        numbers = self.numbers()
         self.assertEqual(numbers["iterations_per_third"], 3)
         self.assertAlmostEqual(numbers["short"]["stall_ms"], 2)  # stalls 1, 2, 3 ms
         self.assertAlmostEqual(numbers["long"]["stall_ms"], 8)   # 7, 8, 9 ms
@@ -83,14 +91,8 @@ class StallPhases(unittest.TestCase):
                     rows.append(f"1,{i},delay,{begin},,,,{20 * MS},slowdown,\n")
                 lines += rows
                 t = t_next
-            with open(os.path.join(self.trace, f"rank-{rank}.events.csv"), "w") as handle:
-                handle.writelines(lines)
-        out = os.path.join(self.trace, "out.json")
-        result = subprocess.run([sys.executable, SCRIPT, self.trace, "--whole", "--json", out],
-                                capture_output=True, text=True, timeout=60)
-        self.assertEqual(result.returncode, 0, result.stderr)
-        with open(out) as handle:
-            [numbers] = json.load(handle)
+            self.write_rank(rank, lines)
+        numbers = self.numbers("--whole")
         self.assertEqual(numbers["iterations_per_third"], 6)  # iterations 2..7, all of them
         self.assertNotIn("long", numbers)
         self.assertAlmostEqual(numbers["short"]["ranks"]["1"]["autograd_ms"], 16)
@@ -111,14 +113,8 @@ class StallPhases(unittest.TestCase):
                     rows, t = iteration_rows(rank, i, t, 0, 15)
                     t += 100 * MS  # a gap between iterations, longer than one
                     lines += rows
-                with open(os.path.join(self.trace, f"rank-{rank}.events.csv"), "w") as handle:
-                    handle.writelines(lines)
-            out = os.path.join(self.trace, "out.json")
-            result = subprocess.run([sys.executable, SCRIPT, self.trace, "--whole", "--json", out],
-                                    capture_output=True, text=True, timeout=60)
-            self.assertEqual(result.returncode, 0, result.stderr)
-            with open(out) as handle:
-                [numbers] = json.load(handle)
+                self.write_rank(rank, lines)
+            numbers = self.numbers("--whole")
             for rank in ("0", "1"):
                 self.assertAlmostEqual(numbers["short"]["ranks"][rank]["autograd_with_peers_ms"], expected,
                                        msg=f"shift {shift_ms} rank {rank}")
