@@ -61,51 +61,41 @@ def intersections(first, second):
     return [(max(a, c), min(b, d)) for a, b in first for c, d in second if min(b, d) > max(a, c)]
 
 
-def compute_spans(events, phases_of=("forward", "backward", "optimizer")):
-    """The (begin, end) ms spans of one iteration's compute, --slowdown's sleeps cut out:
-    forward, autograd (backward_begin to the last gradient), optimizer step; [] where missing."""
+def compute_spans(events):
+    """One iteration's compute as (begin, end) ms spans per phase, --slowdown's sleeps cut out:
+    {"forward", "autograd" (backward_begin to the last gradient), "optimizer"}. ValueError
+    where an event is missing."""
     def t(name, pick=min):
         return pick(int(row["t_ns"]) for row in events[name]) / 1e6
     sleeps = sorted((int(row["t_ns"]) / 1e6, (int(row["t_ns"]) + int(row["dur_ns"])) / 1e6)
                     for row in events["delay"] if row["kind"] == "slowdown")
-    spans = []
-    try:
-        bounds = {"forward": (t("forward_begin"), t("forward_end")),
-                  "backward": (t("backward_begin"), t("grad_ready", max)),
-                  "optimizer": (t("optimizer_begin"), t("optimizer_end"))}
-    except ValueError:
-        return []
-    for name in phases_of:
-        begin, end = bounds[name]
+    bounds = {"forward": (t("forward_begin"), t("forward_end")),
+              "autograd": (t("backward_begin"), t("grad_ready", max)),
+              "optimizer": (t("optimizer_begin"), t("optimizer_end"))}
+    spans = {}
+    for name, (begin, end) in bounds.items():
+        spans[name] = []
         for sleep_begin, sleep_end in sleeps:
             if begin <= sleep_begin < end:
-                spans.append((begin, sleep_begin))
+                spans[name].append((begin, sleep_begin))
                 begin = sleep_end
         if end > begin:
-            spans.append((begin, end))
+            spans[name].append((begin, end))
     return spans
 
 
-def phases(events):
-    """The phases of one iteration of one rank in ms, or None where an event is missing."""
+def phases(events, spans):
+    """The phases of one iteration of one rank in ms (its compute_spans given). ValueError
+    where an event is missing."""
     def t(name, pick=min):
         return pick(int(row["t_ns"]) for row in events[name]) / 1e6
-
-    def slept(begin, end):  # --slowdown's sleeps that began in [begin, end)
-        return sum(int(row["dur_ns"]) / 1e6 for row in events["delay"]
-                   if row["kind"] == "slowdown" and begin <= int(row["t_ns"]) / 1e6 < end)
-    try:
-        last_grad = t("grad_ready", max)
-        forward_begin, forward_end, backward_begin = t("forward_begin"), t("forward_end"), t("backward_begin")
-        return {
-            "forward_ms": forward_end - forward_begin - slept(forward_begin, forward_end + 1e-6),
-            "autograd_ms": last_grad - backward_begin - slept(backward_begin, last_grad),
-            "backward_ms": t("backward_end") - t("backward_begin"),
-            "allreduce_after_grads_ms": t("allreduce_end", max) - last_grad,
-            "optimizer_ms": t("optimizer_end") - t("optimizer_begin") - slept(t("optimizer_begin"), t("optimizer_end")),
-        }
-    except ValueError:  # an empty event list: an incomplete iteration
-        return None
+    return {
+        "forward_ms": union_ms(spans["forward"]),
+        "autograd_ms": union_ms(spans["autograd"]),
+        "backward_ms": t("backward_end") - t("backward_begin"),
+        "allreduce_after_grads_ms": t("allreduce_end", max) - t("grad_ready", max),
+        "optimizer_ms": union_ms(spans["optimizer"]),
+    }
 
 
 def stall_ms(events):
@@ -119,20 +109,28 @@ def analyse(trace_dir, stalled_rank, whole=False):
     if stalled_rank not in ranks:
         raise InputError(f"{trace_dir}: expected rank-{stalled_rank}.events.csv (--rank), got ranks {ranks}")
     events = {rank: read_events(os.path.join(trace_dir, f"rank-{rank}.events.csv")) for rank in ranks}
+    spans = {}  # (rank, iteration): its compute_spans, or None where an event is missing
+    for rank in ranks:
+        for iteration, iteration_events in events[rank].items():
+            try:
+                spans[rank, iteration] = compute_spans(iteration_events)
+            except ValueError:
+                spans[rank, iteration] = None
     rows = []
     for iteration in sorted(events[stalled_rank]):
         if iteration < 2:
             continue
-        per_rank = {rank: phases(events[rank][iteration]) for rank in ranks}
-        if any(p is None for p in per_rank.values()):
+        try:
+            per_rank = {rank: phases(events[rank][iteration], spans[rank, iteration]) for rank in ranks}
+        except (KeyError, TypeError, ValueError):  # an incomplete iteration on some rank
             continue
         for rank in ranks:
-            autograd = compute_spans(events[rank][iteration], ("backward",))
+            autograd = spans[rank, iteration]["autograd"]
             mine = events[rank][iteration]
             transfers = [(int(b["t_ns"]) / 1e6, int(e["t_ns"]) / 1e6)
                          for b, e in zip(mine["allreduce_begin"], mine["allreduce_end"])]
             peers = [span for other in ranks if other != rank for near in (iteration - 1, iteration, iteration + 1)
-                     if near in events[other] for span in compute_spans(events[other][near])]
+                     if spans.get((other, near)) for phase in spans[other, near].values() for span in phase]
             per_rank[rank]["autograd_with_transfers_ms"] = union_ms(intersections(autograd, transfers))
             per_rank[rank]["autograd_with_peers_ms"] = union_ms(intersections(autograd, peers))
         rows.append((stall_ms(events[stalled_rank][iteration]), per_rank))
