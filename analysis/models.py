@@ -69,8 +69,8 @@ def _stats(experiment, group):
             "median_difference_pct": float(pd.Series(differences).median()),
             "b_closer": sum(1 for d in differences if d < 0),
             "b_farther": sum(1 for d in differences if d > 0),
-            "wilcoxon_p": wilcoxon_p(differences) if unequal else 1.0,
-            "sign_test_p": sign_test_p(differences) if unequal else 1.0,
+            "wilcoxon_p": wilcoxon_p(differences),
+            "sign_test_p": sign_test_p(differences),
             "min_attainable_p": min(1.0, 2 * 0.5 ** unequal)}
 
 

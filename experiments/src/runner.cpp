@@ -1,8 +1,8 @@
 #include "runner.hpp"
 
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
-#include <algorithm>
 #include <filesystem>
 #include <fstream>
 #include <map>
