@@ -89,6 +89,14 @@ void add_replay_options(CLI::App* command, ReplayFlags& flags) {
                  "What-if, instead of --cores: K=C, K ranks on this machine at once get C cores' worth of compute "
                  "(experiments/peer/corun_bench.sh --copies K; repeat for several K); compute is stretched by "
                  "s(W) / s(W_trace), s(k) = k / C(k), C interpolated between the K given, C(1) = 1");
+  command->add_option("--core-sharing", flags.core_sharing,
+                      "With --cores or --effective-cores: uniform (default) stretches all compute by s(W) / s(W_trace); "
+                      "paced runs each rank's forward, autograd and optimizer at s(W_trace) / s(k), k the ranks "
+                      "computing at that instant (a rank whose peers stall or wait computes faster)");
+  command->add_option("--sleep-resume-cost", flags.request.sleep_resume_cost_s,
+                      "Seconds of extra compute a rank slowed by ddp-train --slowdown spends after each of its "
+                      "sleeps (the runtime's injection, not a real straggler; 0.00012 measured on loopback)")
+      ->check(finite_number(0, 1, false, "seconds in [0, 1]"));
   command->add_option("--overlap-bandwidth-fraction", flags.request.overlap_bandwidth_fraction,
                       "The all-reduce rate while any rank's autograd runs, as a fraction of the bandwidth "
                       "(default: fitted from the trace with its bandwidth, 1 with --bandwidth; "

@@ -31,6 +31,15 @@ sim::ReplayRequest to_request(const ReplayFlags& flags) {
     }
     request.algorithm = *algorithm;
   }
+  if (flags.core_sharing) {
+    if (*flags.core_sharing == "uniform") {
+      request.core_sharing = sim::CoreSharing::Uniform;
+    } else if (*flags.core_sharing == "paced") {
+      request.core_sharing = sim::CoreSharing::Paced;
+    } else {
+      throw UsageError("--core-sharing: expected uniform or paced, got '" + *flags.core_sharing + "'");
+    }
+  }
   if (!flags.calibration.empty()) {
     request.calibration = sim::read_calibration(flags.calibration);
     request.calibration_file = flags.calibration;

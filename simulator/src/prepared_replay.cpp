@@ -159,6 +159,7 @@ PreparedReplay prepare_replay(const ReplayRequest& request) {
   choose_network(request, prepared);
   options.iterations = request.iterations > 0 ? request.iterations : default_iterations(request, prepared.model);
   options.simgrid_config = request.simgrid_config;
+  options.sleep_resume_cost_s = request.sleep_resume_cost_s;
   options.world_size = request.world_size;
   options.timeout_s = request.timeout_s;
   // The replay takes slowdowns as a rank → factor map and the stalls as the skew spec; the
@@ -178,10 +179,25 @@ PreparedReplay prepare_replay(const ReplayRequest& request) {
     throw RequestError("--cores: expected a number of cores >= 1, got " + text_of(request.cores));
   }
   check_effective_cores(request);
+  if (!(request.sleep_resume_cost_s >= 0 && request.sleep_resume_cost_s <= 1)) {
+    throw RequestError("--sleep-resume-cost: expected seconds in [0, 1], got " + text_of(request.sleep_resume_cost_s));
+  }
   if (request.cores > 0) {
     prepared.compute_stretch = shared_cores_stretch(request.cores, prepared.model.world_size, prepared.world_size());
   } else if (!request.effective_cores.empty()) {
     prepared.compute_stretch = corun_stretch(request.effective_cores, prepared.model.world_size, prepared.world_size());
+  }
+  if (request.core_sharing == CoreSharing::Paced) {
+    options.core_trace_ranks = prepared.model.world_size;
+    if (request.cores > 0) {
+      options.core_slowdown = [cores = request.cores](double ranks) { return std::max(1.0, ranks / cores); };
+    } else {
+      options.core_slowdown = [measured = request.effective_cores](double ranks) { return corun_slowdown(measured, ranks); };
+    }
+    // Forward, autograd and the optimizer are paced as they run; the steps between them are
+    // too short to pace and take the stretch of all ranks computing, as uniform sharing does.
+    if (prepared.compute_stretch != 1) stretch_steps(prepared.model, prepared.compute_stretch);
+    prepared.compute_stretch = 1;
   }
   if (prepared.compute_stretch != 1) stretch_compute(prepared.model, prepared.compute_stretch);
   return prepared;
@@ -193,6 +209,9 @@ void check_effective_cores(const ReplayRequest& request) {
   }
   if (request.cores > 0 && !request.effective_cores.empty()) {
     throw RequestError("--effective-cores: expected either it or --cores, got both");
+  }
+  if (request.core_sharing == CoreSharing::Paced && request.cores == 0 && request.effective_cores.empty()) {
+    throw RequestError("--core-sharing paced: expected --cores or --effective-cores with it");
   }
 }
 

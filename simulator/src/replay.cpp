@@ -74,8 +74,22 @@ struct Simulation {
   // With contention (options.overlap_bandwidth_fraction < 1) every class meets here before a
   // transfer, so all see the same start time and autograd state (contended_bytes).
   std::optional<JoinPoint> transfer_start = std::nullopt;
+  // Ranks computing now on the shared cores (ReplayOptions::core_slowdown), a slowed rank
+  // counting 1 / its slowdown.
+  double computing = 0;
 
-  bool paced_autograd() const { return options.compute_fraction_during_allreduce < 1; }
+  bool shared_cores() const { return static_cast<bool>(options.core_slowdown); }
+  // Autograd's pace is known only as it goes: it changes with its rank's transfers or with the
+  // ranks computing beside it. Resume costs after a slowed rank's sleeps sit between its
+  // gradients, which only the paced walk through them places.
+  bool paced_autograd() const {
+    return options.compute_fraction_during_allreduce < 1 || shared_cores() || options.sleep_resume_cost_s > 0;
+  }
+  // Compute's pace on the shared cores now, relative to the trace's (1 unless shared).
+  double core_pace() const {
+    if (!shared_cores()) return 1;
+    return options.core_slowdown(options.core_trace_ranks) / options.core_slowdown(computing);
+  }
   double slowdown(int rank) const {
     auto found = options.slowdown.find(rank);
     return found == options.slowdown.end() ? 1.0 : found->second;
@@ -139,7 +153,8 @@ void autograd_for(const Simulation& sim, RankState& state, double factor, double
   std::unique_lock<sg4::Mutex> lock(*state.mutex);
   while (state.work_done_s < target_s) {
     state.work_since_s = sg4::Engine::get_clock();
-    state.work_rate = (state.transferring ? sim.options.compute_fraction_during_allreduce : 1.0) / factor;
+    state.work_rate =
+        (state.transferring ? sim.options.compute_fraction_during_allreduce : 1.0) * sim.core_pace() / factor;
     const double wait_s = (target_s - state.work_done_s) / state.work_rate;
     const bool finished = state.changed->wait_for(lock, wait_s) == std::cv_status::timeout;
     bank_progress(state);
@@ -148,11 +163,42 @@ void autograd_for(const Simulation& sim, RankState& state, double factor, double
   state.work_rate = 0;
 }
 
+// Class `index` (its ranks slowed x`factor`) starts (+1) or stops (-1) computing on the shared
+// cores: every rank computing learns its new pace (each banks what it did at the old one when
+// it wakes, at this same instant).
+void set_computing(Simulation& sim, int index, double factor, int sign) {
+  if (!sim.shared_cores()) return;
+  const double ranks = static_cast<double>(sim.classes.members[static_cast<std::size_t>(index)].size());
+  sim.computing = std::max(0.0, sim.computing + sign * ranks / factor);
+  for (RankState& state : sim.ranks) state.changed->notify_all();
+}
+
+// Forward or the optimizer step: `work_s` as measured, x`factor` (a slowdown); on shared
+// cores at the pace they allow, which changes as other ranks start and stop computing.
+void compute_for(Simulation& sim, RankState& state, int index, double factor, double work_s) {
+  if (!sim.shared_cores()) {
+    sg4::this_actor::sleep_for(factor * work_s);
+    return;
+  }
+  set_computing(sim, index, factor, +1);
+  {
+    std::unique_lock<sg4::Mutex> lock(*state.mutex);
+    double done_s = 0;
+    while (done_s < work_s) {
+      const double since_s = sg4::Engine::get_clock();
+      const double rate = sim.core_pace() / factor;
+      const bool finished = state.changed->wait_for(lock, (work_s - done_s) / rate) == std::cv_status::timeout;
+      done_s = finished ? work_s : done_s + (sg4::Engine::get_clock() - since_s) * rate;
+    }
+  }
+  set_computing(sim, index, factor, -1);
+}
+
 // Backward when autograd is paced by the all-reduces (Simulation::paced_autograd): the ready
 // offsets are autograd's time alone (extract_workload), reached at the pace autograd_for
 // allows; each bucket is handed to comm-R when reached, each gradient recorded when reached.
-void paced_autograd(Simulation& sim, RankState& state, int rank, std::int64_t label, const RankIterationCosts& costs,
-                    double factor) {
+void paced_autograd(Simulation& sim, RankState& state, int index, int rank, std::int64_t label,
+                    const RankIterationCosts& costs, double factor) {
   struct Milestone {
     double work_s;
     int bucket;  // or -1: a gradient
@@ -167,14 +213,28 @@ void paced_autograd(Simulation& sim, RankState& state, int rank, std::int64_t la
   }
   std::stable_sort(milestones.begin(), milestones.end(),
                    [](const Milestone& a, const Milestone& b) { return a.work_s < b.work_s; });
+  // A rank slowed by sleeps (ddp-train --slowdown) sleeps after forward and after each
+  // gradient, and resumes slower each time: sleep_resume_cost_s more work before each gradient
+  // (the first after forward's sleep), stretched with it. A milestone moves by the costs of the
+  // gradients up to it, its own and a bucket's last gradient's included.
+  const double resume_s = factor > 1 ? sim.options.sleep_resume_cost_s : 0;
+  std::vector<double> grads_at;
+  for (const Milestone& milestone : milestones) {
+    if (milestone.param >= 0) grads_at.push_back(milestone.work_s);  // sorted
+  }
+  for (Milestone& milestone : milestones) {
+    const auto resumed = std::upper_bound(grads_at.begin(), grads_at.end(), milestone.work_s) - grads_at.begin();
+    milestone.work_s += resume_s * static_cast<double>(resumed);
+  }
   state.bucket_ready_at.assign(costs.bucket_ready_s.size(), -1.0);
-  state.work_total_s = costs.backward_compute_s;
+  state.work_total_s = costs.backward_compute_s + resume_s * static_cast<double>(grads_at.size());
   state.work_done_s = 0;
   state.work_since_s = state.backward_begin_s;
   state.work_rate = 0;
   state.pace_alone = 1 / factor;
   state.compute_done_s = std::numeric_limits<double>::infinity();  // known when reached
   state.backward_started->release();
+  set_computing(sim, index, factor, +1);
   for (const Milestone& milestone : milestones) {
     autograd_for(sim, state, factor, milestone.work_s - state.work_done_s);
     if (milestone.bucket >= 0) {
@@ -187,6 +247,7 @@ void paced_autograd(Simulation& sim, RankState& state, int rank, std::int64_t la
     }
   }
   autograd_for(sim, state, factor, state.work_total_s - state.work_done_s);
+  set_computing(sim, index, factor, -1);
   state.compute_done_s = sg4::Engine::get_clock();
 }
 
@@ -203,7 +264,10 @@ void compute_actor(Simulation& sim, int index) {
   // hooks before forward and backward, the reducer's finalisation after the last all-reduce)
   // and evaluation run as measured: stretching the finalisation too over-predicted rank 1
   // slowed x3 by +3.5..11 % on loopback (its 2.4 ms became 7.4 ms), 2026-11-25.
-  const auto phase = [&](double duration_s) { sg4::this_actor::sleep_for(factor * duration_s); };
+  // A slowed rank resumes from a sleep at the start of forward (the last iteration's optimizer
+  // slept) and of the optimizer step (the last gradient slept): see paced_autograd.
+  const double resume_s = factor > 1 ? sim.options.sleep_resume_cost_s : 0;
+  const auto phase = [&](double duration_s) { compute_for(sim, state, index, factor, duration_s + resume_s); };
   const auto as_measured = [](double duration_s) { sg4::this_actor::sleep_for(duration_s); };
   for (std::int64_t iteration = 0; iteration < sim.options.iterations; ++iteration) {
     const RankIterationCosts& costs = costs_of(sim, rank, iteration);
@@ -228,7 +292,7 @@ void compute_actor(Simulation& sim, int index) {
     record(EventType::BackwardBegin);
     state.backward_begin_s = now();
     if (sim.paced_autograd()) {
-      paced_autograd(sim, state, rank, label, costs, factor);
+      paced_autograd(sim, state, index, rank, label, costs, factor);
     } else {
       state.compute_done_s = state.backward_begin_s + factor * costs.backward_compute_s;
       state.backward_started->release();

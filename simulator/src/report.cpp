@@ -78,6 +78,10 @@ std::string report_to_text(const ReplayReport& report) {
   if (report.compute_stretch != 1) {
     text << ", stretched x" << format("%.3g", report.compute_stretch) << " (ranks sharing cores)";
   }
+  if (options.core_slowdown) text << ", paced by the ranks computing at once on shared cores";
+  if (options.sleep_resume_cost_s > 0) {
+    text << ", +" << format("%.3g", options.sleep_resume_cost_s * 1e3) << " ms resuming after each slowdown sleep";
+  }
   if (options.compute_fraction_during_allreduce != 1) {
     text << ", autograd at x" << format("%.3g", options.compute_fraction_during_allreduce)
          << " while its all-reduces transfer";
@@ -159,6 +163,8 @@ nlohmann::json report_json(const ReplayReport& report) {
   json["compute"] = to_string(report.model->mode);
   json["compute_stretch"] = report.compute_stretch;
   json["compute_fraction_during_allreduce"] = options.compute_fraction_during_allreduce;
+  json["core_sharing"] = options.core_slowdown ? "paced" : "uniform";
+  json["sleep_resume_cost_s"] = options.sleep_resume_cost_s;
   json["world_size"] = result.events.size();
   json["network"] = {{"alpha_s", options.alpha_s},
                      {"beta_bytes_per_s", options.beta_bytes_per_s},

@@ -42,14 +42,22 @@ const RankIterationCosts& WorkloadModel::costs_for(int rank, std::int64_t simula
   return per_rank.at(static_cast<std::size_t>(simulated_iteration) % per_rank.size());
 }
 
-void stretch_compute(WorkloadModel& model, double factor) {
+void stretch_steps(WorkloadModel& model, double factor) {
   for (auto& per_rank : model.costs) {
     for (RankIterationCosts& costs : per_rank) {
-      for (double* phase : {&costs.before_forward_s, &costs.forward_s, &costs.before_backward_s,
-                            &costs.backward_compute_s, &costs.backward_tail_s, &costs.before_optimizer_s,
-                            &costs.optimizer_s, &costs.after_optimizer_s, &costs.eval_after_s}) {
-        *phase *= factor;
+      for (double* step : {&costs.before_forward_s, &costs.before_backward_s, &costs.backward_tail_s,
+                           &costs.before_optimizer_s, &costs.after_optimizer_s, &costs.eval_after_s}) {
+        *step *= factor;
       }
+    }
+  }
+}
+
+void stretch_compute(WorkloadModel& model, double factor) {
+  stretch_steps(model, factor);
+  for (auto& per_rank : model.costs) {
+    for (RankIterationCosts& costs : per_rank) {
+      for (double* phase : {&costs.forward_s, &costs.backward_compute_s, &costs.optimizer_s}) *phase *= factor;
       for (double& ready : costs.bucket_ready_s) ready *= factor;
       for (double& ready : costs.grad_ready_s) {
         if (ready >= 0) ready *= factor;  // -1: unknown, kept
@@ -65,21 +73,25 @@ double shared_cores_stretch(double cores, int trace_world_size, int world_size) 
   return ranks_per_core(world_size) / ranks_per_core(trace_world_size);
 }
 
-double corun_stretch(const std::map<int, double>& effective_cores, int trace_world_size, int world_size) {
-  // s(k) = k / C(k), C piecewise linear through (1, 1) and the measured points, flat past the last.
-  const auto slowdown = [&effective_cores](int ranks) {
-    double below_k = 1, below_c = 1;
-    for (const auto& [k, c] : effective_cores) {
-      if (ranks <= k) {
-        const double cores = below_c + (c - below_c) * (ranks - below_k) / (k - below_k);
-        return ranks / cores;
-      }
-      below_k = k;
-      below_c = c;
+double corun_slowdown(const std::map<int, double>& effective_cores, double ranks) {
+  // s(k) = k / C(k), C piecewise linear through (1, 1) and the measured points, flat past the
+  // last; C(k) = k below one rank (a part-time rank runs as if alone).
+  if (ranks <= 1) return 1;
+  double below_k = 1, below_c = 1;
+  for (const auto& [k, c] : effective_cores) {
+    if (ranks <= k) {
+      const double cores = below_c + (c - below_c) * (ranks - below_k) / (k - below_k);
+      return ranks / cores;
     }
-    return ranks / below_c;
-  };
-  return slowdown(std::max(world_size, 1)) / slowdown(std::max(trace_world_size, 1));
+    below_k = k;
+    below_c = c;
+  }
+  return ranks / below_c;
+}
+
+double corun_stretch(const std::map<int, double>& effective_cores, int trace_world_size, int world_size) {
+  return corun_slowdown(effective_cores, std::max(world_size, 1)) /
+         corun_slowdown(effective_cores, std::max(trace_world_size, 1));
 }
 
 namespace {

@@ -28,6 +28,9 @@ class RequestError : public std::runtime_error {
   using std::runtime_error::runtime_error;
 };
 
+// How ranks sharing one machine's cores slow each other's compute (ReplayRequest::core_sharing).
+enum class CoreSharing { Uniform, Paced };
+
 struct ReplayRequest {
   std::string trace_dir;
   // Per-iteration is the most accurate on what-ifs (simulator/bench/validate_whatif.py): the
@@ -71,6 +74,11 @@ struct ReplayRequest {
   // Or co-running measured at several rank counts (corun_stretch): k -> effective cores C(k),
   // k >= 2, 0 < C(k) <= k (experiments/peer/corun_bench.sh --copies k). Not with `cores`.
   std::map<int, double> effective_cores;
+  // How `cores` or `effective_cores` apply: Uniform stretches all compute by the stretch at
+  // the simulated world size (all ranks always computing); Paced paces each compute phase by
+  // the ranks computing beside it at each instant (ReplayOptions::core_slowdown).
+  CoreSharing core_sharing = CoreSharing::Uniform;
+  double sleep_resume_cost_s = 0;  // ReplayOptions::sleep_resume_cost_s
   // The all-reduce rate while autograd runs as a fraction of the full rate
   // (ReplayOptions::overlap_bandwidth_fraction). Unset: the calibration's, or 1 with a told
   // --bandwidth; set: used as it is (a benchmark's, e.g. for a 1-rank baseline with no
@@ -103,7 +111,8 @@ PreparedReplay prepare_replay(const ReplayRequest& request);
 std::pair<int, double> parse_effective_cores(const std::string& text);
 
 // RequestError naming --effective-cores unless every entry has K >= 2 and C in (0, K] and
-// `cores` is not also given: what prepare_replay checks, for a CLI to check before any work.
+// `cores` is not also given, or naming --core-sharing when paced has no cores to share: what
+// prepare_replay checks, for a CLI to check before any work.
 void check_effective_cores(const ReplayRequest& request);
 
 }  // namespace ddpsim::sim

@@ -11,6 +11,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <stdexcept>
 #include <string>
@@ -70,6 +71,21 @@ struct ReplayOptions {
   // backward is paced as it goes, and the model's ready offsets must be autograd's time alone
   // (extract_workload with the same fraction). 1: no contention, offsets replayed as measured.
   double compute_fraction_during_allreduce = 1;
+  // Ranks that share one machine's cores, paced as they share them (ReplayRequest::
+  // core_sharing): s(k), how many times slower each of k ranks computing at once goes than one
+  // alone (corun_slowdown). The trace's compute was measured with its `core_trace_ranks` ranks
+  // computing together, so a rank computes at s(core_trace_ranks) / s(k) of its measured pace,
+  // k the ranks computing now, re-evaluated whenever one starts or stops: a rank whose peers
+  // stall or wait on the network computes faster than measured. Forward, autograd and the
+  // optimizer step count as computing; a rank slowed xF by sleeps counts 1/F. Empty: compute
+  // as measured (a uniform stretch, if any, was applied to the model beforehand).
+  std::function<double(double)> core_slowdown;
+  int core_trace_ranks = 1;
+  // A rank slowed by ddp-train --slowdown sleeps after each gradient and each forward and
+  // optimizer phase; resuming after a sleep costs it this much more compute, as measured (a
+  // 1-rank MLP 1024x4 x3: autograd 13.5 -> 14.7 ms, sleeps excluded, 0.12 ms per sleep). An
+  // artefact of injecting a straggler by sleeping, kept apart from the slowdown factor.
+  double sleep_resume_cost_s = 0;
 };
 
 struct ReplayResult {

@@ -102,6 +102,10 @@ WorkloadModel extract_workload(const trace::Trace& trace, ComputeMode mode,
 // Every compute phase of every rank and iteration, its gradient and bucket ready offsets and
 // its evaluation, times `factor` (> 0). Stalls (stall_s) and communication are not compute and stay.
 void stretch_compute(WorkloadModel& model, double factor);
+// Only the steps between the compute phases (DDP's hooks, the reducer's finalisation, the
+// evaluation), times `factor`: what --core-sharing paced leaves to a uniform stretch, as it
+// paces forward, autograd and the optimizer itself.
+void stretch_steps(WorkloadModel& model, double factor);
 
 // Ranks that share the cores of one machine (loopback, or testbed hosts that are namespaces of
 // one machine) slow each other's compute once there are more ranks than cores. The stretch of a
@@ -121,5 +125,9 @@ double shared_cores_stretch(double cores, int trace_world_size, int world_size);
 // largest, the ranks time-share its C. The stretch is s(world_size) / s(trace_world_size) with
 // s(k) = k / C(k); {2: N} with 1 <= N <= 2 gives shared_cores_stretch(N, ...) for every k.
 double corun_stretch(const std::map<int, double>& effective_cores, int trace_world_size, int world_size);
+
+// s(k) of corun_stretch for a real number of ranks k computing at once (a rank slowed xF by
+// sleeps computes 1/F of the time: it counts 1/F); 1 for k <= 1.
+double corun_slowdown(const std::map<int, double>& effective_cores, double ranks);
 
 }  // namespace ddpsim::sim
