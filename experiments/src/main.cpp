@@ -69,7 +69,8 @@ int main(int argc, char** argv) {
     }
     if (spec.launch.testbed()) {
       options.testbed_script = fs::absolute(options.testbed_script).lexically_normal().string();
-      if (!options.dry_run && ::access(options.testbed_script.c_str(), X_OK) != 0) {
+      // --repredict launches nothing: re-predicting testbed runs needs no testbed.
+      if (!options.dry_run && !options.repredict && ::access(options.testbed_script.c_str(), X_OK) != 0) {
         std::cerr << "ddp-experiment: --testbed-script " << options.testbed_script
                   << ": expected the executable scripts/testbed.sh ([launch] testbed_rate in "
                   << spec_path << "; run from the repository root or pass --testbed-script)\n";

@@ -192,6 +192,27 @@ TEST_P(DdpExperimentBadInput, OneLineAndStatus) {
 INSTANTIATE_TEST_SUITE_P(Table, DdpExperimentBadInput, ::testing::ValuesIn(ddp_experiment_cli_rows()),
                          row_name);
 
+// A testbed spec needs scripts/testbed.sh to measure, and not to re-predict what was measured.
+TEST(DdpExperimentTestbed, ScriptRequiredToMeasureNotToRepredict) {
+  Scratch scratch;
+  std::ofstream(scratch.path("testbed.toml"))
+      << "[workload]\nmodel = \"mlp\"\n[launch]\ntestbed_rate = \"200mbit\"\nhosts = 2\n";
+  std::ofstream(scratch.path("ddp-launch")) << "#!/bin/sh\nexit 0\n";
+  const std::vector<std::string> args = {DDP_EXPERIMENT_BIN, "run", scratch.path("testbed.toml"), "--out",
+                                         scratch.path("res"), "--bin-dir", scratch.expand("{tmp}"),
+                                         "--testbed-script", scratch.expand("{none}")};
+  const auto measure = run_process(args, within(60));
+  EXPECT_EQ(measure.exit_code(), 2) << measure.err;
+  EXPECT_NE(measure.err.find("--testbed-script " + scratch.expand("{none}") + ": expected the executable"),
+            std::string::npos) << measure.err;
+  std::vector<std::string> repredict = args;
+  repredict.push_back("--repredict");
+  const auto again = run_process(repredict, within(60));
+  EXPECT_EQ(again.exit_code(), 0) << again.err;
+  EXPECT_NE(again.err.find("without a measured trace are left to a run without --repredict"), std::string::npos)
+      << again.err;
+}
+
 struct SpecRow {
   std::string section;  // "" for the top level
   std::string line;     // key = value
