@@ -1,0 +1,116 @@
+#!/usr/bin/env python3
+"""sleep_resume_cost.py: what a rank slowed by ddp-train --slowdown pays resuming after each sleep.
+
+  simulator/bench/sleep_resume_cost.py --out OUT.json [--factor 3] [--repetitions 3]
+      [--iterations 40] [--bin-dir build/release/bin] -- DDP_TRAIN_ARGS...
+
+One rank alone (ddp-launch --nproc-per-node 1), no peer: per repetition, interleaved, a run as
+it is (A) and one with --slowdown 0=FACTOR (B). Per run, the median over iterations 2.. of the
+compute of forward + autograd + the optimizer step with the slowdown's sleeps cut out
+(stall_phases.compute_spans) and of the sleeps per iteration. Per pair, the resume cost is
+(compute B - compute A) / sleeps B per iteration: the compute the slowed rank spends more than
+the same rank unslowed, per sleep. The JSON has every pair and their median and range; the
+value to give ddp-sim --sleep-resume-cost is the median. A and B run on the same machine in
+turn, so a CPU-speed change moves both of a pair alike only if it is slower than a run.
+Bad input: one line on stderr, exit 2; a failed run: its log's path, exit 1.
+"""
+import argparse
+import json
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import stall_phases  # noqa: E402
+
+
+def iteration_compute(trace_dir):
+    """(median compute ms, median slowdown sleeps) per iteration from 2 on, of rank 0."""
+    events = stall_phases.read_events(os.path.join(trace_dir, "rank-0.events.csv"))
+    computes, sleeps = [], []
+    for iteration in sorted(events):
+        if iteration < 2:
+            continue
+        try:
+            spans = stall_phases.compute_spans(events[iteration])
+        except ValueError:
+            continue  # incomplete
+        computes.append(sum(stall_phases.union_ms(phase) for phase in spans.values()))
+        sleeps.append(sum(1 for row in events[iteration]["delay"] if row["kind"] == "slowdown"))
+    if len(computes) < 5:
+        raise stall_phases.InputError(f"{trace_dir}: expected at least 5 complete iterations after the first 2, "
+                                      f"got {len(computes)}")
+    return statistics.median(computes), statistics.median(sleeps)
+
+
+def run(bin_dir, trace_dir, train_args):
+    log = trace_dir + ".log"
+    with open(log, "w") as handle:
+        code = subprocess.call([os.path.join(bin_dir, "ddp-launch"), "--nproc-per-node", "1", "--master-port", "0",
+                                "--", os.path.join(bin_dir, "ddp-train"), "--trace-dir", trace_dir, *train_args],
+                               stdout=handle, stderr=subprocess.STDOUT)
+    if code != 0:
+        raise RuntimeError(f"{log}: the run exited {code}")
+
+
+def main(argv):
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--out", required=True, help="the JSON to write")
+    parser.add_argument("--factor", type=float, default=3.0, help="the slowdown of the B runs (default 3)")
+    parser.add_argument("--repetitions", type=int, default=3, help="A/B pairs (default 3)")
+    parser.add_argument("--iterations", type=int, default=40, help="iterations per run (default 40)")
+    parser.add_argument("--bin-dir", default="build/release/bin", help="where ddp-launch and ddp-train are")
+    parser.add_argument("--keep", help="keep the traces in this folder (default: a temporary one)")
+    parser.add_argument("train_args", nargs="*", help="ddp-train's workload flags, after --")
+    args = parser.parse_args(argv)
+    if not args.factor > 1:
+        print(f"sleep_resume_cost.py: --factor: expected a slowdown > 1, got {args.factor}", file=sys.stderr)
+        return 2
+    if args.repetitions < 1 or args.iterations < 8:
+        print("sleep_resume_cost.py: --repetitions: expected >= 1 and --iterations >= 8", file=sys.stderr)
+        return 2
+    for tool in ("ddp-launch", "ddp-train"):
+        if not os.access(os.path.join(args.bin_dir, tool), os.X_OK):
+            print(f"sleep_resume_cost.py: --bin-dir: expected {tool} in {args.bin_dir}", file=sys.stderr)
+            return 2
+    if os.path.isdir(args.out) or not os.path.isdir(os.path.dirname(os.path.abspath(args.out))):
+        print(f"sleep_resume_cost.py: --out: expected a file in an existing folder, got {args.out}", file=sys.stderr)
+        return 2
+    root = args.keep or tempfile.mkdtemp(prefix="sleep-resume-")
+    os.makedirs(root, exist_ok=True)
+    common = ["--iterations", str(args.iterations), *args.train_args]
+    pairs = []
+    try:
+        for rep in range(args.repetitions):
+            measured = {}
+            for side, extra in (("A", []), ("B", ["--slowdown", f"0={args.factor:g}"])):
+                trace_dir = os.path.join(root, f"{side}-rep{rep}")
+                run(args.bin_dir, trace_dir, common + extra)
+                measured[side] = iteration_compute(trace_dir)
+            (compute_a, _), (compute_b, sleeps_b) = measured["A"], measured["B"]
+            pairs.append({"rep": rep, "compute_ms_A": compute_a, "compute_ms_B": compute_b, "sleeps_per_iteration": sleeps_b,
+                          "resume_cost_ms": (compute_b - compute_a) / sleeps_b})
+            print(f"rep {rep}: compute {compute_a:.3f} -> {compute_b:.3f} ms over {sleeps_b:g} sleeps: "
+                  f"{pairs[-1]['resume_cost_ms']:.4f} ms per sleep", flush=True)
+    except stall_phases.InputError as error:
+        print(f"sleep_resume_cost.py: {error}", file=sys.stderr)
+        return 2
+    except RuntimeError as error:
+        print(f"sleep_resume_cost.py: {error}", file=sys.stderr)
+        return 1
+    costs = [pair["resume_cost_ms"] for pair in pairs]
+    result = {"train_args": args.train_args, "factor": args.factor, "iterations": args.iterations, "pairs": pairs,
+              "resume_cost_ms_median": statistics.median(costs), "resume_cost_ms_min": min(costs),
+              "resume_cost_ms_max": max(costs)}
+    with open(args.out, "w") as handle:
+        json.dump(result, handle, indent=1)
+    print(f"resume cost: median {result['resume_cost_ms_median']:.4f} ms per sleep "
+          f"[{min(costs):.4f}, {max(costs):.4f}] over {len(costs)} pairs; --sleep-resume-cost "
+          f"{result['resume_cost_ms_median'] / 1e3:.6f}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
