@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <functional>
 
 #include "ddpsim/sim/rebucket.hpp"
 #include "ddpsim/sim/rebucket_approximate.hpp"
@@ -150,7 +151,24 @@ PreparedReplay prepare_replay(const ReplayRequest& request) {
   if (!(compute_fraction > 0 && compute_fraction <= 1)) {
     throw RequestError("--compute-fraction-during-allreduce: expected a fraction in (0, 1], got " + text_of(compute_fraction));
   }
-  prepared.model = extract_workload(prepared.measured, request.compute, compute_fraction);
+  if (!(request.cores == 0 || (request.cores >= 1 && std::isfinite(request.cores)))) {
+    throw RequestError("--cores: expected a number of cores >= 1, got " + text_of(request.cores));
+  }
+  check_effective_cores(request);
+  // Paced core sharing reads the trace's compute at the pace its ranks had (extract_workload)
+  // and paces the replay's by the same s(k).
+  std::function<double(double)> core_slowdown;
+  if (request.core_sharing == CoreSharing::Paced) {
+    if (compute_fraction < 1) {
+      throw RequestError("--core-sharing paced: expected no --compute-fraction-during-allreduce below 1 with it");
+    }
+    if (request.cores > 0) {
+      core_slowdown = [cores = request.cores](double ranks) { return std::max(1.0, ranks / cores); };
+    } else {
+      core_slowdown = [measured = request.effective_cores](double ranks) { return corun_slowdown(measured, ranks); };
+    }
+  }
+  prepared.model = extract_workload(prepared.measured, request.compute, compute_fraction, core_slowdown);
   prepared.options.compute_fraction_during_allreduce = compute_fraction;
   rebucket_if_asked(request, prepared.model);
 
@@ -175,10 +193,6 @@ PreparedReplay prepare_replay(const ReplayRequest& request) {
     }
     options.max_simulated_flows = *request.max_simulated_flows;
   }
-  if (!(request.cores == 0 || (request.cores >= 1 && std::isfinite(request.cores)))) {
-    throw RequestError("--cores: expected a number of cores >= 1, got " + text_of(request.cores));
-  }
-  check_effective_cores(request);
   if (!(request.sleep_resume_cost_s >= 0 && request.sleep_resume_cost_s <= 1)) {
     throw RequestError("--sleep-resume-cost: expected seconds in [0, 1], got " + text_of(request.sleep_resume_cost_s));
   }
@@ -189,11 +203,7 @@ PreparedReplay prepare_replay(const ReplayRequest& request) {
   }
   if (request.core_sharing == CoreSharing::Paced) {
     options.core_trace_ranks = prepared.model.world_size;
-    if (request.cores > 0) {
-      options.core_slowdown = [cores = request.cores](double ranks) { return std::max(1.0, ranks / cores); };
-    } else {
-      options.core_slowdown = [measured = request.effective_cores](double ranks) { return corun_slowdown(measured, ranks); };
-    }
+    options.core_slowdown = core_slowdown;
     // Forward, autograd and the optimizer are paced as they run; the steps between them are
     // too short to pace and take the stretch of all ranks computing, as uniform sharing does.
     if (prepared.compute_stretch != 1) stretch_steps(prepared.model, prepared.compute_stretch);

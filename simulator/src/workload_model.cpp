@@ -11,6 +11,7 @@
 
 #include "stats.hpp"
 #include "collective_windows.hpp"
+#include "measured_pace.hpp"
 #include "ddpsim/trace/timeline.hpp"
 
 namespace ddpsim::sim {
@@ -134,7 +135,8 @@ double autograd_alone_s(double offset, std::int64_t backward_begin, const std::v
 // this host) to leave it; -1 when unknown.
 RankIterationCosts costs_of(const trace::IterationTimeline& timeline, const std::vector<std::vector<int>>& buckets,
                             std::size_t num_params, const std::vector<CollectiveWindow>& windows,
-                            double compute_fraction, std::int64_t first_collective_end_ns) {
+                            double compute_fraction, std::int64_t first_collective_end_ns,
+                            const MeasuredPace* pace) {
   // Missing optional events collapse their phase onto the previous boundary. A phase is the
   // timeline's (trace/timeline.hpp): its first begin to its last end.
   const std::int64_t begin = or_else(timeline.whole.begin, 0);
@@ -176,6 +178,10 @@ RankIterationCosts costs_of(const trace::IterationTimeline& timeline, const std:
   costs.before_backward_s = compute_s(forward_end, backward_begin);
   costs.before_optimizer_s = compute_s(backward_end, optimizer_begin);
   costs.optimizer_s = compute_s(optimizer_begin, optimizer_end);
+  if (pace != nullptr) {
+    costs.forward_s = pace->work_s(forward_begin, forward_end);
+    costs.optimizer_s = pace->work_s(optimizer_begin, optimizer_end);
+  }
   costs.after_optimizer_s = compute_s(optimizer_end, end);
 
   costs.grad_ready_s.assign(num_params, -1.0);
@@ -225,7 +231,10 @@ RankIterationCosts costs_of(const trace::IterationTimeline& timeline, const std:
   // reducer's finalisation (copying averaged gradients back), replayed as a fixed tail.
   const auto compute_done_ns = backward_begin + static_cast<std::int64_t>(compute_done / kNsToS);
   costs.backward_tail_s = compute_s(std::max(compute_done_ns, collective_done), backward_end);
-  const auto alone = [&](double offset) { return autograd_alone_s(offset, backward_begin, windows, compute_fraction); };
+  const auto alone = [&](double offset) {
+    if (pace != nullptr) return offset > 0 ? pace->work_s(backward_begin, backward_begin + std::llround(offset / kNsToS)) : offset;
+    return autograd_alone_s(offset, backward_begin, windows, compute_fraction);
+  };
   for (double& ready : costs.grad_ready_s) ready = alone(ready);
   for (double& ready : costs.bucket_ready_s) ready = alone(ready);
   costs.backward_compute_s = alone(costs.backward_compute_s);
@@ -287,12 +296,16 @@ std::vector<std::int64_t> replayable_iterations(const trace::Trace& trace, const
 
 }  // namespace
 
-WorkloadModel extract_workload(const trace::Trace& trace, ComputeMode mode, double compute_fraction_during_allreduce) {
+WorkloadModel extract_workload(const trace::Trace& trace, ComputeMode mode, double compute_fraction_during_allreduce,
+                               const std::function<double(double)>& core_slowdown) {
   if (!(compute_fraction_during_allreduce > 0 && compute_fraction_during_allreduce <= 1)) {
     throw WorkloadError("compute fraction during all-reduces: expected a number in (0, 1], got " +
                         std::to_string(compute_fraction_during_allreduce));
   }
   if (trace.ranks.empty()) throw WorkloadError(trace.dir + ": the trace has no rank");
+  if (core_slowdown && compute_fraction_during_allreduce < 1) {
+    throw WorkloadError("compute paced on shared cores and a compute fraction during all-reduces: expected one of them");
+  }
   const trace::RunMeta& meta = trace.meta();
 
   WorkloadModel model;
@@ -344,6 +357,8 @@ WorkloadModel extract_workload(const trace::Trace& trace, ComputeMode mode, doub
       if (!inserted) it->second = std::min(it->second, end);
     }
   }
+  std::optional<MeasuredPace> pace;
+  if (core_slowdown) pace.emplace(timelines, core_slowdown, model.world_size);
   model.costs.resize(trace.ranks.size());
   for (std::size_t r = 0; r < trace.ranks.size(); ++r) {
     std::vector<RankIterationCosts> samples;
@@ -360,7 +375,8 @@ WorkloadModel extract_workload(const trace::Trace& trace, ComputeMode mode, doub
       samples.push_back(costs_of(timeline, model.buckets, num_params,
                                  found == windows.end() ? kNoWindows : found->second,
                                  compute_fraction_during_allreduce,
-                                 first_end == first_collective_end.end() ? -1 : first_end->second));
+                                 first_end == first_collective_end.end() ? -1 : first_end->second,
+                                 pace ? &*pace : nullptr));
     }
     if (mode == ComputeMode::PerIteration) {
       model.costs[r] = std::move(samples);

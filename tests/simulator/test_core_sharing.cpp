@@ -7,6 +7,7 @@
 #include <algorithm>
 
 #include "ddpsim/sim/monte_carlo.hpp"
+#include "ddpsim/sim/predicted_trace.hpp"
 #include "ddpsim/sim/prepared_replay.hpp"
 #include "ddpsim/sim/replay.hpp"
 #include "ddpsim/trace/io.hpp"
@@ -107,6 +108,27 @@ TEST(CoreSharing, ASlowedRankCountsOneOverItsFactor) {
   EXPECT_NEAR(at_s(result, 1, trace::EventType::GradReady, 0), 35 * kMs, 1e-9);
   EXPECT_NEAR(at_s(result, 1, trace::EventType::GradReady, 1), 50 * kMs, 1e-9);
   EXPECT_NEAR(job_iteration_times_s(result).at(0), (50 + 20.0 / 3) * kMs + allreduce_s(), 1e-9);
+}
+
+// A run in which rank 1 stalls 40 ms every iteration (rank 0 computes alone, then waits), read
+// at the pace its ranks had (extract_workload with s) and replayed paced, gives its own
+// iterations back; read as measured, the paced replay would speed the lone compute up twice.
+TEST(CoreSharing, ATraceReadAtItsOwnPaceReplaysPacedAsItRan) {
+  ReplayOptions options = paced_on_one_core();
+  options.iterations = 4;
+  options.skew.delays.push_back(trace::parse_delay("1=40"));
+  const trace::Trace ran = make_predicted_trace(two_rank_workload(), options, replay_isolated(two_rank_workload(), options));
+  const std::vector<double> measured = testing::iteration_times_s(ran);  // iterations 0..3
+  ASSERT_EQ(measured.size(), 4u);
+  options.skew.delays.clear();  // the trace's own stalls are replayed as measured
+  options.iterations = 3;       // 1..3: iteration 0 is the bucket rebuild, not replayed
+  const WorkloadModel paced = extract_workload(ran, ComputeMode::PerIteration, 1, options.core_slowdown);
+  EXPECT_NEAR(paced.costs[0][0].forward_s, 10 * kMs, 1e-9);  // measured 5 ms, alone: 10 ms of work at x2
+  const std::vector<double> again = job_iteration_times_s(replay_isolated(paced, options));
+  ASSERT_EQ(again.size(), 3u);
+  for (std::size_t i = 0; i < again.size(); ++i) EXPECT_NEAR(again[i], measured[i + 1], 1e-6) << i;
+  const WorkloadModel as_measured = extract_workload(ran, ComputeMode::PerIteration);
+  EXPECT_LT(job_iteration_times_s(replay_isolated(as_measured, options)).at(0), measured[1] - 5 * kMs);
 }
 
 // ddp-train --slowdown 1=2 sleeps after rank 1's forward, after each gradient and after the

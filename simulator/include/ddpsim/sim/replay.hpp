@@ -73,12 +73,13 @@ struct ReplayOptions {
   double compute_fraction_during_allreduce = 1;
   // Ranks that share one machine's cores, paced as they share them (ReplayRequest::
   // core_sharing): s(k), how many times slower each of k ranks computing at once goes than one
-  // alone (corun_slowdown). The trace's compute was measured with its `core_trace_ranks` ranks
-  // computing together, so a rank computes at s(core_trace_ranks) / s(k) of its measured pace,
-  // k the ranks computing now, re-evaluated whenever one starts or stops: a rank whose peers
-  // stall or wait on the network computes faster than measured. Forward, autograd and the
-  // optimizer step count as computing; a rank slowed xF by sleeps counts 1/F. Empty: compute
-  // as measured (a uniform stretch, if any, was applied to the model beforehand).
+  // alone (corun_slowdown). The model's compute is work at the pace of `core_trace_ranks`
+  // ranks computing at once (extract_workload with the same s), so a rank computes at
+  // s(core_trace_ranks) / s(k) of that pace, k the ranks computing now, re-evaluated whenever
+  // one starts or stops: a rank whose peers stall or wait on the network computes faster.
+  // Forward, autograd and the optimizer step count as computing; a rank slowed xF by sleeps
+  // counts 1/F. Empty: compute as measured (a uniform stretch, if any, was applied to the
+  // model beforehand).
   std::function<double(double)> core_slowdown;
   int core_trace_ranks = 1;
   // A rank slowed by ddp-train --slowdown sleeps after each gradient and each forward and
