@@ -3,12 +3,13 @@
 #include <algorithm>
 #include <utility>
 
+#include "ddpsim/sim/workload_model.hpp"
+
 namespace ddpsim::sim {
 
 MeasuredPace::MeasuredPace(const std::vector<trace::Timelines>& timelines,
                            const std::function<double(double)>& core_slowdown, int trace_ranks) {
-  const double full = core_slowdown(trace_ranks);
-  const auto pace_of = [&](int computing) { return full / core_slowdown(std::max(computing, 1)); };
+  const auto pace_of = [&](int computing) { return shared_core_pace(core_slowdown, trace_ranks, std::max(computing, 1)); };
   alone_pace_ = pace_of(1);
   std::vector<std::pair<std::int64_t, int>> edges;  // (t, +1 a rank starts computing, -1 it stops)
   const auto add = [&edges](std::int64_t begin, std::int64_t end) {

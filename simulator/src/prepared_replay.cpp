@@ -163,7 +163,7 @@ PreparedReplay prepare_replay(const ReplayRequest& request) {
       throw RequestError("--core-sharing paced: expected no --compute-fraction-during-allreduce below 1 with it");
     }
     if (request.cores > 0) {
-      core_slowdown = [cores = request.cores](double ranks) { return std::max(1.0, ranks / cores); };
+      core_slowdown = [cores = request.cores](double ranks) { return shared_cores_slowdown(cores, ranks); };
     } else {
       core_slowdown = [measured = request.effective_cores](double ranks) { return corun_slowdown(measured, ranks); };
     }

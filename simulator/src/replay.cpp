@@ -87,8 +87,7 @@ struct Simulation {
   }
   // Compute's pace on the shared cores now, relative to the trace's (1 unless shared).
   double core_pace() const {
-    if (!shared_cores()) return 1;
-    return options.core_slowdown(options.core_trace_ranks) / options.core_slowdown(computing);
+    return shared_cores() ? shared_core_pace(options.core_slowdown, options.core_trace_ranks, computing) : 1.0;
   }
   double slowdown(int rank) const {
     auto found = options.slowdown.find(rank);

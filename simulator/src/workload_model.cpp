@@ -67,11 +67,10 @@ void stretch_compute(WorkloadModel& model, double factor) {
   }
 }
 
+double shared_cores_slowdown(double cores, double ranks) { return std::max(1.0, ranks / cores); }
+
 double shared_cores_stretch(double cores, int trace_world_size, int world_size) {
-  const auto ranks_per_core = [cores](int ranks) {
-    return std::max(1.0, static_cast<double>(ranks) / cores);
-  };
-  return ranks_per_core(world_size) / ranks_per_core(trace_world_size);
+  return shared_cores_slowdown(cores, world_size) / shared_cores_slowdown(cores, trace_world_size);
 }
 
 double corun_slowdown(const std::map<int, double>& effective_cores, double ranks) {
@@ -88,6 +87,10 @@ double corun_slowdown(const std::map<int, double>& effective_cores, double ranks
     below_c = c;
   }
   return ranks / below_c;
+}
+
+double shared_core_pace(const std::function<double(double)>& core_slowdown, double trace_ranks, double computing) {
+  return core_slowdown(trace_ranks) / core_slowdown(computing);
 }
 
 double corun_stretch(const std::map<int, double>& effective_cores, int trace_world_size, int world_size) {

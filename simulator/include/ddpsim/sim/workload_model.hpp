@@ -124,6 +124,8 @@ void stretch_steps(WorkloadModel& model, double factor);
 // it ignores that a rank waiting on the network leaves its core to others (so it overstates the
 // stretch of communication-bound jobs) and the CPU Gloo's copies take (so it understates it).
 double shared_cores_stretch(double cores, int trace_world_size, int world_size);
+// s(k) of shared_cores_stretch for a real number of ranks k computing at once: max(1, k / cores).
+double shared_cores_slowdown(double cores, double ranks);
 
 // The same stretch from co-running measured at several rank counts, for a machine whose ranks
 // slow each other more as more share it (time slices evict each other's caches): k ranks at
@@ -137,5 +139,11 @@ double corun_stretch(const std::map<int, double>& effective_cores, int trace_wor
 // s(k) of corun_stretch for a real number of ranks k computing at once (a rank slowed xF by
 // sleeps computes 1/F of the time: it counts 1/F); 1 for k <= 1.
 double corun_slowdown(const std::map<int, double>& effective_cores, double ranks);
+
+// Compute's pace with `computing` ranks at once on shared cores, relative to its pace with
+// `trace_ranks` at once: s(trace_ranks) / s(computing), s one of the two above. What a trace is
+// read at (extract_workload's core_slowdown) and the paced replay runs at
+// (ReplayOptions::core_slowdown): one formula, so the one inverts the other.
+double shared_core_pace(const std::function<double(double)>& core_slowdown, double trace_ranks, double computing);
 
 }  // namespace ddpsim::sim
