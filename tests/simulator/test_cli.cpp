@@ -42,6 +42,26 @@ TEST(Cli, ReplayWritesPredictionAndReport) {
   EXPECT_EQ(report["world_size"], 4);
 }
 
+// The report says which core sharing and resume cost the replay used, in text and JSON.
+TEST(Cli, ReportNamesPacedCoreSharingAndTheResumeCost) {
+  test_support::TempDir dir;
+  const std::string measured = write_measured(dir);
+  const Outcome plain = run_cli(dir, "replay " + measured + " --iterations 3 --json " + dir / "plain.json");
+  ASSERT_EQ(plain.status, 0) << plain.err;
+  EXPECT_EQ(plain.out.find("paced by the ranks"), std::string::npos) << plain.out;
+  const auto uniform = nlohmann::json::parse(slurp(dir / "plain.json"));
+  EXPECT_EQ(uniform["core_sharing"], "uniform");
+  EXPECT_EQ(uniform["sleep_resume_cost_s"].get<double>(), 0.0);
+  const Outcome paced = run_cli(dir, "replay " + measured + " --iterations 3 --cores 4 --core-sharing paced "
+                                     "--sleep-resume-cost 0.0005 --slowdown 1=2 --json " + dir / "paced.json");
+  ASSERT_EQ(paced.status, 0) << paced.err;
+  EXPECT_NE(paced.out.find("paced by the ranks computing at once on shared cores"), std::string::npos) << paced.out;
+  EXPECT_NE(paced.out.find("+0.5 ms resuming after each slowdown sleep"), std::string::npos) << paced.out;
+  const auto report = nlohmann::json::parse(slurp(dir / "paced.json"));
+  EXPECT_EQ(report["core_sharing"], "paced");
+  EXPECT_DOUBLE_EQ(report["sleep_resume_cost_s"].get<double>(), 0.0005);
+}
+
 TEST(Cli, BootstrapGivesTheMedianAnIntervalOnlyWhenAskedAndWithEnoughRuns) {
   test_support::TempDir dir;
   const std::string measured = write_measured(dir);
