@@ -87,7 +87,8 @@ c10::intrusive_ptr<c10d::ProcessGroup> make_gloo_group(const c10::intrusive_ptr<
 }
 
 #ifdef USE_C10D_NCCL
-// Compiled and linked against the CUDA LibTorch (CI's CUDA leg); not yet run on a GPU.
+// Compiled and linked against the CUDA LibTorch (CI's CUDA leg); run on an H100 and an H200
+// (scripts/gpu-check.sh).
 c10::intrusive_ptr<c10d::ProcessGroup> make_nccl_group(const c10::intrusive_ptr<c10d::Store>& store,
                                                        const ProcessGroupSpec& spec) {
   auto options = c10d::ProcessGroupNCCL::Options::create();
@@ -185,6 +186,16 @@ c10::intrusive_ptr<c10d::ProcessGroup> make_process_group(const ProcessGroupSpec
   if (spec.backend == "nccl") return make_nccl_group(store, spec);
 #endif
   return make_gloo_group(store, spec);
+}
+
+void shutdown_process_group(c10d::ProcessGroup& group) {
+#ifdef USE_C10D_NCCL
+  if (group.getBackendType() == c10d::ProcessGroup::BackendType::NCCL) {
+    group.getBackend(c10::DeviceType::CUDA)->shutdown();
+  }
+#else
+  (void)group;
+#endif
 }
 
 std::shared_ptr<c10d::Reducer> make_reducer(

@@ -77,6 +77,13 @@ int bind_cuda_device(int local_rank);
 // it; it returns once all world_size ranks have joined (or throws after the timeout).
 c10::intrusive_ptr<c10d::ProcessGroup> make_process_group(const ProcessGroupSpec& spec);
 
+// What torch.distributed.destroy_process_group() does before exit: a NCCL group's backend is
+// shut down (its communicators finished, its watchdog stopped). Without it ProcessGroupNCCL's
+// destructor warns on every run, and once on an H200 its watchdog reported the communicator
+// torn down under it as "NCCL error: unhandled system error" after the job had finished.
+// Gloo needs nothing.
+void shutdown_process_group(c10d::ProcessGroup& group);
+
 // c10d::Reducer with find_unused_parameters = false, gradient_as_bucket_view = false and dense
 // gradients: the configuration Python DDP uses by default. `bucket_bytes_cap_list` non-empty:
 // the Reducer rebuilds its buckets with these limits (bucket i's cap, the last repeating)

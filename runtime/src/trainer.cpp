@@ -341,6 +341,7 @@ class Trainer {
                     ProgressMeter::Clock::now());
     if (!o_.dump_params.empty()) dump_params();
     if (!o_.step_times.empty()) write_step_times(step_seconds);
+    compat::shutdown_process_group(*ddp_->process_group());
     // Reducer before the tracer whose hook it holds, tracer before the writer it writes to.
     optimizer_.reset();
     ddp_.reset();
