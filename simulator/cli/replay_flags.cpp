@@ -95,7 +95,8 @@ void add_replay_options(CLI::App* command, ReplayFlags& flags) {
                       "computing at that instant (a rank whose peers stall or wait computes faster)");
   command->add_option("--sleep-resume-cost", flags.request.sleep_resume_cost_s,
                       "Seconds of extra compute a rank slowed by ddp-train --slowdown spends after each of its "
-                      "sleeps (the runtime's injection, not a real straggler; simulator/bench/sleep_resume_cost.py measures it)")
+                      "sleeps (the runtime's injection, not a real straggler; simulator/bench/sleep_resume_cost.py measures it "
+                      "for a lone rank, and 2-rank runs show about half of that)")
       ->check(finite_number(0, 1, false, "seconds in [0, 1]"));
   command->add_option("--overlap-bandwidth-fraction", flags.request.overlap_bandwidth_fraction,
                       "The all-reduce rate while any rank's autograd runs, as a fraction of the bandwidth "

@@ -83,9 +83,10 @@ struct ReplayOptions {
   std::function<double(double)> core_slowdown;
   int core_trace_ranks = 1;
   // A rank slowed by ddp-train --slowdown sleeps after each gradient and each forward and
-  // optimizer phase; resuming after a sleep costs it this much more compute, as measured
-  // (simulator/bench/sleep_resume_cost.py: 0.16 ms per sleep for a 1-rank MLP 1024x4 at x3). An
-  // artefact of injecting a straggler by sleeping, kept apart from the slowdown factor.
+  // optimizer phase; resuming after a sleep costs it this much more compute
+  // (simulator/bench/sleep_resume_cost.py: 0.16 ms per sleep for a lone rank of the MLP 1024x4 at
+  // x3; beside a peer the 2-rank runs show half of it, README "paced cores"). An artefact of
+  // injecting a straggler by sleeping, kept apart from the slowdown factor.
   double sleep_resume_cost_s = 0;
 };
 
