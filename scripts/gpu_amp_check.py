@@ -14,7 +14,9 @@ script itself is tested without a GPU):
   3. float32 gradients on the wire, as without AMP (the all-reduce's bytes);
   4. an injected inf (--inject-inf-at 3, scale 16384) skips that step: the parameters are those
      of 3 steps, which a 4th step would have moved, and the scale halves;
-  5. --eval-every 20 prints an accuracy in [0, 1], within 0.05 of fp32's.
+  5. --eval-every 20 prints an accuracy in [0, 1], within 0.05 of fp32's;
+  6. no run exits with its NCCL group still up (ProcessGroupNCCL's "destroy_process_group() was
+     not called" warning, which every run printed before ddp-train shut the group down).
 Writes OUT_DIR/amp-check.json (every value and every check) and each run's trace and log under
 OUT_DIR; exit 0 when every check passed, 1 when one failed, 2 on bad input (one line).
 """
@@ -27,6 +29,9 @@ import subprocess
 import sys
 
 # amp_eval_test.cpp's 2 ranks x batch 8 as 1 rank x 16: the same global batch.
+UNSHUT_GROUP = "destroy_process_group() was not called"
+unshut_runs = []  # the tags of the runs whose output had UNSHUT_GROUP
+
 MODEL = ["--model", "mlp", "--width", "32", "--depth", "2", "--batch-size", "16", "--dataset-size", "1000"]
 LOSS_TOLERANCE = 0.05
 ACCURACY_TOLERANCE = 0.05
@@ -43,6 +48,8 @@ def run(args, out, tag, extra):
         log.write(" ".join(command) + "\n" + result.stdout)
     if result.returncode != 0:
         raise RuntimeError(f"{trace}.log: {tag} exited {result.returncode}")
+    if UNSHUT_GROUP in result.stdout:
+        unshut_runs.append(tag)
     return result.stdout
 
 
@@ -151,6 +158,8 @@ def main(argv):
             [(it, kind) for it, kind, _ in inf_steps] == [(0, "stepped"), (1, "stepped"), (2, "stepped"),
                                                          (3, "skipped")] and inf_steps[3][2] == 16384
 
+    values["unshut_runs"] = unshut_runs
+    checks["every run shut its process group down"] = not unshut_runs
     report = {"backend": args.backend, "model": MODEL, "values": values,
               "checks": checks, "passed": all(checks.values())}
     with open(os.path.join(args.out, "amp-check.json"), "w") as handle:
