@@ -1,5 +1,5 @@
-#!/usr/bin/python3
-"""Gloo all-reduce over loopback, alone (no training), to give ddp-sim a network model that
+#!/usr/bin/env python3
+"""Gloo all-reduce alone (no training), over loopback or across testbed hosts, to give ddp-sim a network model that
 does not come from the trace it predicts.
 
 Spawns W ranks; for each message size (interleaved, several rounds) times a blocking
@@ -14,7 +14,13 @@ fraction of the idle one: ddp-sim's --overlap-bandwidth-fraction (a 1-rank basel
 all-reduce to fit it from). It also reports the other side: the load's own rate while an
 all-reduce runs over its rate for as long alone (Gloo's threads take CPU from autograd).
 
-Usage: allreduce_bench.py --out FILE.json [--world-size 2] [--rounds 15] [--busy]
+Usage (with the project's torch, .venv/bin/python; Debian's python3 has none since PyTorch 2.x):
+  allreduce_bench.py --out FILE.json [--world-size 2] [--rounds 15] [--busy]
+                          [--nnodes N --node-rank I --master-addr A [--master-port P]]
+
+With --nnodes, the W ranks span N hosts, W/N on each (as ddp-launch places them): run it once on
+every host, e.g. in the testbed (scripts/testbed.sh), where a host's ranks share its loopback and
+its shaped link. Host 0 writes --out; every rank's times reach it through the process group.
 """
 
 import argparse
@@ -59,9 +65,10 @@ class ComputeLoad:
         self.thread.join()
 
 
-def worker(rank, args, results):
+def worker(local_rank, args, results):
     torch.set_num_threads(1)
-    os.environ["MASTER_ADDR"] = "127.0.0.1"
+    rank = args.node_rank * (args.world_size // args.nnodes) + local_rank
+    os.environ["MASTER_ADDR"] = args.master_addr
     os.environ["MASTER_PORT"] = str(args.port)
     dist.init_process_group("gloo", rank=rank, world_size=args.world_size)
     tensors = {size: torch.ones(size // 4) for size in SIZES}
@@ -95,7 +102,12 @@ def worker(rank, args, results):
                     work["alone"][1] += time.perf_counter() - start
     if load is not None:
         load.close()
-    results[rank] = {"times": {key: statistics.median(t) for key, t in times.items()}, "work": work}
+    mine = {"times": {key: statistics.median(t) for key, t in times.items()}, "work": work}
+    everyone = [None] * args.world_size
+    dist.all_gather_object(everyone, mine)  # host 0 reports on every host's ranks
+    if rank == 0:
+        for r, result in enumerate(everyone):
+            results[r] = result
     dist.destroy_process_group()
 
 
@@ -114,16 +126,30 @@ def main():
     parser.add_argument("--rounds", type=int, default=15)
     parser.add_argument("--busy", action="store_true",
                         help="also time all-reduces while each rank computes; report the rate fraction")
+    parser.add_argument("--nnodes", type=int, default=1, help="hosts the ranks span (run once on each)")
+    parser.add_argument("--node-rank", type=int, default=0, help="this host, 0..nnodes-1")
+    parser.add_argument("--master-addr", default="127.0.0.1", help="host 0's address (with --nnodes)")
+    parser.add_argument("--master-port", type=int, default=0, help="its port (default: a free one, 1 host only)")
     args = parser.parse_args()
     if args.world_size < 2:
         parser.error("--world-size must be at least 2")
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        args.port = s.getsockname()[1]
+    if args.nnodes < 1 or args.world_size % args.nnodes:
+        parser.error(f"--nnodes {args.nnodes}: expected a divisor of --world-size {args.world_size}")
+    if not 0 <= args.node_rank < args.nnodes:
+        parser.error(f"--node-rank {args.node_rank}: expected 0..{args.nnodes - 1}")
+    if args.nnodes > 1 and args.master_port == 0:
+        parser.error("--master-port: expected a port every host agrees on (with --nnodes > 1)")
+    args.port = args.master_port
+    if args.port == 0:
+        with socket.socket() as s:
+            s.bind(("127.0.0.1", 0))
+            args.port = s.getsockname()[1]
     with mp.Manager() as manager:
         results = manager.dict()
-        mp.spawn(worker, args=(args, results), nprocs=args.world_size, join=True)
+        mp.spawn(worker, args=(args, results), nprocs=args.world_size // args.nnodes, join=True)
         per_rank = dict(results)
+    if args.node_rank != 0:
+        return  # host 0 reports
     w = args.world_size
 
     def fit(mode):
