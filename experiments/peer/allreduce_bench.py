@@ -160,6 +160,7 @@ def main():
     slowest, intercept, slope = fit("idle")
     report = {
         "world_size": w,
+        "ranks_reported": len(per_rank),  # every host's ranks, gathered by host 0
         "points": [{"bytes": s, "median_s": slowest[s]} for s in SIZES],
         "intercept_s": intercept,
         "slope_s_per_byte": slope,

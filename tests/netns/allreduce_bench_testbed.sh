@@ -28,9 +28,9 @@ left="$("$testbed" leftovers "$prefix")"
 "$python" - "$scratch/bench.json" <<'PY' || fail "expected host 0's report on 4 ranks with a rate under the link's"
 import json, sys
 d = json.load(open(sys.argv[1]))
-print(json.dumps({k: d[k] for k in ("world_size", "beta_bytes_per_s", "overlap_bandwidth_fraction",
+print(json.dumps({k: d[k] for k in ("world_size", "ranks_reported", "beta_bytes_per_s", "overlap_bandwidth_fraction",
                                      "compute_fraction_during_allreduce")}))
-assert d["world_size"] == 4
+assert d["world_size"] == 4 and d["ranks_reported"] == 4, (d["world_size"], d["ranks_reported"])
 assert 2.5e6 < d["beta_bytes_per_s"] < 25e6, d["beta_bytes_per_s"]  # 200 Mbit/s = 25 MB/s
 assert 0 < d["overlap_bandwidth_fraction"] <= 1
 assert 0 < d["compute_fraction_during_allreduce"] <= 1
