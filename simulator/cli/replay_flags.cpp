@@ -54,6 +54,10 @@ void add_replay_options(CLI::App* command, ReplayFlags& flags) {
                       "What-if: simulate W ranks (ranks beyond the trace replay a measured rank drawn per "
                       "iteration from --seed's rank-copy stream)")
       ->check(integer_in(1, kIntMax));
+  command->add_flag("--independent-copies", flags.request.independent_copies,
+                    "With --world-size beyond the trace: each extra rank replays an iteration drawn for it (its "
+                    "compute noise uncorrelated with the measured ranks', so each all-reduce waits for the slowest "
+                    "draw) instead of the measured ranks' own iteration; every such rank is simulated apart");
   command->add_option("--timeout", flags.request.timeout_s, "What-if: fail an all-reduce that waits longer, seconds")
       ->check(positive_number());
   add_repeatable(command, "--slowdown", flags.slowdown,

@@ -178,6 +178,7 @@ PreparedReplay prepare_replay(const ReplayRequest& request) {
   options.iterations = request.iterations > 0 ? request.iterations : default_iterations(request, prepared.model);
   options.simgrid_config = request.simgrid_config;
   options.sleep_resume_cost_s = request.sleep_resume_cost_s;
+  options.independent_copies = request.independent_copies;
   options.world_size = request.world_size;
   options.timeout_s = request.timeout_s;
   // The replay takes slowdowns as a rank → factor map and the stalls as the skew spec; the

@@ -17,7 +17,6 @@
 #include <optional>
 
 #include "collectives.hpp"
-#include "ddpsim/trace/splitmix.hpp"
 #include "platform_builder.hpp"
 #include "replay_classes.hpp"
 #include "routes.hpp"
@@ -97,8 +96,6 @@ struct Simulation {
 
 std::int64_t to_ns(double seconds) { return std::llround(seconds * 1e9); }
 
-std::uint64_t mix(std::uint64_t value) { return trace::splitmix64(value); }
-
 Event make_event(int rank, std::int64_t iteration, EventType type, double at_s) {
   Event event;
   event.rank = rank;
@@ -109,15 +106,11 @@ Event make_event(int rank, std::int64_t iteration, EventType type, double at_s) 
 }
 
 // The measured costs a simulated rank replays (source_rank: itself, or a measured rank
-// drawn per iteration). Pure, so the compute and comm actors of a rank agree.
-// With resample_seed, the source iteration itself is drawn (a bootstrap), the same for all ranks.
+// drawn per iteration; source_iteration: which of its iterations). Pure, so the compute and
+// comm actors of a rank agree.
 const RankIterationCosts& costs_of(const Simulation& sim, int rank, std::int64_t iteration) {
-  const std::int64_t source =
-      sim.options.resample_seed == 0
-          ? iteration
-          : static_cast<std::int64_t>(mix(mix(sim.options.resample_seed) ^
-                                          static_cast<std::uint64_t>(iteration)) >> 1);
-  return sim.model.costs_for(source_rank(sim.model, sim.options, rank, iteration), source);
+  return sim.model.costs_for(source_rank(sim.model, sim.options, rank, iteration),
+                             source_iteration(sim.model, sim.options, rank, iteration));
 }
 
 // An injected stall at the start of an iteration, recorded as `ddp-train` records it: a

@@ -27,6 +27,18 @@ int source_rank(const WorkloadModel& model, const ReplayOptions& options, int ra
   return static_cast<int>(draw % static_cast<std::uint64_t>(measured));
 }
 
+std::int64_t source_iteration(const WorkloadModel& model, const ReplayOptions& options, int rank,
+                              std::int64_t iteration) {
+  const auto at = static_cast<std::uint64_t>(iteration);
+  if (options.independent_copies && rank >= static_cast<int>(model.costs.size())) {
+    // Its own stream (the constant), apart from the one source_rank draws the rank from.
+    const std::uint64_t stream = mix(mix(options.rank_copy_seed ^ 0x69746572ULL) ^ options.resample_seed);
+    return static_cast<std::int64_t>(mix(mix(stream ^ static_cast<std::uint64_t>(rank)) ^ at) >> 1);
+  }
+  if (options.resample_seed == 0) return iteration;
+  return static_cast<std::int64_t>(mix(mix(options.resample_seed) ^ at) >> 1);
+}
+
 RankClasses group_identical_ranks(const WorkloadModel& model, const ReplayOptions& options, int world_size,
                                   bool merge) {
   RankClasses classes;
@@ -47,6 +59,7 @@ RankClasses group_identical_ranks(const WorkloadModel& model, const ReplayOption
       for (std::int64_t iteration = 0; iteration < options.iterations; ++iteration) {
         const std::int64_t label = model.first_source_iteration() + iteration;
         inputs.push_back(source_rank(model, options, rank, iteration));
+        if (options.independent_copies) inputs.push_back(source_iteration(model, options, rank, iteration));
         inputs.push_back(options.skew.fixed_delay_ns(rank, label));
         inputs.push_back(options.skew.random_delay_ns(rank, label));
       }

@@ -30,6 +30,13 @@ struct RankClasses {
 // rank's pattern W/W_trace times.
 int source_rank(const WorkloadModel& model, const ReplayOptions& options, int rank, std::int64_t iteration);
 
+// The measured iteration (an index into the model's per-iteration costs, WorkloadModel::costs_for
+// wraps it) that simulated rank `rank` replays in simulated iteration `iteration`: the
+// iteration itself, or with resample_seed a bootstrap draw shared by every rank; a rank
+// beyond the trace with independent_copies draws its own (ReplayOptions::independent_copies).
+std::int64_t source_iteration(const WorkloadModel& model, const ReplayOptions& options, int rank,
+                              std::int64_t iteration);
+
 // Classes of identical ranks, numbered in order of their first rank (so that when no two
 // ranks are alike, class r is rank r). With `merge` false every rank is its own class
 // (the explicit ring sends rank-to-rank messages: its ranks are not interchangeable).

@@ -82,6 +82,9 @@ std::string report_to_text(const ReplayReport& report) {
   if (options.sleep_resume_cost_s > 0) {
     text << ", +" << format("%.3g", options.sleep_resume_cost_s * 1e3) << " ms resuming after each slowdown sleep";
   }
+  if (options.independent_copies && static_cast<int>(result.events.size()) > model.world_size) {
+    text << ", ranks beyond the trace drawing their own iterations";
+  }
   if (options.compute_fraction_during_allreduce != 1) {
     text << ", autograd at x" << format("%.3g", options.compute_fraction_during_allreduce)
          << " while its all-reduces transfer";
@@ -165,6 +168,7 @@ nlohmann::json report_json(const ReplayReport& report) {
   json["compute_fraction_during_allreduce"] = options.compute_fraction_during_allreduce;
   json["core_sharing"] = options.core_slowdown ? "paced" : "uniform";
   json["sleep_resume_cost_s"] = options.sleep_resume_cost_s;
+  json["independent_copies"] = options.independent_copies;
   json["world_size"] = result.events.size();
   json["network"] = {{"alpha_s", options.alpha_s},
                      {"beta_bytes_per_s", options.beta_bytes_per_s},

@@ -12,6 +12,7 @@
 #include "ddpsim/sim/replay.hpp"
 #include "ddpsim/sim/workload_model.hpp"
 #include "ddpsim/trace/io.hpp"
+#include "minimal_workload.hpp"
 #include "synthetic_trace.hpp"
 #include "temp_dir.hpp"
 
@@ -183,6 +184,78 @@ TEST(ReplayWhatIf, ExtraRanksDrawMeasuredRanksCompute) {
     not_modulo += std::llabs(forward_ns.at({rank % run.world_size, iteration}) - duration) > 1 ? 1 : 0;
   }
   EXPECT_GT(not_modulo, 0);
+}
+
+// Per (rank, iteration) of a replay: forward's length, and rank 0's iteration length.
+struct ForwardsAndIterations {
+  std::map<std::pair<int, std::int64_t>, double> forward_s;
+  std::map<std::int64_t, double> iteration_s;
+};
+
+ForwardsAndIterations forwards_and_iterations(const ReplayResult& result) {
+  ForwardsAndIterations out;
+  for (const auto& events : result.events) {
+    std::int64_t forward_begin = 0;
+    std::int64_t iteration_begin = 0;
+    for (const auto& event : events) {
+      if (event.type == trace::EventType::ForwardBegin) forward_begin = event.t_ns;
+      if (event.type == trace::EventType::ForwardEnd) {
+        out.forward_s[{event.rank, event.iteration}] = static_cast<double>(event.t_ns - forward_begin) * 1e-9;
+      }
+      if (event.type == trace::EventType::IterationBegin) iteration_begin = event.t_ns;
+      if (event.type == trace::EventType::IterationEnd && event.rank == 0) {
+        out.iteration_s[event.iteration] = static_cast<double>(event.t_ns - iteration_begin) * 1e-9;
+      }
+    }
+  }
+  return out;
+}
+
+// A 1-rank trace whose iteration k computes k + 1 ms, replayed on 2 ranks. By default the copy
+// replays rank 0's own iteration (fully correlated: every iteration lasts its compute plus the
+// all-reduce); with independent_copies it replays a draw of its own, and each iteration lasts
+// the slower of the two computes plus the same all-reduce.
+TEST(ReplayWhatIf, IndependentCopiesWaitForTheSlowerDraw) {
+  WorkloadModel model = testing::communication_only_workload(1, 4096);
+  model.mode = ComputeMode::PerIteration;
+  model.costs[0].clear();
+  model.source_iterations.clear();
+  for (int k = 0; k < 8; ++k) {
+    RankIterationCosts costs;
+    costs.forward_s = 1e-3 * (k + 1);
+    costs.bucket_ready_s = {0.0};
+    model.costs[0].push_back(costs);
+    model.source_iterations.push_back(k);
+  }
+  ReplayOptions options = testing::star_options(AllreduceAlgorithm::RingAggregated, 1e-5, 1e9);
+  options.world_size = 2;
+  options.iterations = 8;
+  options.rank_copy_seed = 11;
+
+  const ForwardsAndIterations same = forwards_and_iterations(replay_isolated(model, options));
+  options.independent_copies = true;
+  const ForwardsAndIterations independent = forwards_and_iterations(replay_isolated(model, options));
+
+  ASSERT_EQ(same.iteration_s.size(), 8u);
+  ASSERT_EQ(independent.iteration_s.size(), 8u);
+  const double allreduce_s = same.iteration_s.at(0) - 1e-3;
+  EXPECT_GT(allreduce_s, 0);
+  int differ = 0;
+  for (std::int64_t k = 0; k < 8; ++k) {
+    const double own_s = 1e-3 * static_cast<double>(k + 1);
+    EXPECT_NEAR(same.forward_s.at({0, k}), own_s, 1e-9);
+    EXPECT_NEAR(same.forward_s.at({1, k}), own_s, 1e-9) << "the copy replays rank 0's iteration " << k;
+    EXPECT_NEAR(same.iteration_s.at(k), own_s + allreduce_s, 1e-7);
+
+    EXPECT_NEAR(independent.forward_s.at({0, k}), own_s, 1e-9) << "the measured rank replays itself";
+    const double copy_s = independent.forward_s.at({1, k});
+    const double drawn = copy_s * 1e3;
+    EXPECT_NEAR(drawn, std::round(drawn), 1e-6) << "a measured iteration's compute";
+    EXPECT_TRUE(drawn > 0.5 && drawn < 8.5) << drawn;
+    differ += std::abs(copy_s - own_s) > 1e-9 ? 1 : 0;
+    EXPECT_NEAR(independent.iteration_s.at(k), std::max(own_s, copy_s) + allreduce_s, 1e-7) << "iteration " << k;
+  }
+  EXPECT_GE(differ, 4) << "the copy's draws should mostly differ from rank 0's iterations";
 }
 
 TEST(ReplayWhatIf, LargerWorldTakesLongerAllreduces) {

@@ -79,6 +79,7 @@ struct ReplayRequest {
   // the ranks computing beside it at each instant (ReplayOptions::core_slowdown).
   CoreSharing core_sharing = CoreSharing::Uniform;
   double sleep_resume_cost_s = 0;  // ReplayOptions::sleep_resume_cost_s
+  bool independent_copies = false;  // ReplayOptions::independent_copies
   // The all-reduce rate while autograd runs as a fraction of the full rate
   // (ReplayOptions::overlap_bandwidth_fraction). Unset: the calibration's, or 1 with a told
   // --bandwidth; set: used as it is (a benchmark's, e.g. for a 1-rank baseline with no

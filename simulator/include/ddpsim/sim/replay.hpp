@@ -57,6 +57,14 @@ struct ReplayOptions {
   // stream, so new stall draws (skew.seed) do not also change the copied ranks
   // (seeds_of_run in monte_carlo_runs.hpp derives both from one --seed).
   std::uint64_t rank_copy_seed = 0;
+  // Which iteration a rank beyond the trace replays. false: the measured ranks' own (source
+  // iteration k, or the bootstrap's draw, the same on every rank): a copy's compute moves with
+  // theirs, as if the ranks' noise were fully correlated. true: one drawn per (rank_copy_seed,
+  // resample_seed, rank, iteration): uncorrelated, so each all-reduce waits for the slowest of
+  // independent draws. On loopback the 2-rank traces' per-iteration compute is uncorrelated
+  // between ranks (r -0.37..+0.59, median about 0; README "world sizes"), which a 1-rank trace
+  // cannot show. Every copy then is its own class (replay_classes.hpp): for small what-ifs.
+  bool independent_copies = false;
   // An aggregated collective (ring-agg, tree) whose flows share links is timed with
   // SimGrid's flow model when it has at most this many flows, else with the max-min
   // bottleneck bound (network_phase.hpp). Either way once per message size.
