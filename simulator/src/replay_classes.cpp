@@ -31,7 +31,7 @@ std::int64_t source_iteration(const WorkloadModel& model, const ReplayOptions& o
                               std::int64_t iteration) {
   const auto at = static_cast<std::uint64_t>(iteration);
   if (options.independent_copies && rank >= static_cast<int>(model.costs.size())) {
-    // Its own stream (the constant), apart from the one source_rank draws the rank from.
+    // Its own stream ("iter" in ASCII), apart from the one source_rank draws the rank from.
     const std::uint64_t stream = mix(mix(options.rank_copy_seed ^ 0x69746572ULL) ^ options.resample_seed);
     return static_cast<std::int64_t>(mix(mix(stream ^ static_cast<std::uint64_t>(rank)) ^ at) >> 1);
   }
