@@ -62,6 +62,25 @@ TEST(Cli, ReportNamesPacedCoreSharingAndTheResumeCost) {
   EXPECT_DOUBLE_EQ(report["sleep_resume_cost_s"].get<double>(), 0.0005);
 }
 
+// --independent-copies reaches the replay and the report says so, in text only where there are
+// added ranks to draw for.
+TEST(Cli, ReportNamesIndependentCopies) {
+  test_support::TempDir dir;
+  const std::string measured = write_measured(dir);  // 4 ranks
+  const Outcome plain = run_cli(dir, "replay " + measured + " --iterations 3 --world-size 8 --json " + dir / "plain.json");
+  ASSERT_EQ(plain.status, 0) << plain.err;
+  EXPECT_EQ(plain.out.find("drawing their own iterations"), std::string::npos) << plain.out;
+  EXPECT_EQ(nlohmann::json::parse(slurp(dir / "plain.json"))["independent_copies"], false);
+  const Outcome drawn = run_cli(dir, "replay " + measured + " --iterations 3 --world-size 8 --independent-copies "
+                                     "--json " + dir / "drawn.json");
+  ASSERT_EQ(drawn.status, 0) << drawn.err;
+  EXPECT_NE(drawn.out.find("ranks beyond the trace drawing their own iterations"), std::string::npos) << drawn.out;
+  EXPECT_EQ(nlohmann::json::parse(slurp(dir / "drawn.json"))["independent_copies"], true);
+  const Outcome same_size = run_cli(dir, "replay " + measured + " --iterations 3 --independent-copies");
+  ASSERT_EQ(same_size.status, 0) << same_size.err;
+  EXPECT_EQ(same_size.out.find("drawing their own iterations"), std::string::npos) << same_size.out;
+}
+
 TEST(Cli, BootstrapGivesTheMedianAnIntervalOnlyWhenAskedAndWithEnoughRuns) {
   test_support::TempDir dir;
   const std::string measured = write_measured(dir);
