@@ -28,10 +28,10 @@ import re
 import subprocess
 import sys
 
-# amp_eval_test.cpp's 2 ranks x batch 8 as 1 rank x 16: the same global batch.
 UNSHUT_GROUP = "destroy_process_group() was not called"
 unshut_runs = []  # the tags of the runs whose output had UNSHUT_GROUP
 
+# amp_eval_test.cpp's 2 ranks x batch 8 as 1 rank x 16: the same global batch.
 MODEL = ["--model", "mlp", "--width", "32", "--depth", "2", "--batch-size", "16", "--dataset-size", "1000"]
 LOSS_TOLERANCE = 0.05
 ACCURACY_TOLERANCE = 0.05
