@@ -28,6 +28,7 @@ import json
 import os
 import socket
 import statistics
+import sys
 import threading
 import time
 
@@ -111,6 +112,12 @@ def worker(local_rank, args, results):
     dist.destroy_process_group()
 
 
+def refuse(message):
+    """Bad input: one line on stderr naming the flag, exit 2 (as argparse's own errors)."""
+    print(f"allreduce_bench.py: {message}", file=sys.stderr)
+    sys.exit(2)
+
+
 def fit_line(xs, ys):
     mean_x, mean_y = statistics.fmean(xs), statistics.fmean(ys)
     sxx = sum((x - mean_x) ** 2 for x in xs)
@@ -131,14 +138,15 @@ def main():
     parser.add_argument("--master-addr", default="127.0.0.1", help="host 0's address (with --nnodes)")
     parser.add_argument("--master-port", type=int, default=0, help="its port (default: a free one, 1 host only)")
     args = parser.parse_args()
+
     if args.world_size < 2:
-        parser.error("--world-size must be at least 2")
+        refuse(f"--world-size {args.world_size}: expected at least 2")
     if args.nnodes < 1 or args.world_size % args.nnodes:
-        parser.error(f"--nnodes {args.nnodes}: expected a divisor of --world-size {args.world_size}")
+        refuse(f"--nnodes {args.nnodes}: expected a divisor of --world-size {args.world_size}")
     if not 0 <= args.node_rank < args.nnodes:
-        parser.error(f"--node-rank {args.node_rank}: expected 0..{args.nnodes - 1}")
+        refuse(f"--node-rank {args.node_rank}: expected 0..{args.nnodes - 1}")
     if args.nnodes > 1 and args.master_port == 0:
-        parser.error("--master-port: expected a port every host agrees on (with --nnodes > 1)")
+        refuse("--master-port: expected a port every host agrees on (with --nnodes > 1)")
     args.port = args.master_port
     if args.port == 0:
         with socket.socket() as s:

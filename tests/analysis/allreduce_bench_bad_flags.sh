@@ -1,0 +1,33 @@
+#!/usr/bin/env bash
+# experiments/peer/allreduce_bench.py refuses bad host flags before starting any rank: one line
+# on stderr naming the flag and what it expected, exit 2, no report written.
+# Exits 77 (skipped) when PYTHON has no torch.
+# Usage: allreduce_bench_bad_flags.sh PYTHON BENCH
+set -uo pipefail
+[ $# -eq 2 ] || { echo "usage: $0 PYTHON BENCH" >&2; exit 64; }
+python="$1" bench="$2"
+"$python" -c "import torch.distributed" 2>/dev/null || { echo "SKIP: $python has no torch.distributed" >&2; exit 77; }
+scratch="$(mktemp -d "${TMPDIR:-/tmp}/ddpsim-bench-XXXXXX")"
+trap 'rm -rf "$scratch"' EXIT
+failed=0
+expect() {  # FLAGS... -- EXPECTED_LINE
+  local args=() expected
+  while [ "$1" != -- ]; do args+=("$1"); shift; done
+  expected="$2"
+  "$python" "$bench" --out "$scratch/report.json" "${args[@]}" 2> "$scratch/err"
+  local code=$? err
+  err="$(cat "$scratch/err")"
+  if [ "$code" != 2 ] || [ "$err" != "$expected" ] || [ -e "$scratch/report.json" ]; then
+    echo "FAIL: ${args[*]}: exit $code, stderr '$err', expected exit 2 and '$expected'" >&2
+    failed=1
+  else
+    echo "ok: ${args[*]}: $err"
+  fi
+}
+expect --world-size 1 -- "allreduce_bench.py: --world-size 1: expected at least 2"
+expect --world-size 4 --nnodes 3 -- "allreduce_bench.py: --nnodes 3: expected a divisor of --world-size 4"
+expect --world-size 4 --nnodes 0 -- "allreduce_bench.py: --nnodes 0: expected a divisor of --world-size 4"
+expect --world-size 4 --nnodes 2 --node-rank 2 --master-port 29614 -- "allreduce_bench.py: --node-rank 2: expected 0..1"
+expect --world-size 4 --nnodes 2 -- \
+  "allreduce_bench.py: --master-port: expected a port every host agrees on (with --nnodes > 1)"
+exit $failed
