@@ -154,6 +154,29 @@ TEST(ReplayWhatIf, PerIterationReplaysAOneOffStallAgainstTheTimeout) {
   EXPECT_NE(fails.failure.find("iteration 5 bucket 0: timeout"), std::string::npos) << fails.failure;
 }
 
+// Per (rank, iteration) of a replay: forward's length, and rank 0's iteration length.
+struct ForwardsAndIterations {
+  std::map<std::pair<int, std::int64_t>, std::int64_t> forward_ns;
+  std::map<std::int64_t, double> iteration_s;
+};
+
+ForwardsAndIterations forwards_and_iterations(const ReplayResult& result) {
+  ForwardsAndIterations out;
+  for (const auto& events : result.events) {
+    std::int64_t forward_begin = 0;
+    std::int64_t iteration_begin = 0;
+    for (const auto& event : events) {
+      if (event.type == trace::EventType::ForwardBegin) forward_begin = event.t_ns;
+      if (event.type == trace::EventType::ForwardEnd) out.forward_ns[{event.rank, event.iteration}] = event.t_ns - forward_begin;
+      if (event.type == trace::EventType::IterationBegin) iteration_begin = event.t_ns;
+      if (event.type == trace::EventType::IterationEnd && event.rank == 0) {
+        out.iteration_s[event.iteration] = static_cast<double>(event.t_ns - iteration_begin) * 1e-9;
+      }
+    }
+  }
+  return out;
+}
+
 // Ranks beyond the measured ones replay a measured rank drawn per (seed, rank, iteration).
 TEST(ReplayWhatIf, ExtraRanksDrawMeasuredRanksCompute) {
   testing::SyntheticRun run;  // 4 ranks, rank r computes (1 + 0.02 r) times slower
@@ -162,16 +185,7 @@ TEST(ReplayWhatIf, ExtraRanksDrawMeasuredRanksCompute) {
   ReplayOptions options = calibrated_options(prepared.calibration, AllreduceAlgorithm::RingAggregated);
   options.world_size = 32;
   options.iterations = 3;
-  const ReplayResult result = replay_isolated(prepared.model, options);
-  // forward durations per (rank, iteration)
-  std::map<std::pair<int, std::int64_t>, std::int64_t> forward_ns;
-  for (const auto& events : result.events) {
-    std::int64_t begin = 0;
-    for (const auto& event : events) {
-      if (event.type == trace::EventType::ForwardBegin) begin = event.t_ns;
-      if (event.type == trace::EventType::ForwardEnd) forward_ns[{event.rank, event.iteration}] = event.t_ns - begin;
-    }
-  }
+  const auto forward_ns = forwards_and_iterations(replay_isolated(prepared.model, options)).forward_ns;
   int not_modulo = 0;
   for (const auto& [key, duration] : forward_ns) {
     const auto [rank, iteration] = key;
@@ -184,31 +198,6 @@ TEST(ReplayWhatIf, ExtraRanksDrawMeasuredRanksCompute) {
     not_modulo += std::llabs(forward_ns.at({rank % run.world_size, iteration}) - duration) > 1 ? 1 : 0;
   }
   EXPECT_GT(not_modulo, 0);
-}
-
-// Per (rank, iteration) of a replay: forward's length, and rank 0's iteration length.
-struct ForwardsAndIterations {
-  std::map<std::pair<int, std::int64_t>, double> forward_s;
-  std::map<std::int64_t, double> iteration_s;
-};
-
-ForwardsAndIterations forwards_and_iterations(const ReplayResult& result) {
-  ForwardsAndIterations out;
-  for (const auto& events : result.events) {
-    std::int64_t forward_begin = 0;
-    std::int64_t iteration_begin = 0;
-    for (const auto& event : events) {
-      if (event.type == trace::EventType::ForwardBegin) forward_begin = event.t_ns;
-      if (event.type == trace::EventType::ForwardEnd) {
-        out.forward_s[{event.rank, event.iteration}] = static_cast<double>(event.t_ns - forward_begin) * 1e-9;
-      }
-      if (event.type == trace::EventType::IterationBegin) iteration_begin = event.t_ns;
-      if (event.type == trace::EventType::IterationEnd && event.rank == 0) {
-        out.iteration_s[event.iteration] = static_cast<double>(event.t_ns - iteration_begin) * 1e-9;
-      }
-    }
-  }
-  return out;
 }
 
 // A 1-rank trace whose iteration k computes k + 1 ms, replayed on 2 ranks. By default the copy
@@ -243,12 +232,12 @@ TEST(ReplayWhatIf, IndependentCopiesWaitForTheSlowerDraw) {
   int differ = 0;
   for (std::int64_t k = 0; k < 8; ++k) {
     const double own_s = 1e-3 * static_cast<double>(k + 1);
-    EXPECT_NEAR(same.forward_s.at({0, k}), own_s, 1e-9);
-    EXPECT_NEAR(same.forward_s.at({1, k}), own_s, 1e-9) << "the copy replays rank 0's iteration " << k;
+    EXPECT_NEAR(same.forward_ns.at({0, k}) * 1e-9, own_s, 1e-9);
+    EXPECT_NEAR(same.forward_ns.at({1, k}) * 1e-9, own_s, 1e-9) << "the copy replays rank 0's iteration " << k;
     EXPECT_NEAR(same.iteration_s.at(k), own_s + allreduce_s, 1e-7);
 
-    EXPECT_NEAR(independent.forward_s.at({0, k}), own_s, 1e-9) << "the measured rank replays itself";
-    const double copy_s = independent.forward_s.at({1, k});
+    EXPECT_NEAR(independent.forward_ns.at({0, k}) * 1e-9, own_s, 1e-9) << "the measured rank replays itself";
+    const double copy_s = static_cast<double>(independent.forward_ns.at({1, k})) * 1e-9;
     const double drawn = copy_s * 1e3;
     EXPECT_NEAR(drawn, std::round(drawn), 1e-6) << "a measured iteration's compute";
     EXPECT_TRUE(drawn > 0.5 && drawn < 8.5) << drawn;
