@@ -4,13 +4,17 @@
 
 #include <nlohmann/json.hpp>
 
+#include <filesystem>
 #include <iostream>
 #include <memory>
+#include <set>
 
 #include "ddpsim/sim/json_values.hpp"
 #include "ddpsim/sim/monte_carlo_runs.hpp"
 #include "ddpsim/sim/predicted_trace.hpp"
 #include "ddpsim/sim/report.hpp"
+#include "ddpsim/sim/run_to_run.hpp"
+#include "ddpsim/trace/configuration.hpp"
 #include "ddpsim/trace/io.hpp"
 #include "ddpsim/trace/summary.hpp"
 #include "progress.hpp"
@@ -23,12 +27,45 @@ struct Flags {
   ReplayFlags replay;
   std::string out_dir;
   std::string json_file;
+  std::vector<std::string> repeats;
 };
 
 // A what-if at the measured world size without --runs gets this many runs, 2..N resampling the
 // measured iterations, so that it prints its median with a 90 % interval (issue 16). Cheap there
 // (each run replays as many ranks as were measured); a scale-out asks for it with --runs.
 constexpr int kWhatIfRuns = 21;
+
+// --repeats: the measured median iteration of the replayed run and of every other run of its
+// configuration given, for the run-to-run spread (run_to_run.hpp). A directory that is not a
+// trace, holds a run of another configuration, is the replayed trace itself or is given twice
+// is refused by name before any replay.
+std::vector<double> medians_of_runs(const std::vector<std::string>& repeats, const std::string& replayed_dir,
+                                    const trace::Trace& replayed, double replayed_median_s) {
+  namespace fs = std::filesystem;
+  if (!(replayed_median_s > 0)) throw UsageError("--repeats: expected the replayed trace to have complete iterations, got none");
+  std::vector<double> medians = {replayed_median_s};
+  std::set<fs::path> seen = {fs::weakly_canonical(replayed_dir)};
+  for (const std::string& dir : repeats) {
+    if (!seen.insert(fs::weakly_canonical(dir)).second) {
+      throw UsageError("--repeats " + dir + ": expected another run, got the replayed trace or a repeat given twice");
+    }
+    trace::Trace run;
+    try {
+      run = trace::read_trace(dir);
+    } catch (const trace::TraceError& error) {
+      throw UsageError(std::string("--repeats ") + dir + ": " + error.what());
+    }
+    const std::string difference = trace::configuration_difference(
+        run.ranks.front().meta, replayed.ranks.front().meta, "the replayed trace's");
+    if (!difference.empty()) {
+      throw UsageError("--repeats " + dir + ": expected a run of the replayed trace's configuration, got " + difference);
+    }
+    const double median = trace::summarize(run).median_iteration_s;
+    if (!(median > 0)) throw UsageError("--repeats " + dir + ": expected a run with complete iterations, got none");
+    medians.push_back(median);
+  }
+  return medians;
+}
 
 int run(const Flags& flags, bool runs_given) {
   const sim::ReplayRequest request = to_request(flags.replay);
@@ -37,6 +74,11 @@ int run(const Flags& flags, bool runs_given) {
   if (!flags.json_file.empty()) check_output_file(flags.json_file, "--json");
   const sim::PreparedReplay prepared = sim::prepare_replay(request);
   const trace::Summary measured = trace::summarize(prepared.measured);
+  std::optional<sim::RunToRunSpread> spread;
+  if (!flags.repeats.empty()) {
+    spread = sim::run_to_run_spread(
+        medians_of_runs(flags.repeats, request.trace_dir, prepared.measured, measured.median_iteration_s));
+  }
   if (!runs_given && plan.runs == 1 && prepared.world_size() == prepared.model.world_size &&
       !sim::whatif_changes(prepared.model, prepared.options, prepared.compute_stretch, measured).empty()) {
     plan.runs = kWhatIfRuns;
@@ -70,6 +112,11 @@ int run(const Flags& flags, bool runs_given) {
     interval = sim::median_interval({outcomes.begin() + 1, outcomes.end()});
     std::cout << sim::interval_to_text(*interval);
   }
+  std::optional<sim::MedianInterval> run_to_run;
+  if (spread) {
+    run_to_run = interval ? sim::widened(*interval, *spread) : sim::widened(report.predicted.median_iteration_s, *spread);
+    std::cout << sim::run_to_run_interval_to_text(*run_to_run, *spread);
+  }
   for (const std::string& note : report.measured.notes) std::cout << "measured " << note << "\n";
   if (!flags.json_file.empty()) {
     nlohmann::json json = sim::report_json(report);
@@ -78,6 +125,12 @@ int run(const Flags& flags, bool runs_given) {
       json["interval"] = {{"median_iteration_s", {interval->low_s, interval->high_s}},
                           {"level", interval->level},
                           {"replicates", interval->replicates}};
+    }
+    if (run_to_run) {
+      json["run_to_run_interval"] = {{"median_iteration_s", {run_to_run->low_s, run_to_run->high_s}},
+                                     {"level", spread->level},
+                                     {"runs", spread->runs},
+                                     {"ratios", {spread->ratio_low, spread->ratio_high}}};
     }
     write_output_file(flags.json_file, json.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n", "--json");
   }
@@ -92,6 +145,9 @@ Command add_replay_command(CLI::App& app) {
   add_replay_options(command, flags->replay);
   command->add_option("--out", flags->out_dir, "Write the predicted run as a trace into DIR");
   command->add_option("--json", flags->json_file, "Write the report as JSON");
+  command->add_option("--repeats", flags->repeats,
+                      "Other measured runs of the replayed trace's configuration: also print the "
+                      "interval widened by how much their medians differ from run to run");
   return {command, [flags, command] { return run(*flags, command->count("--runs") > 0); }};
 }
 

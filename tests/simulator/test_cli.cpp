@@ -3,7 +3,9 @@
 #include <nlohmann/json.hpp>
 #include <sys/wait.h>
 
+#include <algorithm>
 #include <cstdlib>
+#include <filesystem>
 #include <fstream>
 #include <cmath>
 #include <map>
@@ -106,6 +108,62 @@ TEST(Cli, BootstrapGivesTheMedianAnIntervalOnlyWhenAskedAndWithEnoughRuns) {
 
   expect_one_line_error(run_cli(dir, "replay " + measured + " --runs 5 --bootstrap"),
                         "--bootstrap: expected --runs of at least 11");
+}
+
+// --repeats: other measured runs of the replayed trace's configuration widen the bootstrap
+// interval by how much the three runs' medians differ: [lo · q05, hi · q95] of the ratios of
+// every two of them. A run of another configuration, or the replayed trace again, is refused
+// in one line before anything is written.
+TEST(Cli, RepeatsWidenTheIntervalByTheRunToRunSpread) {
+  test_support::TempDir dir;
+  const std::string measured = write_measured(dir);
+  testing::SyntheticRun slower, faster, smaller;
+  slower.forward_s = 0.030;
+  faster.backward_s = 0.020;
+  smaller.world_size = 2;
+  trace::write_trace(dir / "slower", testing::make_synthetic_trace(slower));
+  trace::write_trace(dir / "faster", testing::make_synthetic_trace(faster));
+  trace::write_trace(dir / "smaller", testing::make_synthetic_trace(smaller));
+  const Outcome outcome = run_cli(dir, "replay " + measured + " --runs 21 --bootstrap --slowdown 1=2 --repeats " +
+                                           dir / "slower" + " " + dir / "faster" + " --json " + dir / "rr.json");
+  ASSERT_EQ(outcome.status, 0) << outcome.err;
+  EXPECT_NE(outcome.out.find("90 % interval with the run-to-run spread of 3 runs of the baseline"), std::string::npos)
+      << outcome.out;
+  const auto report = nlohmann::json::parse(slurp(dir / "rr.json"));
+  ASSERT_TRUE(report.contains("run_to_run_interval")) << report.dump();
+  EXPECT_EQ(report["run_to_run_interval"]["runs"], 3);
+  std::vector<double> medians;
+  for (const char* run : {"measured", "slower", "faster"})
+    medians.push_back(testing::median_iteration_s(trace::read_trace(dir / run)));
+  ASSERT_GT(medians[1], 1.1 * medians[0]);  // the runs differ, so the spread is not 1
+  std::vector<double> ratios;
+  for (std::size_t i = 0; i < 3; ++i)
+    for (std::size_t j = 0; j < 3; ++j)
+      if (i != j) ratios.push_back(medians[i] / medians[j]);
+  std::sort(ratios.begin(), ratios.end());
+  // 6 ratios: the 5 % quantile sits at position 0.25, the 95 % one at 4.75.
+  const double q05 = ratios[0] + 0.25 * (ratios[1] - ratios[0]);
+  const double q95 = ratios[4] + 0.75 * (ratios[5] - ratios[4]);
+  const double low = report["interval"]["median_iteration_s"][0].get<double>();
+  const double high = report["interval"]["median_iteration_s"][1].get<double>();
+  EXPECT_NEAR(report["run_to_run_interval"]["median_iteration_s"][0].get<double>(), low * q05, 1e-9 * low);
+  EXPECT_NEAR(report["run_to_run_interval"]["median_iteration_s"][1].get<double>(), high * q95, 1e-9 * high);
+
+  const Outcome plain = run_cli(dir, "replay " + measured + " --runs 21 --bootstrap --json " + dir / "plain.json");
+  ASSERT_EQ(plain.status, 0) << plain.err;
+  EXPECT_EQ(plain.out.find("run-to-run"), std::string::npos) << plain.out;
+  EXPECT_FALSE(nlohmann::json::parse(slurp(dir / "plain.json")).contains("run_to_run_interval"));
+
+  expect_one_line_error(run_cli(dir, "replay " + measured + " --json " + dir / "bad.json" + " --repeats " +
+                                         dir / "slower" + " " + dir / "smaller"),
+                        "--repeats " + dir / "smaller" +
+                            ": expected a run of the replayed trace's configuration, got world_size 2, "
+                            "the replayed trace's 4");
+  expect_one_line_error(run_cli(dir, "replay " + measured + " --json " + dir / "bad.json" + " --repeats " +
+                                         dir / "slower" + " " + dir / "slower"),
+                        "--repeats " + dir / "slower" + ": expected another run, got the replayed trace or a "
+                                                        "repeat given twice");
+  EXPECT_FALSE(std::filesystem::exists(dir / "bad.json"));
 }
 
 TEST(Cli, CalibrateReportsAlphaBetaAndResiduals) {
