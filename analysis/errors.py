@@ -9,7 +9,9 @@ column existed hold only reconstructions (rows of the measured configuration, va
 Per kind, per experiment and variant, then over all: runs, median / p90 / max |error| of the
 predicted median iteration time, the median signed error, and the fraction of runs whose
 measured median lies in the prediction's bootstrap interval (where the replays had one), and in
-that interval widened by the machine's run-to-run spread (run_to_run_ratios). Rows
+that interval widened by the baseline's run-to-run spread (summary column inside_run_to_run:
+ddp-experiment replays each baseline with --repeats naming its other repetitions; summaries
+written before that column have none). Rows
 of points with delay_dist add a distribution table (KS distance with a perfect model's KS floor, p50/p90/p99 errors). Then the
 repeat floor: one measured run of a configuration taken as the "prediction" of another run of
 that configuration, the error a perfect model would still show on this machine. Plus the CDF of
@@ -32,7 +34,7 @@ TITLES = {
 }
 # Columns this table reads that inputs.NUMERIC_COLUMNS does not convert.
 EXTRA_NUMERIC = ["predicted_lo_s", "predicted_hi_s", "inside", "ks_distance", "p50_error_pct",
-                 "p90_error_pct", "p99_error_pct", "measured_iterations"]
+                 "p90_error_pct", "p99_error_pct", "measured_iterations", "inside_run_to_run"]
 
 
 def _numbers(frame, column, path):
@@ -44,25 +46,6 @@ def _numbers(frame, column, path):
     if bad.any():
         raise InputError(path, f"a number in column '{column}'", repr(text[bad].iloc[0]))
     return values
-
-
-def run_to_run_ratios(frame):
-    """Per experiment: the 5 % and 95 % quantiles of m_i / m_j over every ordered pair of distinct
-    repetitions of the baseline (the measured medians of the traces that predictions replayed),
-    and their count. How much two runs of one configuration differ on this machine: a bootstrap
-    of one baseline trace cannot see it, yet every prediction is compared with another run.
-    Fewer than 3 baseline runs give NaN."""
-    result = {}
-    for experiment, group in frame.groupby("experiment", sort=False):
-        baselines = set(group.loc[group["kind"] == "prediction", "replayed_trace"]) - {""}
-        measured = group[group["trace_dir"].isin(baselines)].drop_duplicates("trace_dir")
-        values = [float(v) for v in measured["measured_iter_s"] if v == v and v > 0]
-        if len(values) < 3:
-            result[experiment] = (float("nan"), float("nan"), len(values))
-            continue
-        ratios = [a / b for i, a in enumerate(values) for j, b in enumerate(values) if i != j]
-        result[experiment] = (quantile(ratios, 0.05), quantile(ratios, 0.95), len(values))
-    return result
 
 
 def read_summaries(paths):
@@ -80,10 +63,6 @@ def error_rows(summaries):
         else:  # before kinds: the measured configuration's replay is a reconstruction
             kind = pd.Series(np.where(frame["variant"] == "", "reconstruction", "whatif"), index=frame.index)
         frame = frame.assign(kind=kind)
-        for column in ("trace_dir", "replayed_trace"):
-            if column not in frame.columns:
-                frame[column] = ""
-        spread = run_to_run_ratios(frame)
         frame = frame[frame["kind"].isin(KINDS)].dropna(subset=["measured_iter_s", "predicted_iter_s"])
         frame = frame[frame["measured_iter_s"] > 0]
         if frame.empty:
@@ -97,14 +76,6 @@ def error_rows(summaries):
                              "error_pct": error, "abs_error_pct": error.abs()})
         for column in EXTRA_NUMERIC:
             rows[column] = _numbers(frame, column, path)
-        # The bootstrap interval times the run-to-run ratios: [lo * r05, hi * r95].
-        low = frame["experiment"].map(lambda e: spread.get(e, (np.nan,) * 3)[0]).astype(float)
-        high = frame["experiment"].map(lambda e: spread.get(e, (np.nan,) * 3)[1]).astype(float)
-        widened_lo, widened_hi = rows["predicted_lo_s"] * low, rows["predicted_hi_s"] * high
-        measured = frame["measured_iter_s"].astype(float)
-        rows["inside_run_to_run"] = np.where(  # predictions only: a reconstruction is its own run
-            widened_lo.notna() & widened_hi.notna() & (frame["kind"] == "prediction"),
-            ((widened_lo <= measured) & (measured <= widened_hi)).astype(float), np.nan)
         frames.append(rows)
     return pd.concat(frames, ignore_index=True)
 

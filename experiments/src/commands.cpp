@@ -70,9 +70,14 @@ Command calibrate_command(const ExperimentSpec& spec, const std::string& bin_dir
 Command replay_command(const ExperimentSpec& spec, const Point& point, const WhatIf* what_if,
                        const std::string& bin_dir, const std::string& trace_dir,
                        const std::string& calibration_json, const std::string& out_dir,
-                       const std::string& report_json, const std::string& reused_calibration) {
+                       const std::string& report_json, const std::string& reused_calibration,
+                       const std::vector<std::string>& repeats) {
   Command command = {bin_dir + "/ddp-sim", "replay", trace_dir, "--out", out_dir};
   if (!report_json.empty()) command.insert(command.end(), {"--json", report_json});
+  if (!repeats.empty()) {
+    command.push_back("--repeats");
+    command.insert(command.end(), repeats.begin(), repeats.end());
+  }
   const auto names = [](const std::vector<std::string>& args, const std::string& flag) {
     return std::any_of(args.begin(), args.end(), [&](const std::string& arg) {
       return arg == flag || arg.rfind(flag + "=", 0) == 0;

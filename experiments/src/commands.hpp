@@ -47,14 +47,17 @@ Command train_command(const ExperimentSpec& spec, const Point& point, const std:
 // ddp-sim calibrate TRACE --json FILE [calibrate_args]
 Command calibrate_command(const ExperimentSpec& spec, const std::string& bin_dir,
                           const std::string& trace_dir, const std::string& calibration_json);
-// ddp-sim replay TRACE --out DIR [--json REPORT] [--calibration REUSED] [replay_args]
+// ddp-sim replay TRACE --out DIR [--json REPORT] [--repeats DIR...] [--calibration REUSED] [replay_args]
 // [--timeout POINT_TIMEOUT] [what-if args]. `reused_calibration`: the fit calibrate_command
 // wrote for this trace, so every replay of it uses that one fit instead of fitting again; empty
 // when there is none (calibrate failed) or the spec's flags name --calibration themselves.
+// `repeats`: other measured runs of the replayed trace's configuration, passed as --repeats
+// (the report's interval widened by their run-to-run spread); none: no --repeats.
 Command replay_command(const ExperimentSpec& spec, const Point& point, const WhatIf* what_if,
                        const std::string& bin_dir, const std::string& trace_dir,
                        const std::string& calibration_json, const std::string& out_dir,
-                       const std::string& report_json = "", const std::string& reused_calibration = "");
+                       const std::string& report_json = "", const std::string& reused_calibration = "",
+                       const std::vector<std::string>& repeats = {});
 
 // The what-if that predicts `point` from the trace of `baseline` (a point without skew): the
 // replay flags of every difference, named "from-BASELINE_ID". bucket_cap_mb -> --bucket-cap-mb,

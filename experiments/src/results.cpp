@@ -41,7 +41,11 @@ const std::vector<std::string>& summary_columns() {
       // the skew columns as numbers, for analysis/ to plot on an axis: the largest --slowdown
       // factor and the longest --delay in ms, read by the trace library's skew parser (the one
       // reader of that syntax); empty without one. Last: added after the others (#14).
-      "max_slowdown", "max_delay_ms"};
+      "max_slowdown", "max_delay_ms",
+      // the 90 % interval widened by the baseline's run-to-run spread (the prediction replayed
+      // one repetition's baseline with --repeats naming the others), and whether the measured
+      // median lies in it. Added after the others (issue 16).
+      "run_to_run_lo_s", "run_to_run_hi_s", "inside_run_to_run"};
   return columns;
 }
 
@@ -145,8 +149,12 @@ Row to_row(const ResultRow& r) {
     row["predicted_lo_s"] = six_digits(r.predicted.interval->first);
     row["predicted_hi_s"] = six_digits(r.predicted.interval->second);
   }
+  const auto& widened = r.predicted.run_to_run_interval;
+  row["run_to_run_lo_s"] = widened ? six_digits(widened->first) : "";
+  row["run_to_run_hi_s"] = widened ? six_digits(widened->second) : "";
   row["error_pct"] = six_digits(r.comparison.error_pct);
   row["inside"] = flag(r.comparison.inside);
+  row["inside_run_to_run"] = flag(r.comparison.inside_run_to_run);
   row["ks_distance"] = six_digits(r.comparison.ks_distance);
   row["p50_error_pct"] = six_digits(r.comparison.p50_error_pct);
   row["p90_error_pct"] = six_digits(r.comparison.p90_error_pct);

@@ -41,12 +41,15 @@ struct Predicted {
   std::optional<bool> failed;  // set whenever a report was read
   std::string failure;
   std::optional<std::pair<double, double>> interval;  // 90 % interval of the predicted median
+  // ... widened by the baseline's run-to-run spread (replay --repeats: its other repetitions)
+  std::optional<std::pair<double, double>> run_to_run_interval;
 };
 
 // How the prediction compares with the measurement (both present).
 struct Comparison {
   std::optional<double> error_pct;  // 100 * trace::relative_error(predicted, measured)
   std::optional<bool> inside;       // the measured median lies in the predicted interval
+  std::optional<bool> inside_run_to_run;  // ... in the interval widened by the run-to-run spread
   // With delay_dist: the iteration-time distributions (trace_summary.hpp's DistributionErrors).
   std::optional<double> ks_distance, p50_error_pct, p90_error_pct, p99_error_pct;
 };

@@ -144,9 +144,11 @@ class RunExecutor {
   }
 
   // The prediction of `point`'s repetition `rep` from the baseline's trace of that repetition,
-  // compared with `measured` (the point's own measured row). nullopt when interrupted.
+  // compared with `measured` (the point's own measured row). `baseline_reps`: the baseline's
+  // measured repetitions; the others' traces go to the replay as --repeats, so that its
+  // interval also spans how much the baseline differs from run to run. nullopt when interrupted.
   std::optional<ResultRow> cross_predict(const ResultRow& measured, const Point& point,
-                                         const Point& baseline, int rep) {
+                                         const Point& baseline, int rep, const std::vector<int>& baseline_reps) {
     const std::string name = run_name(point, rep);
     const std::string base_name = run_name(baseline, rep);
     const WhatIf what_if = cross_prediction(spec_, baseline, point);
@@ -161,18 +163,28 @@ class RunExecutor {
     calibrate_note_.clear();
     const std::string calibration = layout_.calibration_json(base_name);
     if (!predict(row, &what_if, baseline, point, name, layout_.trace_dir(base_name), calibration,
-                 reusable(calibration)))
+                 reusable(calibration), repeats_of(baseline, rep, baseline_reps)))
       return std::nullopt;
     return row;
   }
 
  private:
+  // The trace directories of `baseline`'s repetitions other than `rep` that are there.
+  std::vector<std::string> repeats_of(const Point& baseline, int rep, const std::vector<int>& baseline_reps) const {
+    std::vector<std::string> repeats;
+    for (const int other : baseline_reps) {
+      const std::string dir = layout_.trace_dir(run_name(baseline, other));
+      if (other != rep && fs::is_directory(dir)) repeats.push_back(dir);
+    }
+    return repeats;
+  }
+
   // Replays `trace` (recorded at configuration `replayed`, with a what-if's flags) and fills
   // the predicted columns of `row`, the row of run `name` of point `compared` (whose measured
   // columns, if any, it is compared with). False when interrupted.
   bool predict(ResultRow& row, const WhatIf* what_if, const Point& replayed, const Point& compared,
                const std::string& name, const std::string& trace, const std::string& calibration,
-               const std::string& reused_calibration) {
+               const std::string& reused_calibration, const std::vector<std::string>& repeats = {}) {
     const std::string variant = what_if ? what_if->name : "";
     const std::string out_dir = layout_.prediction_dir(name, variant);
     const std::string step = what_if ? "replay-" + variant : "replay";
@@ -183,7 +195,7 @@ class RunExecutor {
     fs::remove(report);
     const ProcessResult replay = run_process(
         replay_command(spec_, replayed, what_if, bin_dir_, trace, calibration, out_dir, report,
-                       reused_calibration),
+                       reused_calibration, repeats),
         log, log, spec_.limits.tool_timeout_s);
     if (replay.interrupted) return false;
     row.predicted_dir = relative(out_dir);
@@ -225,6 +237,10 @@ class RunExecutor {
       comparison.error_pct = 100.0 * trace::relative_error(*row.predicted.iter_s, *measured);
     if (measured && parsed.interval)
       comparison.inside = parsed.interval->first <= *measured && *measured <= parsed.interval->second;
+    row.predicted.run_to_run_interval = parsed.run_to_run_interval;
+    if (measured && parsed.run_to_run_interval)
+      comparison.inside_run_to_run = parsed.run_to_run_interval->first <= *measured &&
+                                     *measured <= parsed.run_to_run_interval->second;
     // A random stall per iteration: compare the whole distribution, not only the median.
     if (!compared.delay_dist.empty() && measured) {
       const auto measured_times = measured_iteration_times(run_name(compared, row.rep));
@@ -398,6 +414,14 @@ class CrossState {
     return out;
   }
   void mark_predicted(const std::string& point, int rep) { predicted_.insert({point, rep}); }
+  // The baseline's measured repetitions, in order.
+  std::vector<int> baseline_reps() const {
+    std::vector<int> reps;
+    if (!baseline_) return reps;
+    for (const auto& [key, row] : measured_)
+      if (key.first == points_[*baseline_].id) reps.push_back(key.second);
+    return reps;
+  }
 
  private:
   const std::vector<Point>& points_;
@@ -415,6 +439,12 @@ std::string describe_prediction(const ResultRow& row) {
   return text;
 }
 
+// How many of `pending` are runs of the baseline point.
+size_t baseline_runs(const std::vector<RunKey>& pending, size_t baseline) {
+  return static_cast<size_t>(std::count_if(pending.begin(), pending.end(),
+                                           [&](const RunKey& run) { return run.point == baseline; }));
+}
+
 void print_dry_run(const ExperimentSpec& spec, const Layout& layout, const std::string& bin_dir,
                    const std::string& testbed_script, const std::vector<Point>& points,
                    const std::vector<RunKey>& pending, size_t total, CrossState cross,
@@ -424,10 +454,11 @@ void print_dry_run(const ExperimentSpec& spec, const Layout& layout, const std::
   const auto baseline = baseline_point(points, spec.predict.baseline);
   // Whose trace is calibrated (and its fit reused by its replays), when calibrate succeeds.
   const auto calibrated = [&](const Point& point) { return point.world_size >= spec.predict.min_world_size; };
-  // The cross predictions become due as the runs they need are measured: print each where a
-  // real run would make it.
+  // The cross predictions become due once the runs they need and every repetition of the
+  // baseline are measured: print each where a real run would make it.
+  size_t baselines_left = baseline ? baseline_runs(pending, *baseline) : 0;
   auto print_due = [&] {
-    if (!spec.predict.enabled) return;
+    if (!spec.predict.enabled || baselines_left > 0) return;
     for (const auto& [index, rep, row] : cross.due(spec.repetitions)) {
       const Point& point = points[index];
       const std::string name = run_name(point, rep);
@@ -435,10 +466,14 @@ void print_dry_run(const ExperimentSpec& spec, const Layout& layout, const std::
       const WhatIf what_if = cross_prediction(spec, points[*baseline], point);
       const std::string dir = layout.prediction_dir(name, what_if.name);
       out << "# " << name << " predicted from " << base_name << '\n';
+      std::vector<std::string> repeats;  // as the real run would pass them, if they were measured
+      for (const int other : cross.baseline_reps())
+        if (other != rep) repeats.push_back(layout.trace_dir(run_name(points[*baseline], other)));
       out << shell_quote(replay_command(spec, points[*baseline], &what_if, bin_dir,
                                         layout.trace_dir(base_name), layout.calibration_json(base_name),
                                         dir, layout.report_json(name, "replay-" + what_if.name),
-                                        calibrated(points[*baseline]) ? layout.calibration_json(base_name) : ""))
+                                        calibrated(points[*baseline]) ? layout.calibration_json(base_name) : "",
+                                        repeats))
           << '\n';
       cross.mark_predicted(point.id, rep);
     }
@@ -457,6 +492,7 @@ void print_dry_run(const ExperimentSpec& spec, const Layout& layout, const std::
     measured.rep = run.rep;
     measured.status = "ok";
     cross.add(measured);
+    if (baseline && run.point == *baseline) --baselines_left;
     if (!spec.predict.enabled) continue;
     if (calibrated(point)) {
       out << shell_quote(calibrate_command(spec, bin_dir, trace, calibration)) << '\n';
@@ -565,14 +601,18 @@ int run_experiment(const ExperimentSpec& spec, const RunOptions& options, std::o
     Progress progress(err, pending.size(), options.progress_bar);
     RunExecutor executor(spec, layout, options.bin_dir, options.testbed_script);
     bool any_error = false;
-    // Every point of a repetition predicted from that repetition's baseline, as soon as both
-    // are measured (so a rerun after an interruption only adds what is missing).
+    // Every point of a repetition predicted from that repetition's baseline, once both are
+    // measured and so is every repetition of the baseline that is still to run: each
+    // prediction's interval then spans the baseline's run-to-run spread over all of them
+    // (replay --repeats). A rerun after an interruption only adds what is missing.
+    size_t baselines_left = baseline ? baseline_runs(pending, *baseline) : 0;
     auto predict_due = [&]() -> bool {
+      if (baselines_left > 0) return true;
       for (const auto& [index, rep, measured] : cross.due(spec.repetitions)) {
         const Point& point = points[index];
         const std::string label = run_name(point, rep) + " from " + run_name(points[*baseline], rep);
         progress.starting(label);
-        auto row = executor.cross_predict(measured, point, points[*baseline], rep);
+        auto row = executor.cross_predict(measured, point, points[*baseline], rep, cross.baseline_reps());
         if (!row || interrupt_requested()) {
           progress.done();
           err << "ddp-experiment: interrupted during " << label << "; rerun to resume\n";
@@ -611,6 +651,7 @@ int run_experiment(const ExperimentSpec& spec, const RunOptions& options, std::o
       } else {
         append_rows(layout.summary_csv(), written);
       }
+      if (baseline && run.point == *baseline) --baselines_left;
       progress.finished(name, describe_rows(run_rows));
       if (!predict_due()) return 130;
     }

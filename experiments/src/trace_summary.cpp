@@ -63,6 +63,22 @@ TraceSummary parse_trace_summary(const std::string& json_text, const std::string
   return summary_from_json(parse_object(json_text, source, "ddp-trace summary JSON"), source, "");
 }
 
+namespace {
+
+// json[key].median_iteration_s = [lo, hi]; nullopt when the report has no `key`.
+std::optional<std::pair<double, double>> median_interval_of(const nlohmann::json& json, const char* key,
+                                                            const std::string& source) {
+  const auto interval = json.find(key);
+  if (interval == json.end()) return std::nullopt;
+  const auto median = interval->is_object() ? interval->find("median_iteration_s") : interval->end();
+  if (median == interval->end() || !median->is_array() || median->size() != 2 ||
+      !(*median)[0].is_number() || !(*median)[1].is_number())
+    throw std::runtime_error(source + ": expected " + key + ".median_iteration_s = [lo, hi]");
+  return std::make_pair((*median)[0].get<double>(), (*median)[1].get<double>());
+}
+
+}  // namespace
+
 ReplayReport parse_replay_report(const std::string& json_text, const std::string& source) {
   const nlohmann::json json = parse_object(json_text, source, "ddp-sim replay's JSON report");
   const auto predicted = json.find("predicted");
@@ -83,13 +99,8 @@ ReplayReport parse_replay_report(const std::string& json_text, const std::string
       }
     }
   }
-  const auto interval = json.find("interval");
-  if (interval == json.end()) return report;
-  const auto median = interval->is_object() ? interval->find("median_iteration_s") : interval->end();
-  if (median == interval->end() || !median->is_array() || median->size() != 2 ||
-      !(*median)[0].is_number() || !(*median)[1].is_number())
-    throw std::runtime_error(source + ": expected interval.median_iteration_s = [lo, hi]");
-  report.interval = std::make_pair((*median)[0].get<double>(), (*median)[1].get<double>());
+  report.interval = median_interval_of(json, "interval", source);
+  report.run_to_run_interval = median_interval_of(json, "run_to_run_interval", source);
   return report;
 }
 

@@ -25,6 +25,9 @@ struct ReplayReport {
   // "interval": {"median_iteration_s": [lo, hi]}, the 90 % interval of the predicted median
   // with --runs N --bootstrap; nullopt without.
   std::optional<std::pair<double, double>> interval;
+  // "run_to_run_interval": {"median_iteration_s": [lo, hi]}, that interval (or the prediction)
+  // widened by the run-to-run spread of the baseline's runs given with --repeats; nullopt without.
+  std::optional<std::pair<double, double>> run_to_run_interval;
   // "distribution": every Monte Carlo run's iteration times pooled (iteration_times_s) and
   // how many runs; empty / 0 when the report has none (one run, or too many times to list).
   std::vector<double> pooled_iteration_times_s;

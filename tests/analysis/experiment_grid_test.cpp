@@ -123,8 +123,10 @@ TEST(ExperimentResults, TypedRowWritesEveryColumnAndResumeReadsItBack) {
   r.measured.failure = "rank 1: \"Timed out\", waiting";
   r.predicted.iter_s = 0.1;
   r.predicted.interval = std::make_pair(0.09, 0.11);
+  r.predicted.run_to_run_interval = std::make_pair(0.08, 0.125);
   r.comparison.error_pct = -19.0;
   r.comparison.inside = false;
+  r.comparison.inside_run_to_run = true;
   r.job_exit = 0;
   const Row row = to_row(r);
   std::vector<std::string> written;
@@ -135,6 +137,8 @@ TEST(ExperimentResults, TypedRowWritesEveryColumnAndResumeReadsItBack) {
   EXPECT_EQ(row.at("measured_iter_s"), "0.123457");
   EXPECT_EQ(row.at("predicted_lo_s"), "0.09");
   EXPECT_EQ(row.at("inside"), "0");
+  EXPECT_EQ(row.at("run_to_run_hi_s"), "0.125");
+  EXPECT_EQ(row.at("inside_run_to_run"), "1");
   EXPECT_EQ(row.at("measured_failed"), "1");
   EXPECT_EQ(row.at("ks_distance"), "");
   EXPECT_EQ(row.at("job_wall_s"), "");

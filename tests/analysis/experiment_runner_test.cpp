@@ -60,10 +60,12 @@ case "$1" in
           # The report holds the predicted trace's summary: 0.4 s/it. (Its own ddp-trace summary
           # would say 0.3 s/it, so a runner that summarised the trace again is caught.)
           # With `pooled`, it also lists 21 Monte Carlo runs' iteration times, whose median is 0.6.
+          # Given --repeats, its interval widened by their run-to-run spread is [0.25, 0.55].
           d='{}'; [ -f "$here/pooled" ] && d='{"runs": 21, "iteration_times_s": [0.2, 0.6, 0.7]}'
+          r=''; [[ " $* " == *" --repeats "* ]] && r=', "run_to_run_interval": {"median_iteration_s": [0.25, 0.55]}'
           [ "$5" = "--json" ] && echo "{\"predicted\": {\"world_size\": 2, \"median_iteration_s\": 0.4,
             \"iterations\": [{}, {}], \"failures\": $f}, \"interval\": {\"median_iteration_s\": [0.3, 0.45]},
-            \"distribution\": $d}" > "$6" ;;
+            \"distribution\": $d $r}" > "$6" ;;
 esac
 exit 0
 )SH";
@@ -351,20 +353,36 @@ TEST_F(RunnerTest, PredictsEveryPointFromTheSameRepetitionsBaseline) {
     EXPECT_DOUBLE_EQ(std::stod(predicted->at("predicted_lo_s")), 0.3);
     EXPECT_DOUBLE_EQ(std::stod(predicted->at("predicted_hi_s")), 0.45);
     EXPECT_EQ(predicted->at("inside"), "0");  // 0.5 measured is above the interval
+    // ... and inside the interval widened by the other repetition's baseline (--repeats)
+    EXPECT_DOUBLE_EQ(std::stod(predicted->at("run_to_run_lo_s")), 0.25);
+    EXPECT_DOUBLE_EQ(std::stod(predicted->at("run_to_run_hi_s")), 0.55);
+    EXPECT_EQ(predicted->at("inside_run_to_run"), "1");
+    EXPECT_EQ(own->at("run_to_run_lo_s"), "");  // a reconstruction is its own run: no repeats
     EXPECT_EQ(predicted->at("trace_dir"), "traces/cap1-rep" + std::to_string(rep));
     EXPECT_EQ(predicted->at("replayed_trace"), "traces/cap25-rep" + std::to_string(rep));
     EXPECT_EQ(predicted->at("predicted_dir"), "predictions/cap1-rep" + std::to_string(rep) + "-from-cap25");
   }
-  // The replay of the baseline's trace asks for the point's cap; the rep-0 prediction waits for
-  // the baseline (measured after cap1), the rep-1 one follows cap1 at once.
+  // The replay of the baseline's trace asks for the point's cap, naming the baseline's other
+  // repetition as --repeats. Predictions wait for every repetition of the baseline: the rep-0
+  // one comes after cap25-rep1 is measured (and calibrated), the rep-1 one follows cap1 at once.
   std::vector<std::string> cross;
-  for (const auto& call : lines(bin_ + "/sim.log"))
-    if (call.find("--bucket-cap-mb") != std::string::npos) cross.push_back(call);
+  size_t last_baseline = 0, first_cross = 0;
+  const auto calls = lines(bin_ + "/sim.log");
+  for (size_t i = 0; i < calls.size(); ++i) {
+    if (calls[i].find("calibrate " + root_ + "/results/whatif/traces/cap25-rep1") == 0) last_baseline = i;
+    if (calls[i].find("--bucket-cap-mb") == std::string::npos) continue;
+    if (cross.empty()) first_cross = i;
+    cross.push_back(calls[i]);
+  }
   ASSERT_EQ(cross.size(), 2u);
-  EXPECT_NE(cross[0].find("replay " + root_ + "/results/whatif/traces/cap25-rep0 --out " + root_ +
+  EXPECT_LT(last_baseline, first_cross);
+  const std::string traces = root_ + "/results/whatif/traces/";
+  EXPECT_NE(cross[0].find("replay " + traces + "cap25-rep0 --out " + root_ +
                           "/results/whatif/predictions/cap1-rep0-from-cap25"), std::string::npos) << cross[0];
+  EXPECT_NE(cross[0].find(" --repeats " + traces + "cap25-rep1 "), std::string::npos) << cross[0];
   EXPECT_NE(cross[0].find(" --bucket-cap-mb 1"), std::string::npos) << cross[0];
   EXPECT_NE(cross[1].find("traces/cap25-rep1 "), std::string::npos) << cross[1];
+  EXPECT_NE(cross[1].find(" --repeats " + traces + "cap25-rep0 "), std::string::npos) << cross[1];
 }
 
 // A what-if of random stalls is predicted by every Monte Carlo run's iterations (0.6 s, the
@@ -529,12 +547,13 @@ TEST_F(RunnerTest, DryRunPrintsEachPredictionWhereItBecomesDue) {
   const std::string text = out.str();
   const auto at = [&](const std::string& what) { return text.find(what); };
   ASSERT_NE(at("# cap1-rep0 predicted from cap25-rep0"), std::string::npos) << text;
-  EXPECT_LT(at("# cap25-rep0\n"), at("# cap1-rep0 predicted from cap25-rep0"));
-  EXPECT_LT(at("# cap1-rep0 predicted from cap25-rep0"), at("# cap25-rep1\n"));
+  // After every repetition of the baseline (cap25-rep1 is the last), not before.
+  EXPECT_LT(at("# cap25-rep1\n"), at("# cap1-rep0 predicted from cap25-rep0"));
   EXPECT_LT(at("# cap1-rep1\n"), at("# cap1-rep1 predicted from cap25-rep1"));
   EXPECT_NE(at("replay " + root_ + "/results/whatif/traces/cap25-rep1 --out " + root_ +
                "/results/whatif/predictions/cap1-rep1-from-cap25 --json " + root_ +
-               "/results/whatif/logs/cap1-rep1.replay-from-cap25.json --calibration " + root_ +
+               "/results/whatif/logs/cap1-rep1.replay-from-cap25.json --repeats " + root_ +
+               "/results/whatif/traces/cap25-rep0 --calibration " + root_ +
                "/results/whatif/calibration/cap25-rep1.json --bucket-cap-mb 1\n"),
             std::string::npos) << text;
   EXPECT_FALSE(fs::exists(root_ + "/results"));

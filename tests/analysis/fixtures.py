@@ -113,13 +113,14 @@ SUMMARY_COLUMNS = [
     "p50_error_pct", "p90_error_pct", "p99_error_pct", "measured_samples_per_s",
     "predicted_samples_per_s", "measured_iterations", "measured_failed", "measured_failure",
     "predicted_failed", "predicted_failure", "job_exit", "job_wall_s", "status", "message",
-    "trace_dir", "replayed_trace", "predicted_dir", "max_slowdown", "max_delay_ms"]
+    "trace_dir", "replayed_trace", "predicted_dir", "max_slowdown", "max_delay_ms",
+    "run_to_run_lo_s", "run_to_run_hi_s", "inside_run_to_run"]
 # The columns before issue #16 (no kind: every replay of the measured configuration is a
-# reconstruction) and #14 (no skew numbers).
+# reconstruction, no intervals) and #14 (no skew numbers).
 OLD_SUMMARY_COLUMNS = [c for c in SUMMARY_COLUMNS if c not in (
     "kind", "hosts", "delay_dist", "predicted_lo_s", "predicted_hi_s", "inside", "ks_distance",
     "p50_error_pct", "p90_error_pct", "p99_error_pct", "replayed_trace", "max_slowdown",
-    "max_delay_ms")]
+    "max_delay_ms", "run_to_run_lo_s", "run_to_run_hi_s", "inside_run_to_run")]
 
 
 def summary_row(**values):
@@ -140,6 +141,9 @@ def summary_row(**values):
     if row["measured_iter_s"] != "" and row["predicted_iter_s"] != "":
         m, p = float(row["measured_iter_s"]), float(row["predicted_iter_s"])
         row["error_pct"] = 100 * (p - m) / m
+    if row["measured_iter_s"] != "" and row["run_to_run_lo_s"] != "" and row["inside_run_to_run"] == "":
+        m = float(row["measured_iter_s"])
+        row["inside_run_to_run"] = int(float(row["run_to_run_lo_s"]) <= m <= float(row["run_to_run_hi_s"]))
     return row
 
 
