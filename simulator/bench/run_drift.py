@@ -1,0 +1,140 @@
+#!/usr/bin/env python3
+"""run_drift.py: how much of a sitting's what-if errors is the machine changing speed between runs.
+
+  simulator/bench/run_drift.py RESULTS/NAME [RESULTS/NAME ...] [--json OUT.json]
+
+For ddp-experiment results folders (summary.csv and traces/): every prediction replays one
+repetition's baseline trace and is compared with another run, so a machine that runs faster or
+slower between the two moves the error though the model is right. Rank 0's forward pass is the
+speed gauge: it does no communication and, in a cap or world-size sweep, the same work at every
+point (beside a slowed or stalled peer it also runs faster on shared cores, which the model
+predicts, so there the gauge mixes both). Per experiment it prints:
+
+  pairs          the prediction rows (kind prediction, status ok)
+  r              Pearson's r between each prediction's error (error_pct) and the speed change
+                 100 (f_baseline / f_measured - 1), f the run's median forward time over
+                 iterations >= 1: positive when the measured run ran faster than its baseline
+  median |err|   of those predictions
+  spread         sd of log(f / the median f of its point) over every run, in % (the machine's
+                 run-to-run speed noise; 0 on a machine that holds still)
+  lag-1          autocorrelation of that series in the order the runs started: near 0 when each
+                 run draws its speed anew, near 1 when the speed comes in phases many runs long
+
+A high r with a spread of several % says a sitting's misses are the machine's. Standard library
+only. Bad input: one line on stderr, exit 2.
+"""
+import argparse
+import csv
+import json
+import math
+import os
+import re
+import statistics
+import sys
+
+
+class InputError(Exception):
+    pass
+
+
+def forward_ms(trace_dir):
+    """(median forward ms over iterations >= 1, first event's t_ns) of rank 0."""
+    path = os.path.join(trace_dir, "rank-0.events.csv")
+    begins, lengths, first = {}, [], None
+    try:
+        with open(path, newline="") as handle:
+            for row in csv.DictReader(handle):
+                t = int(row["t_ns"])
+                first = t if first is None else min(first, t)
+                iteration, event = int(row["iteration"]), row["event"]
+                if event == "forward_begin":
+                    begins[iteration] = t
+                elif event == "forward_end" and iteration >= 1 and iteration in begins:
+                    lengths.append((t - begins[iteration]) / 1e6)
+    except OSError as error:
+        raise InputError(f"{path}: expected a readable rank events CSV, got {error.strerror}") from None
+    except (KeyError, ValueError) as error:
+        raise InputError(f"{path}: expected ddpsim's events CSV (rank,iteration,event,t_ns,...), got {error}") from None
+    if not lengths:
+        raise InputError(f"{path}: expected forward passes in iterations >= 1, got none")
+    return statistics.median(lengths), first
+
+
+def pearson(xs, ys):
+    if len(xs) < 3:
+        return float("nan")
+    mx, my = statistics.fmean(xs), statistics.fmean(ys)
+    sxy = sum((x - mx) * (y - my) for x, y in zip(xs, ys))
+    sxx = sum((x - mx) ** 2 for x in xs)
+    syy = sum((y - my) ** 2 for y in ys)
+    return sxy / math.sqrt(sxx * syy) if sxx > 0 and syy > 0 else float("nan")
+
+
+def experiment_drift(folder):
+    """{experiment, pairs, r, median_abs_error_pct, spread_pct, lag1, runs} of one results folder."""
+    summary = os.path.join(folder, "summary.csv")
+    try:
+        with open(summary, newline="") as handle:
+            rows = list(csv.DictReader(handle))
+    except OSError as error:
+        raise InputError(f"{summary}: expected a ddp-experiment summary, got {error.strerror}") from None
+    needed = {"kind", "status", "error_pct", "trace_dir", "replayed_trace"}
+    if rows and not needed <= set(rows[0]):
+        raise InputError(f"{summary}: expected columns {', '.join(sorted(needed))}, got {', '.join(rows[0])}")
+    traces = os.path.join(folder, "traces")
+    runs = {}  # name -> (forward ms, start t_ns)
+    for name in sorted(os.listdir(traces)) if os.path.isdir(traces) else []:
+        if re.search(r"-rep\d+$", name):
+            runs[name] = forward_ms(os.path.join(traces, name))
+    if not runs:
+        raise InputError(f"{traces}: expected run traces (POINT-repR folders), got none")
+    errors, changes = [], []
+    for row in rows:
+        if row["kind"] != "prediction" or row["status"] != "ok" or row["error_pct"] == "":
+            continue
+        measured, baseline = os.path.basename(row["trace_dir"]), os.path.basename(row["replayed_trace"])
+        if measured not in runs or baseline not in runs:
+            raise InputError(f"{summary}: expected traces of {measured} and {baseline} in {traces}")
+        errors.append(float(row["error_pct"]))
+        changes.append(100 * (runs[baseline][0] / runs[measured][0] - 1))
+    by_point = {}
+    for name, (forward, _) in runs.items():
+        by_point.setdefault(re.sub(r"-rep\d+$", "", name), []).append(forward)
+    ordered = sorted(runs.items(), key=lambda item: item[1][1])
+    speed = [math.log(forward / statistics.median(by_point[re.sub(r"-rep\d+$", "", name)]))
+             for name, (forward, _) in ordered]
+    return {"experiment": os.path.basename(os.path.normpath(folder)), "pairs": len(errors),
+            "r": pearson(errors, changes),
+            "median_abs_error_pct": statistics.median(abs(e) for e in errors) if errors else float("nan"),
+            "spread_pct": 100 * statistics.pstdev(speed) if len(speed) > 1 else float("nan"),
+            "lag1": pearson(speed[:-1], speed[1:]), "runs": len(runs),
+            "error_pct": errors, "speed_change_pct": changes}
+
+
+def main(argv):
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("folders", nargs="+", help="ddp-experiment results folders (results/NAME)")
+    parser.add_argument("--json", help="also write every pair's error and speed change here")
+    args = parser.parse_args(argv)
+    if args.json and (os.path.isdir(args.json) or not os.path.isdir(os.path.dirname(os.path.abspath(args.json)))):
+        print(f"run_drift.py: --json: expected a file in an existing folder, got {args.json}", file=sys.stderr)
+        return 2
+    try:
+        results = [experiment_drift(folder) for folder in args.folders]
+    except InputError as error:
+        print(f"run_drift.py: {error}", file=sys.stderr)
+        return 2
+    print(f"{'experiment':<26} {'pairs':>5} {'r':>6} {'median |err| %':>15} {'runs':>5} {'spread %':>9} {'lag-1':>6}")
+    for d in results:
+        print(f"{d['experiment']:<26} {d['pairs']:>5} {d['r']:>+6.2f} {d['median_abs_error_pct']:>15.1f} "
+              f"{d['runs']:>5} {d['spread_pct']:>9.1f} {d['lag1']:>+6.2f}")
+    if args.json:
+        clean = [{key: None if isinstance(value, float) and math.isnan(value) else value
+                  for key, value in d.items()} for d in results]
+        with open(args.json, "w") as handle:
+            json.dump(clean, handle, indent=1)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
