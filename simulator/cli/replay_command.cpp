@@ -116,6 +116,9 @@ int run(const Flags& flags, bool runs_given) {
   if (spread) {
     run_to_run = interval ? sim::widened(*interval, *spread) : sim::widened(report.predicted.median_iteration_s, *spread);
     std::cout << sim::run_to_run_interval_to_text(*run_to_run, *spread);
+  } else if (interval) {
+    std::cout << "  (which iterations this one run recorded; another run also differs by the machine's drift: "
+                 "--repeats with other runs of it widens the interval by that)\n";
   }
   for (const std::string& note : report.measured.notes) std::cout << "measured " << note << "\n";
   if (!flags.json_file.empty()) {
