@@ -46,6 +46,16 @@ std::string describe_failure(const ProcessResult& result, const std::string& log
 }
 
 // Runs the tools of one point × repetition and turns their outputs into rows.
+// The trace directories of `baseline`'s repetitions in `reps` other than `rep`: what a
+// prediction from repetition `rep` passes to ddp-sim replay as --repeats.
+std::vector<std::string> other_repetitions(const Layout& layout, const Point& baseline, int rep,
+                                           const std::vector<int>& reps) {
+  std::vector<std::string> dirs;
+  for (const int other : reps)
+    if (other != rep) dirs.push_back(layout.trace_dir(run_name(baseline, other)));
+  return dirs;
+}
+
 class RunExecutor {
  public:
   RunExecutor(const ExperimentSpec& spec, const Layout& layout, const std::string& bin_dir,
@@ -169,13 +179,11 @@ class RunExecutor {
   }
 
  private:
-  // The trace directories of `baseline`'s repetitions other than `rep` that are there.
+  // other_repetitions that are there (a re-prediction keeps the rows of runs whose trace is gone).
   std::vector<std::string> repeats_of(const Point& baseline, int rep, const std::vector<int>& baseline_reps) const {
-    std::vector<std::string> repeats;
-    for (const int other : baseline_reps) {
-      const std::string dir = layout_.trace_dir(run_name(baseline, other));
-      if (other != rep && fs::is_directory(dir)) repeats.push_back(dir);
-    }
+    std::vector<std::string> repeats = other_repetitions(layout_, baseline, rep, baseline_reps);
+    repeats.erase(std::remove_if(repeats.begin(), repeats.end(), [](const std::string& dir) { return !fs::is_directory(dir); }),
+                  repeats.end());
     return repeats;
   }
 
@@ -466,14 +474,11 @@ void print_dry_run(const ExperimentSpec& spec, const Layout& layout, const std::
       const WhatIf what_if = cross_prediction(spec, points[*baseline], point);
       const std::string dir = layout.prediction_dir(name, what_if.name);
       out << "# " << name << " predicted from " << base_name << '\n';
-      std::vector<std::string> repeats;  // as the real run would pass them, if they were measured
-      for (const int other : cross.baseline_reps())
-        if (other != rep) repeats.push_back(layout.trace_dir(run_name(points[*baseline], other)));
       out << shell_quote(replay_command(spec, points[*baseline], &what_if, bin_dir,
                                         layout.trace_dir(base_name), layout.calibration_json(base_name),
                                         dir, layout.report_json(name, "replay-" + what_if.name),
                                         calibrated(points[*baseline]) ? layout.calibration_json(base_name) : "",
-                                        repeats))
+                                        other_repetitions(layout, points[*baseline], rep, cross.baseline_reps())))
           << '\n';
       cross.mark_predicted(point.id, rep);
     }
