@@ -32,28 +32,19 @@ import re
 import statistics
 import sys
 
-
-class InputError(Exception):
-    pass
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from stall_phases import InputError, read_events  # noqa: E402  (the events CSV reader and its errors)
 
 
 def forward_ms(trace_dir):
     """(median forward ms over iterations >= 1, first event's t_ns) of rank 0."""
     path = os.path.join(trace_dir, "rank-0.events.csv")
-    begins, lengths, first = {}, [], None
+    events = read_events(path)
     try:
-        with open(path, newline="") as handle:
-            for row in csv.DictReader(handle):
-                t = int(row["t_ns"])
-                first = t if first is None else min(first, t)
-                iteration, event = int(row["iteration"]), row["event"]
-                if event == "forward_begin":
-                    begins[iteration] = t
-                elif event == "forward_end" and iteration >= 1 and iteration in begins:
-                    lengths.append((t - begins[iteration]) / 1e6)
-    except OSError as error:
-        raise InputError(f"{path}: expected a readable rank events CSV, got {error.strerror}") from None
-    except (KeyError, ValueError) as error:
+        first = min(int(row["t_ns"]) for iteration in events.values() for rows in iteration.values() for row in rows)
+        lengths = [(int(e["forward_end"][0]["t_ns"]) - int(e["forward_begin"][0]["t_ns"])) / 1e6
+                   for i, e in events.items() if i >= 1 and e["forward_begin"] and e["forward_end"]]
+    except ValueError as error:
         raise InputError(f"{path}: expected ddpsim's events CSV (rank,iteration,event,t_ns,...), got {error}") from None
     if not lengths:
         raise InputError(f"{path}: expected forward passes in iterations >= 1, got none")
@@ -61,13 +52,11 @@ def forward_ms(trace_dir):
 
 
 def pearson(xs, ys):
-    if len(xs) < 3:
+    """Pearson's r; NaN for fewer than 3 points or a constant series."""
+    try:
+        return statistics.correlation(xs, ys) if len(xs) >= 3 else float("nan")
+    except statistics.StatisticsError:
         return float("nan")
-    mx, my = statistics.fmean(xs), statistics.fmean(ys)
-    sxy = sum((x - mx) * (y - my) for x, y in zip(xs, ys))
-    sxx = sum((x - mx) ** 2 for x in xs)
-    syy = sum((y - my) ** 2 for y in ys)
-    return sxy / math.sqrt(sxx * syy) if sxx > 0 and syy > 0 else float("nan")
 
 
 def experiment_drift(folder):
