@@ -12,6 +12,7 @@
 #include <sstream>
 
 #include "collective_windows.hpp"
+#include "ddpsim/trace/collective.hpp"
 #include "ddpsim/trace/timeline.hpp"
 #include "stats.hpp"
 
@@ -66,81 +67,6 @@ LineFit fit_line(const std::vector<double>& x, const std::vector<double>& y) {
   return fit;
 }
 
-namespace {
-
-struct RankAllreduce {
-  std::int64_t bytes = -1;
-  std::int64_t start_ns = 0;  // when the rank's stream could start it
-  std::int64_t end_ns = 0;
-};
-
-}  // namespace
-
-// Which duration represents "the all-reduce of S bytes took t"? Each rank's own
-// begin → end also counts the time it waited for peers that were not ready yet (on Gloo a
-// rank that launches early blocks in the first exchange until its neighbours arrive), which
-// inflates early ranks' durations by the compute skew between ranks. The collective can only
-// progress once every rank has started it, and all ranks finish within about a step of each
-// other, so the duration seen by the last rank to start is the cleanest measure of the
-// network: t = end − start on the rank that started last. A rank's start is the later of its
-// allreduce_begin and the end of its previous all-reduce, because a rank has one
-// communication stream and a collective launched while the previous one runs waits in the
-// queue.
-std::vector<AllreduceSample> collective_allreduce_samples(const trace::Trace& trace) {
-  std::vector<AllreduceSample> samples;
-  const std::vector<std::int64_t> iterations = trace::without_warmup(trace.complete_iterations());
-
-  // per_rank[r][(iteration, bucket)], from the rank's begin/end pairs (trace/timeline.hpp).
-  std::vector<std::map<std::pair<std::int64_t, int>, RankAllreduce>> per_rank(trace.ranks.size());
-  for (std::size_t r = 0; r < trace.ranks.size(); ++r) {
-    const trace::Timelines timelines = trace::build_timelines(trace.ranks[r]);
-    for (const std::int64_t iteration : iterations) {
-      const auto timeline = timelines.find(iteration);
-      if (timeline == timelines.end()) continue;
-      // The stream is free once every all-reduce that ended before this one (in the order
-      // the ends were recorded) has ended.
-      std::vector<const trace::BucketAllreduce*> by_end;
-      for (const trace::BucketAllreduce& allreduce : timeline->second.allreduces) {
-        if (allreduce.bucket >= 0) by_end.push_back(&allreduce);
-      }
-      std::sort(by_end.begin(), by_end.end(),
-                [](const auto* a, const auto* b) { return a->end_order < b->end_order; });
-      std::int64_t stream_free_ns = 0;
-      for (const trace::BucketAllreduce* allreduce : by_end) {
-        RankAllreduce& sample = per_rank[r][{iteration, allreduce->bucket}];  // a repeat: the last
-        sample.bytes = allreduce->bytes;
-        sample.start_ns = std::max(allreduce->interval.begin, stream_free_ns);
-        sample.end_ns = allreduce->interval.end;
-        stream_free_ns = std::max(stream_free_ns, allreduce->interval.end);
-      }
-    }
-  }
-
-  for (const auto& [key, first] : per_rank.front()) {
-    (void)first;
-    const RankAllreduce* last_to_start = nullptr;
-    bool everywhere = true;
-    for (const auto& rank : per_rank) {
-      auto found = rank.find(key);
-      if (found == rank.end() || found->second.end_ns == 0) {
-        everywhere = false;
-        break;
-      }
-      if (last_to_start == nullptr || found->second.start_ns > last_to_start->start_ns) {
-        last_to_start = &found->second;
-      }
-    }
-    if (!everywhere || last_to_start == nullptr || last_to_start->bytes <= 0) continue;
-    AllreduceSample sample;
-    sample.iteration = key.first;
-    sample.bucket = key.second;
-    sample.bytes = last_to_start->bytes;
-    sample.duration_s = static_cast<double>(last_to_start->end_ns - last_to_start->start_ns) * 1e-9;
-    samples.push_back(sample);
-  }
-  return samples;
-}
-
 std::vector<BusySpan> allreduce_busy_spans(const trace::Trace& trace) {
   std::vector<BusySpan> spans;
   for (const auto& [iteration, windows] : collective_windows(trace)) {
@@ -166,7 +92,8 @@ Calibration calibrate(const trace::Trace& trace, AllreduceAlgorithm algorithm) {
     throw CalibrationError(trace.dir + ": expected a trace of at least 2 ranks to calibrate the network, got " +
                            std::to_string(trace.world_size()));
   }
-  const std::vector<AllreduceSample> samples = collective_allreduce_samples(trace);
+  // The network's view of each all-reduce, not each rank's wait in it (trace/collective.hpp).
+  const std::vector<trace::CollectiveTransfer> samples = trace::collective_transfers(trace);
   if (samples.empty()) {
     throw CalibrationError(trace.dir + ": expected all-reduces completed on every rank to calibrate the network, got none");
   }
@@ -174,7 +101,7 @@ Calibration calibrate(const trace::Trace& trace, AllreduceAlgorithm algorithm) {
 
   // Medians per size resist stragglers (a preempted rank, a CPU frequency switch).
   std::map<std::int64_t, std::vector<double>> by_size;
-  for (const auto& sample : samples) by_size[sample.bytes].push_back(sample.duration_s);
+  for (const auto& sample : samples) by_size[sample.bytes].push_back(sample.transfer_s);
   std::vector<double> x;
   std::vector<double> y;
   for (const auto& [bytes, durations] : by_size) {

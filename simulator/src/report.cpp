@@ -131,15 +131,24 @@ std::string report_to_text(const ReplayReport& report) {
   text << row("all-reduce per iter (s)", report.measured.total_allreduce_s_per_iter,
               report.predicted.total_allreduce_s_per_iter, "%.6f");
   text << row("overlap", report.measured.overlap_fraction, report.predicted.overlap_fraction, "%.3f");
-  text << "\n  per bucket all-reduce (median s)\n";
-  for (const auto& predicted : report.predicted.buckets) {
-    double measured = std::numeric_limits<double>::quiet_NaN();
-    for (const auto& candidate : report.measured.buckets) {
-      if (candidate.bucket == predicted.bucket && candidate.bytes == predicted.bytes) measured = candidate.median_allreduce_s;
+  // Per bucket, the network's time (what the α-β model predicts) apart from each rank's time
+  // in the collective: a pooled median of the latter falls between the early rank's long wait
+  // and the late rank's short one, and tells little (trace/collective.hpp).
+  const auto per_bucket = [&](const char* title, double trace::BucketStats::*field) {
+    text << "\n  " << title << "\n";
+    for (const auto& predicted : report.predicted.buckets) {
+      double measured = std::numeric_limits<double>::quiet_NaN();
+      for (const auto& candidate : report.measured.buckets) {
+        if (candidate.bucket == predicted.bucket && candidate.bytes == predicted.bytes) measured = candidate.*field;
+      }
+      text << row("bucket " + std::to_string(predicted.bucket) + " (" + std::to_string(predicted.bytes) + " B)",
+                  measured, predicted.*field, "%.6f");
     }
-    text << row("bucket " + std::to_string(predicted.bucket) + " (" + std::to_string(predicted.bytes) + " B)",
-                measured, predicted.median_allreduce_s, "%.6f");
-  }
+  };
+  per_bucket("per bucket all-reduce transfer, from the last rank to start (median s)",
+             &trace::BucketStats::median_transfer_s);
+  per_bucket("per bucket all-reduce, each rank's time in it, waits for peers included (mean s)",
+             &trace::BucketStats::mean_allreduce_s);
   if (!result.allreduce_choices.empty()) {
     text << "\n  auto: ring-agg or tree per message size (predicted s)\n";
     for (const AllreduceChoice& choice : result.allreduce_choices) {

@@ -5,6 +5,7 @@
 #include <cmath>
 
 #include "ddpsim/sim/calibrate.hpp"
+#include "ddpsim/trace/collective.hpp"
 #include "synthetic_trace.hpp"
 #include "trace_events.hpp"
 
@@ -49,7 +50,7 @@ TEST(FitLine, OneSizeGoesThroughTheOrigin) {
 TEST(Calibrate, CrossRankViewRemovesWaitingForPeers) {
   testing::SyntheticRun run;
   const trace::Trace trace = testing::make_synthetic_trace(run);
-  const auto samples = collective_allreduce_samples(trace);
+  const auto samples = trace::collective_transfers(trace);
   // Iterations 1…9, four buckets each (iteration 0 is left out).
   ASSERT_EQ(samples.size(), 9u * 4u);
   for (const auto& sample : samples) {
@@ -58,7 +59,7 @@ TEST(Calibrate, CrossRankViewRemovesWaitingForPeers) {
     if (sample.iteration == run.straggler_iteration && sample.bucket == run.straggler_bucket) {
       expected += run.straggler_extra_s;
     }
-    EXPECT_NEAR(sample.duration_s, expected, 2e-9) << "iteration " << sample.iteration << " bucket " << sample.bucket;
+    EXPECT_NEAR(sample.transfer_s, expected, 2e-9) << "iteration " << sample.iteration << " bucket " << sample.bucket;
   }
   // Rank 0 computes fastest and waits for the others inside its all-reduces: its own
   // begin → end is longer than the collective's time.
@@ -70,7 +71,7 @@ TEST(Calibrate, CrossRankViewRemovesWaitingForPeers) {
     if (event.type == trace::EventType::AllreduceEnd) rank0_total += static_cast<double>(event.t_ns - begin) * 1e-9;
   }
   double collective_total = 0;
-  for (const auto& sample : samples) collective_total += sample.iteration == 5 ? sample.duration_s : 0;
+  for (const auto& sample : samples) collective_total += sample.iteration == 5 ? sample.transfer_s : 0;
   EXPECT_GT(rank0_total, collective_total * 1.01);
 }
 
@@ -178,13 +179,13 @@ TEST(Calibrate, AnAllreduceStartsWhenThoseThatEndedBeforeItHaveEnded) {
     }
     trace.ranks.push_back(rank);
   }
-  const auto samples = collective_allreduce_samples(trace);
+  const auto samples = trace::collective_transfers(trace);
   ASSERT_EQ(samples.size(), 2u * 4u);  // iteration 0 is left out
   // Bucket 0 from 30 ms (bucket 1's end), 1 from its begin, 2 from 80 ms (3's end, written
   // before 2's), 3 from its begin, as 0 had ended by then.
   const double expected_s[] = {20e-3, 10e-3, 0, 19e-3};
   for (const auto& sample : samples) {
-    EXPECT_NEAR(sample.duration_s, expected_s[sample.bucket], 1e-12) << "iteration " << sample.iteration << " bucket " << sample.bucket;
+    EXPECT_NEAR(sample.transfer_s, expected_s[sample.bucket], 1e-12) << "iteration " << sample.iteration << " bucket " << sample.bucket;
   }
 }
 

@@ -42,6 +42,21 @@ TEST(Cli, ReplayWritesPredictionAndReport) {
   EXPECT_NEAR(report["network"]["alpha_s"].get<double>(), run.alpha_s, 0.03 * run.alpha_s);
   EXPECT_EQ(report["network"]["source"], "calibrated");
   EXPECT_EQ(report["world_size"], 4);
+  // Per bucket the calibrated line reproduces the network's time (from the last rank to start),
+  // while each rank's own time also holds rank 0's waits for its slower peers.
+  EXPECT_NE(outcome.out.find("per bucket all-reduce transfer, from the last rank to start"), std::string::npos)
+      << outcome.out;
+  const auto& measured_buckets = report["measured"]["buckets"];
+  ASSERT_EQ(measured_buckets.size(), report["predicted"]["buckets"].size());
+  ASSERT_FALSE(measured_buckets.empty());
+  for (std::size_t b = 0; b < measured_buckets.size(); ++b) {
+    const double transfer_s = measured_buckets[b]["median_transfer_s"].get<double>();
+    EXPECT_NEAR(report["predicted"]["buckets"][b]["median_transfer_s"].get<double>(), transfer_s, 0.03 * transfer_s)
+        << "bucket " << b;
+  }
+  // Bucket 0 is the first rank 0 reaches while its peers still compute.
+  EXPECT_GT(measured_buckets[0]["mean_allreduce_s"].get<double>(),
+            1.05 * measured_buckets[0]["median_transfer_s"].get<double>());
 }
 
 // The report says which core sharing and resume cost the replay used, in text and JSON.

@@ -78,6 +78,7 @@ TEST(Summary, BucketBandwidthFollowsNcclTestsConvention) {
   // Iterations 1-3 on 4 ranks: 200, 300, 700 us, four times each.
   EXPECT_NEAR(b0.median_allreduce_s, 300e-6, 1e-12);
   EXPECT_NEAR(b0.mean_allreduce_s, 400e-6, 1e-12);
+  EXPECT_NEAR(b0.median_transfer_s, 300e-6, 1e-12);  // every rank starts together here
   const double algbw = 16 / 300e-6 / 1e9;
   EXPECT_NEAR(b0.algbw_gbps, algbw, 1e-15);
   EXPECT_NEAR(b0.busbw_gbps, algbw * 2 * 3 / 4, 1e-15);
@@ -87,6 +88,32 @@ TEST(Summary, BucketBandwidthFollowsNcclTestsConvention) {
   EXPECT_EQ(b1.num_params, 2);
   EXPECT_NEAR(b1.median_allreduce_s, 100e-6, 1e-12);
   EXPECT_NEAR(b1.busbw_gbps, 40 / 100e-6 / 1e9 * 1.5, 1e-15);
+}
+
+TEST(Summary, BandwidthIsTimedFromTheLastRankToStartNotFromAnEarlyRanksWait) {
+  // Rank 0's forward is 150 us shorter, so it starts bucket 0 150 us early and waits for rank 1
+  // inside it: 350 us against rank 1's 200 us, both ending together (B + 100002 + ...).
+  IterationPlan early = plan(600'000, 350'000);
+  early.forward_ns = 150'000;
+  const IterationPlan late = plan(600'000, 200'000);
+  const Summary s = summarize(testing::example_trace(
+      {std::vector<IterationPlan>(4, early), std::vector<IterationPlan>(4, late)}));
+  ASSERT_EQ(s.buckets.size(), 2u);
+  const BucketStats& b0 = s.buckets[0];
+  // The network's time is rank 1's; each rank's time pools 350 and 200 us over iterations 1-3.
+  EXPECT_NEAR(b0.median_transfer_s, 200e-6, 1e-12);
+  EXPECT_NEAR(b0.median_allreduce_s, 275e-6, 1e-12);
+  EXPECT_NEAR(b0.mean_allreduce_s, 275e-6, 1e-12);
+  EXPECT_NEAR(b0.algbw_gbps, 16 / 200e-6 / 1e9, 1e-15);
+  EXPECT_NEAR(b0.busbw_gbps, 16 / 200e-6 / 1e9, 1e-15);  // 2(W-1)/W = 1 for 2 ranks
+  // Bucket 1 starts on both when bucket 0 ends: the same 100 us everywhere.
+  EXPECT_NEAR(s.buckets[1].median_transfer_s, 100e-6, 1e-12);
+  EXPECT_NEAR(s.buckets[1].median_allreduce_s, 100e-6, 1e-12);
+
+  const std::string table = summary_to_table(s);
+  EXPECT_NE(table.find("     0       16 B       1       0.200       0.275       0.275"), std::string::npos) << table;
+  const auto json = nlohmann::json::parse(summary_to_json(s));
+  EXPECT_NEAR(json["buckets"][0]["median_transfer_s"].get<double>(), 200e-6, 1e-12);
 }
 
 TEST(Summary, OverlapIsTheAllreduceTimeInsideTheGradientWindow) {

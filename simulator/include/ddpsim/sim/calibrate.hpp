@@ -12,14 +12,6 @@
 
 namespace ddpsim::sim {
 
-// One all-reduce as the whole group saw it: see collective_allreduce_samples.
-struct AllreduceSample {
-  std::int64_t iteration = 0;
-  int bucket = 0;
-  std::int64_t bytes = 0;
-  double duration_s = 0;
-};
-
 // One complete iteration's all-reduces as the network saw them: their bytes, and how long at
 // least one of them was in flight (the union over its buckets of [the last rank's begin, the
 // last rank's end]). See calibrate's bandwidth-only fit.
@@ -77,11 +69,7 @@ class CalibrationError : public std::runtime_error {
   using std::runtime_error::runtime_error;
 };
 
-// The duration of every complete all-reduce of the complete iterations ≥ 1 (iteration 0
-// when it is the only one), one per (iteration, bucket), from the cross-rank view.
-std::vector<AllreduceSample> collective_allreduce_samples(const trace::Trace& trace);
-
-// The busy spans of the same iterations as collective_allreduce_samples.
+// The busy spans of the same iterations as trace::collective_transfers.
 std::vector<BusySpan> allreduce_busy_spans(const trace::Trace& trace);
 
 // The all-reduce rate while any rank's autograd still runs ("busy") and after the last

@@ -13,9 +13,14 @@ struct BucketStats {
   int bucket = 0;
   std::int64_t bytes = 0;
   int num_params = 0;
-  double median_allreduce_s = 0;  // over complete iterations and ranks, layout of the last iteration
+  // Each rank's own begin → end, waiting for slower peers included, over complete iterations
+  // and ranks, layout of the last iteration.
+  double median_allreduce_s = 0;
   double mean_allreduce_s = 0;
-  double algbw_gbps = 0;  // bytes / median time, in GB/s (1e9)
+  // The network's time: on the rank that started last (collective.hpp), over the complete
+  // iterations ≥ 1 of the same layout. 0 when no all-reduce completed on every rank.
+  double median_transfer_s = 0;
+  double algbw_gbps = 0;  // bytes / median transfer time, in GB/s (1e9), as nccl-tests times it
   double busbw_gbps = 0;  // algbw * 2(W-1)/W
 };
 
