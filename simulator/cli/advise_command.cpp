@@ -12,6 +12,7 @@
 #include "ddpsim/trace/io.hpp"
 #include "ddpsim/trace/skew.hpp"
 #include "numeric_flags.hpp"
+#include "repeats.hpp"
 
 namespace ddpsim::cli {
 
@@ -84,6 +85,9 @@ CLI::App* add_advise_command(CLI::App& app, AdviseFlags& flags) {
                       "stall model for the timeout advice instead of the trace's stalls (repeatable, one per rank)")
       ->expected(1)
       ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);
+  command->add_option("--repeats", flags.repeats,
+                      "Other measured runs of the trace's configuration: advise each alike and print the "
+                      "answers side by side (which hold on every run, which are the machine's drift)");
   return command;
 }
 
@@ -98,12 +102,22 @@ int run_advise(const AdviseFlags& flags) {
     } catch (const std::invalid_argument& error) {
       throw AdviseError(error.what());
     }
-    const sim::AdviceSetup setup = sim::prepare_advice(measured);
-    sim::Advice advice;
-    advice.trace_dir = flags.trace_dir;
-    advice.bucket = sim::advise_bucket_cap(setup, flags.bucket_caps_mb, flags.runs, flags.seed);
-    advice.timeout = sim::advise_timeout(setup, measured, flags.epsilon, flags.iterations_per_day, stalls);
-    advice.stragglers = sim::attribute_stragglers(setup, flags.runs, flags.seed);
+    const std::vector<trace::Trace> repeats = read_repeats(flags.repeats, flags.trace_dir, measured, "the advised trace");
+    const auto advise = [&](const trace::Trace& trace, const std::string& dir) {
+      const sim::AdviceSetup setup = sim::prepare_advice(trace);
+      sim::Advice advice;
+      advice.trace_dir = dir;
+      advice.bucket = sim::advise_bucket_cap(setup, flags.bucket_caps_mb, flags.runs, flags.seed);
+      advice.timeout = sim::advise_timeout(setup, trace, flags.epsilon, flags.iterations_per_day, stalls);
+      advice.stragglers = sim::attribute_stragglers(setup, flags.runs, flags.seed);
+      return advice;
+    };
+    sim::Advice advice = advise(measured, flags.trace_dir);
+    if (!repeats.empty()) {
+      std::vector<sim::Advice> runs = {advice};
+      for (std::size_t i = 0; i < repeats.size(); ++i) runs.push_back(advise(repeats[i], flags.repeats[i]));
+      advice.across_runs = sim::advice_across_runs(runs);
+    }
     std::cout << sim::advice_to_text(advice);
     if (!flags.json_file.empty()) {
       std::ofstream out(flags.json_file);

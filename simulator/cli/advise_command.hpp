@@ -20,6 +20,7 @@ struct AdviseFlags {
   double epsilon = 0.01;
   double iterations_per_day = 0;       // 0: from the trace's median iteration
   std::vector<std::string> stall_dist; // RANK|all=DIST (replay's --delay-dist syntax); empty: observed
+  std::vector<std::string> repeats;    // other runs of the trace's configuration, advised alike
 };
 
 CLI::App* add_advise_command(CLI::App& app, AdviseFlags& flags);

@@ -4,20 +4,18 @@
 
 #include <nlohmann/json.hpp>
 
-#include <filesystem>
 #include <iostream>
 #include <memory>
-#include <set>
 
 #include "ddpsim/sim/json_values.hpp"
 #include "ddpsim/sim/monte_carlo_runs.hpp"
 #include "ddpsim/sim/predicted_trace.hpp"
 #include "ddpsim/sim/report.hpp"
 #include "ddpsim/sim/run_to_run.hpp"
-#include "ddpsim/trace/configuration.hpp"
 #include "ddpsim/trace/io.hpp"
 #include "ddpsim/trace/summary.hpp"
 #include "progress.hpp"
+#include "repeats.hpp"
 #include "replay_flags.hpp"
 
 namespace ddpsim::cli {
@@ -36,32 +34,15 @@ struct Flags {
 constexpr int kWhatIfRuns = 21;
 
 // --repeats: the measured median iteration of the replayed run and of every other run of its
-// configuration given, for the run-to-run spread (run_to_run.hpp). A directory that is not a
-// trace, holds a run of another configuration, is the replayed trace itself or is given twice
-// is refused by name before any replay.
+// configuration given (read_repeats checks them), for the run-to-run spread (run_to_run.hpp).
 std::vector<double> medians_of_runs(const std::vector<std::string>& repeats, const std::string& replayed_dir,
                                     const trace::Trace& replayed, double replayed_median_s) {
-  namespace fs = std::filesystem;
   if (!(replayed_median_s > 0)) throw UsageError("--repeats: expected the replayed trace to have complete iterations, got none");
   std::vector<double> medians = {replayed_median_s};
-  std::set<fs::path> seen = {fs::weakly_canonical(replayed_dir)};
-  for (const std::string& dir : repeats) {
-    if (!seen.insert(fs::weakly_canonical(dir)).second) {
-      throw UsageError("--repeats " + dir + ": expected another run, got the replayed trace or a repeat given twice");
-    }
-    trace::Trace run;
-    try {
-      run = trace::read_trace(dir);
-    } catch (const trace::TraceError& error) {
-      throw UsageError(std::string("--repeats ") + dir + ": " + error.what());
-    }
-    const std::string difference = trace::configuration_difference(
-        run.ranks.front().meta, replayed.ranks.front().meta, "the replayed trace's");
-    if (!difference.empty()) {
-      throw UsageError("--repeats " + dir + ": expected a run of the replayed trace's configuration, got " + difference);
-    }
-    const double median = trace::summarize(run).median_iteration_s;
-    if (!(median > 0)) throw UsageError("--repeats " + dir + ": expected a run with complete iterations, got none");
+  const std::vector<trace::Trace> runs = read_repeats(repeats, replayed_dir, replayed, "the replayed trace");
+  for (std::size_t i = 0; i < runs.size(); ++i) {
+    const double median = trace::summarize(runs[i]).median_iteration_s;
+    if (!(median > 0)) throw UsageError("--repeats " + repeats[i] + ": expected a run with complete iterations, got none");
     medians.push_back(median);
   }
   return medians;

@@ -181,6 +181,58 @@ void stragglers_text(const StragglerAdvice& advice, std::ostringstream& text) {
        << format("%.0f", 100 * kMinStragglerShare) << " % of the iteration)\n";
 }
 
+std::string runs_text(const std::vector<double>& values, const char* pattern) {
+  std::string text;
+  for (std::size_t i = 0; i < values.size(); ++i) text += (i ? ", " : "") + format(pattern, values[i]);
+  return text;
+}
+
+std::string ranks_text(const std::vector<int>& ranks) {
+  if (ranks.empty()) return "none";
+  std::string text;
+  for (std::size_t i = 0; i < ranks.size(); ++i) text += (i ? ", " : "rank ") + std::to_string(ranks[i]);
+  return text;
+}
+
+void across_runs_text(const AdviceAcrossRuns& across, std::ostringstream& text) {
+  const std::size_t runs = across.trace_dirs.size();
+  const std::string of_runs = " of " + std::to_string(runs) + " runs";
+  text << "\nacross " << runs << " runs of this configuration (this trace, then --repeats; what changes "
+       << "between them is the machine's drift, not the job)\n";
+  text << "  bucket cap   " << runs_text(across.recommended_caps_mb, "%g") << " MiB: the advised run's "
+       << format("%g", across.recommended_caps_mb.front()) << " MiB in " << across.runs_with_advised_cap << of_runs
+       << "\n";
+  text << "  timeout      " << runs_text(across.timeouts_s, "%.3f") << " s";
+  if (std::isnan(across.safe_timeout_s)) {
+    text << ": no run could advise one\n";
+  } else {
+    text << ": " << timeout_line(across.safe_timeout_s) << " is long enough on every run\n";
+  }
+  text << "  stragglers  ";
+  for (std::size_t i = 0; i < runs; ++i) text << (i ? "; " : " ") << ranks_text(across.stragglers[i]);
+  bool any = false;
+  for (std::size_t rank = 0; rank < across.straggler_runs.size(); ++rank) {
+    if (across.straggler_runs[rank] == 0) continue;
+    text << (any ? ", " : ": ") << "rank " << rank << " named in " << across.straggler_runs[rank] << of_runs;
+    any = true;
+  }
+  text << (any ? "" : ": none in any run") << "\n";
+}
+
+nlohmann::json across_runs_json(const AdviceAcrossRuns& across) {
+  nlohmann::json caps = nlohmann::json::array();
+  for (double cap : across.recommended_caps_mb) caps.push_back(number(cap));
+  nlohmann::json timeouts = nlohmann::json::array();
+  for (double timeout : across.timeouts_s) timeouts.push_back(number(timeout));
+  return {{"traces", across.trace_dirs},
+          {"recommended_bucket_cap_mb", caps},
+          {"runs_with_advised_cap", across.runs_with_advised_cap},
+          {"timeout_s", timeouts},
+          {"safe_timeout_s", number(across.safe_timeout_s)},
+          {"stragglers", across.stragglers},
+          {"straggler_runs", across.straggler_runs}};
+}
+
 }  // namespace
 
 std::string advice_to_text(const Advice& advice) {
@@ -189,6 +241,7 @@ std::string advice_to_text(const Advice& advice) {
   bucket_text(advice.bucket, text);
   timeout_text(advice.timeout, text);
   stragglers_text(advice.stragglers, text);
+  if (advice.across_runs) across_runs_text(*advice.across_runs, text);
   return text.str();
 }
 
@@ -261,6 +314,7 @@ std::string advice_to_json(const Advice& advice) {
     json["stragglers"]["ranks"].push_back(cost_json(cost));
     if (cost.straggler) json["stragglers"]["named"].push_back(cost.rank);
   }
+  if (advice.across_runs) json["across_runs"] = across_runs_json(*advice.across_runs);
   return json.dump(2);
 }
 

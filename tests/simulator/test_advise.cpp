@@ -1,6 +1,7 @@
 // `ddp-sim advise`'s three answers against closed forms on synthetic traces (advise.hpp).
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <stdexcept>
 
@@ -98,7 +99,7 @@ TEST(AdviseBucket, CommunicationBoundTraceGetsASmallerCap) {
   const BucketAdvice advice = advise_bucket_cap(setup, {1, 100}, kRuns, 0);
   ASSERT_TRUE(advice.available) << advice.unavailable_reason;
   EXPECT_DOUBLE_EQ(advice.own_cap_mb, 25);
-  EXPECT_DOUBLE_EQ(advice.best.cap_mb, 1) << advice_to_text({"synthetic", advice, {}, {}});
+  EXPECT_DOUBLE_EQ(advice.best.cap_mb, 1) << advice_to_text({"synthetic", advice, {}, {}, {}});
   EXPECT_FALSE(advice.keep);
   EXPECT_DOUBLE_EQ(advice.recommended_cap_mb, 1);
   EXPECT_GT(advice.gain, 0.05);
@@ -232,7 +233,45 @@ TEST(AdviseBucket, ListFamilyIsSearchedThroughTheOneRebucketingPath) {
   EXPECT_LE(advice.list.best.median_s, advice.candidates.back().median_s);
   EXPECT_LE(advice.list.best.median_interval_s.low, advice.list.best.median_s);
   EXPECT_GE(advice.list.best.median_interval_s.high, advice.list.best.median_s);
-  EXPECT_NE(advice_to_text({"synthetic", advice, {}, {}}).find("per-bucket list of caps (second answer"), std::string::npos);
+  EXPECT_NE(advice_to_text({"synthetic", advice, {}, {}, {}}).find("per-bucket list of caps (second answer"), std::string::npos);
+}
+
+// Three runs' answers, set by hand: the aggregate counts and picks them as documented.
+TEST(AdviseAcrossRuns, CountsAgreeingCapsTakesTheLongestTimeoutAndCountsEachRanksNamings) {
+  const auto run = [](double cap_mb, double timeout_s, std::vector<int> stragglers) {
+    Advice advice;
+    advice.trace_dir = "run";
+    advice.bucket.available = true;
+    advice.bucket.recommended_cap_mb = cap_mb;
+    advice.timeout.available = timeout_s > 0;
+    advice.timeout.timeout_s = timeout_s;
+    for (int rank = 0; rank < 3; ++rank) {
+      RankCost cost;
+      cost.rank = rank;
+      cost.straggler = std::find(stragglers.begin(), stragglers.end(), rank) != stragglers.end();
+      advice.stragglers.ranks.push_back(cost);
+    }
+    return advice;
+  };
+  const std::vector<Advice> runs = {run(5, 0.2, {2}), run(25, 0, {}), run(5, 0.35, {2, 0})};
+  const AdviceAcrossRuns across = advice_across_runs(runs);
+  EXPECT_EQ(across.recommended_caps_mb, (std::vector<double>{5, 25, 5}));
+  EXPECT_EQ(across.runs_with_advised_cap, 2);
+  ASSERT_EQ(across.timeouts_s.size(), 3u);
+  EXPECT_TRUE(std::isnan(across.timeouts_s[1]));  // that run could not advise one
+  EXPECT_DOUBLE_EQ(across.safe_timeout_s, 0.35);
+  EXPECT_EQ(across.stragglers, (std::vector<std::vector<int>>{{2}, {}, {0, 2}}));
+  EXPECT_EQ(across.straggler_runs, (std::vector<int>{1, 0, 2}));
+
+  Advice advised = runs.front();
+  advised.across_runs = across;
+  const std::string text = advice_to_text(advised);
+  EXPECT_NE(text.find("the advised run's 5 MiB in 2 of 3 runs"), std::string::npos) << text;
+  EXPECT_NE(text.find("timeout=timedelta(seconds=0.35) is long enough on every run"), std::string::npos) << text;
+  EXPECT_NE(text.find("rank 0 named in 1 of 3 runs, rank 2 named in 2 of 3 runs"), std::string::npos) << text;
+  const auto json = nlohmann::json::parse(advice_to_json(advised));
+  EXPECT_TRUE(json["across_runs"]["timeout_s"][1].is_null());
+  EXPECT_EQ(json["across_runs"]["straggler_runs"], nlohmann::json({1, 0, 2}));
 }
 
 TEST(AdviseBucket, ListWithinTheNoiseKeepsOneCap) {
@@ -241,9 +280,9 @@ TEST(AdviseBucket, ListWithinTheNoiseKeepsOneCap) {
   ASSERT_TRUE(advice.list.searched);
   EXPECT_TRUE(advice.list.keep);
   EXPECT_LT(std::abs(advice.list.gain), 0.01);
-  const std::string text = advice_to_text({"synthetic", advice, {}, {}});
+  const std::string text = advice_to_text({"synthetic", advice, {}, {}, {}});
   EXPECT_NE(text.find("keep one cap: bucket_cap_mb=25"), std::string::npos) << text;
-  EXPECT_EQ(nlohmann::json::parse(advice_to_json({"synthetic", advice, {}, {}}))["bucket"]["list"]["recommended_bucket_caps_mb"],
+  EXPECT_EQ(nlohmann::json::parse(advice_to_json({"synthetic", advice, {}, {}, {}}))["bucket"]["list"]["recommended_bucket_caps_mb"],
             nullptr);
 }
 

@@ -569,6 +569,41 @@ TEST(CliAdvise, PrintsThreeAnswersAndWritesJson) {
 }
 
 // --stall-dist: the timeout from the given stalls, said in the text and the JSON.
+TEST(CliAdvise, RepeatsAdviseEveryRunAndShowTheAnswersSideBySide) {
+  test_support::TempDir dir;
+  testing::SyntheticRun skewed, even, smaller;
+  skewed.rank_skew = 0.3;  // rank 3 computes 1.9x as long as rank 0: a straggler
+  even.rank_skew = 0;
+  smaller.world_size = 2;
+  trace::write_trace(dir / "skewed", testing::make_synthetic_trace(skewed));
+  trace::write_trace(dir / "even", testing::make_synthetic_trace(even));
+  trace::write_trace(dir / "smaller", testing::make_synthetic_trace(smaller));
+  const std::string base = "advise " + dir / "skewed" + " --runs 11 --bucket-caps 1 ";
+  const Outcome outcome = run_cli(dir, base + "--repeats " + dir / "even" + " --json " + dir / "advice.json");
+  ASSERT_EQ(outcome.status, 0) << outcome.err;
+  EXPECT_NE(outcome.out.find("across 2 runs of this configuration"), std::string::npos) << outcome.out;
+  const auto json = nlohmann::json::parse(slurp(dir / "advice.json"));
+  const auto& across = json["across_runs"];
+  EXPECT_EQ(across["traces"], nlohmann::json({dir / "skewed", dir / "even"}));
+  // The skewed run names rank 3, the even one nobody, and each run's own answers are its own.
+  EXPECT_EQ(across["stragglers"][0], nlohmann::json({3}));
+  EXPECT_EQ(across["stragglers"][1], nlohmann::json::array());
+  EXPECT_EQ(across["straggler_runs"][3], 1);
+  EXPECT_EQ(across["timeout_s"][0], json["timeout"]["timeout_s"]);
+  EXPECT_DOUBLE_EQ(across["safe_timeout_s"].get<double>(),
+                   std::max(across["timeout_s"][0].get<double>(), across["timeout_s"][1].get<double>()));
+
+  const Outcome other = run_cli(dir, base + "--repeats " + dir / "smaller");
+  EXPECT_EQ(other.status, 2);
+  EXPECT_EQ(other.err, "ddp-sim: --repeats " + dir / "smaller" +
+                           ": expected a run of the advised trace's configuration, got world_size 2, the advised "
+                           "trace's 4\n");
+  const Outcome itself = run_cli(dir, base + "--repeats " + dir / "skewed");
+  EXPECT_EQ(itself.status, 2);
+  EXPECT_NE(itself.err.find("expected another run, got the advised trace or a repeat given twice"), std::string::npos)
+      << itself.err;
+}
+
 TEST(CliAdvise, GivenStallModelIsUsedAndNamed) {
   test_support::TempDir dir;
   const std::string measured = write_measured(dir);

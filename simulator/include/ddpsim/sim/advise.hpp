@@ -209,6 +209,26 @@ WorkloadModel with_typical_compute(const WorkloadModel& model, int rank);
 
 StragglerAdvice attribute_stragglers(const AdviceSetup& setup, int runs, std::uint64_t seed);
 
+// ---- the same answers from other runs (`ddp-sim advise --repeats`) -------------------------
+
+// A trace is one run, and the machine drifts between runs (on this project's 2 cores by 1-11 %
+// in speed, README "intervals"); the bootstraps above see only which iterations one run
+// recorded. An answer that changes from run to run of one configuration is that drift, not a
+// property of the job: these are the answers of the advised run and of the others side by side.
+struct AdviceAcrossRuns {
+  std::vector<std::string> trace_dirs;       // the advised run first
+  std::vector<double> recommended_caps_mb;   // per run; NaN where the answer was unavailable
+  int runs_with_advised_cap = 0;             // runs recommending the advised run's cap
+  std::vector<double> timeouts_s;            // per run; NaN where unavailable
+  double safe_timeout_s = 0;                 // the largest of them: safe on every run seen (NaN: none)
+  std::vector<std::vector<int>> stragglers;  // per run, the ranks it named
+  std::vector<int> straggler_runs;           // per rank: how many runs named it
+};
+
+struct Advice;
+// `runs[0]` is the advised run; at least one run.
+AdviceAcrossRuns advice_across_runs(const std::vector<Advice>& runs);
+
 // ---- the three together -------------------------------------------------------------------
 
 struct Advice {
@@ -216,6 +236,7 @@ struct Advice {
   BucketAdvice bucket;
   TimeoutAdvice timeout;
   StragglerAdvice stragglers;
+  std::optional<AdviceAcrossRuns> across_runs;  // with --repeats: printed after the three answers
 };
 
 std::string advice_to_text(const Advice& advice);

@@ -1,0 +1,19 @@
+// --repeats DIR...: other measured runs of a trace's configuration (replay widens its interval
+// by how much they differ; advise says which answers hold on every run).
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "ddpsim/trace/model.hpp"
+
+namespace ddpsim::cli {
+
+// Reads every directory and checks it before any replay: a directory that is not a trace,
+// holds a run of another configuration (trace/configuration.hpp), is the source trace itself
+// or is given twice is refused as one line (UsageError) naming it and `source` ("the replayed
+// trace").
+std::vector<trace::Trace> read_repeats(const std::vector<std::string>& dirs, const std::string& source_dir,
+                                       const trace::Trace& source, const std::string& source_name);
+
+}  // namespace ddpsim::cli
