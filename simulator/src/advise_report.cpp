@@ -41,6 +41,8 @@ nlohmann::json cost_json(const RankCost& cost) {
                          {"fraction", number(cost.fraction)}};
   if (cost.rank >= 0) {
     json["rank"] = cost.rank;
+    json["excess_interval_s"] = interval_json(cost.excess_interval_s);
+    json["excess_fraction"] = number(cost.excess_fraction);
     json["straggler"] = cost.straggler;
   }
   return json;
@@ -177,8 +179,8 @@ void stragglers_text(const StragglerAdvice& advice, std::ostringstream& text) {
                 interval_ms(advice.all.per_iteration_interval_s).c_str(), advice.all.total_s, 100 * advice.all.fraction);
   text << row;
   text << "  stragglers: " << (named.empty() ? "none" : "rank " + named)
-       << " (a straggler's cost interval excludes 0 and the typical rank's cost, and it is >= "
-       << format("%.0f", 100 * kMinStragglerShare) << " % of the iteration)\n";
+       << " (a straggler's cost interval excludes 0 and the typical rank's cost, and it exceeds the typical "
+       << "rank's cost by >= " << format("%.0f", 100 * kMinStragglerShare) << " % of the iteration)\n";
 }
 
 std::string runs_text(const std::vector<double>& values, const char* pattern) {

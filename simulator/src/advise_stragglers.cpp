@@ -71,8 +71,14 @@ StragglerAdvice attribute_stragglers(const AdviceSetup& setup, int runs, std::ui
                                                                      setup.options, runs, seed))),
                        advice.iterations, advice.replayed_mean_s);
   // A straggler costs more than nothing and more than the typical rank costs, both beyond
-  // the bootstrap's noise (the excess is paired: the same replicate's typical cost), and a
-  // share of the iteration that run-to-run drift does not explain (kMinStragglerShare).
+  // the bootstrap's noise (the excess is paired: the same replicate's typical cost), and its
+  // cost exceeds the typical rank's by a share of the iteration that noise does not explain
+  // (kMinStragglerShare). The typical rank's own cost is what per-iteration noise alone
+  // saves: in an iteration where it is not the lower median its compute is replaced too.
+  std::vector<double> fractions;
+  for (const RankCost& cost : advice.ranks) fractions.push_back(cost.fraction);
+  std::sort(fractions.begin(), fractions.end());
+  const double typical_fraction = fractions.empty() ? 0 : fractions[(fractions.size() - 1) / 2];
   for (int rank = 0; rank < world; ++rank) {
     std::vector<double> excess;
     for (std::size_t run = 1; run < base.size(); ++run) {
@@ -81,8 +87,10 @@ StragglerAdvice attribute_stragglers(const AdviceSetup& setup, int runs, std::ui
       excess.push_back(saved[static_cast<std::size_t>(rank)][run] - median_of(costs));
     }
     RankCost& cost = advice.ranks[static_cast<std::size_t>(rank)];
-    cost.straggler = world > 1 && cost.per_iteration_interval_s.low > 0 && interval_of(excess).low > 0 &&
-                     cost.fraction >= kMinStragglerShare;
+    cost.excess_interval_s = interval_of(excess);
+    cost.excess_fraction = cost.fraction - typical_fraction;
+    cost.straggler = world > 1 && cost.per_iteration_interval_s.low > 0 && cost.excess_interval_s.low > 0 &&
+                     cost.excess_fraction >= kMinStragglerShare;
   }
   return advice;
 }
