@@ -381,8 +381,10 @@ void comm_actor(Simulation& sim, int index) {
         state.events.push_back(ready);
         if (now() < ready_s) sg4::this_actor::sleep_until(ready_s);
 
+        // Launched when ready, as DDP's reducer does (FORMAT.md: allreduce_begin is the launch);
+        // the transfer starts once the previous bucket's is done (begin_s, the deadline's base).
         begin_s = now();
-        Event begin = make_event(rank, label, EventType::AllreduceBegin, begin_s);
+        Event begin = make_event(rank, label, EventType::AllreduceBegin, ready_s);
         begin.bucket = bucket;
         begin.bytes = bytes;
         state.events.push_back(begin);

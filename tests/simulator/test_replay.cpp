@@ -11,6 +11,7 @@
 #include "ddpsim/sim/predicted_trace.hpp"
 #include "ddpsim/sim/replay.hpp"
 #include "ddpsim/sim/workload_model.hpp"
+#include "ddpsim/trace/collective.hpp"
 #include "ddpsim/trace/io.hpp"
 #include "minimal_workload.hpp"
 #include "synthetic_trace.hpp"
@@ -92,6 +93,32 @@ TEST(ReplayValidation, CommunicationBoundRunIsRecoveredToo) {
   EXPECT_NEAR(testing::median_iteration_s(predicted), measured_s, 0.01 * measured_s);
   // The comm-bound iteration is well above the compute alone.
   EXPECT_GT(measured_s, 1.2 * (run.forward_s + run.backward_s + run.optimizer_s) * 1.06);
+
+  // Buckets queue behind each other here. As in a measured trace (FORMAT.md), a bucket's
+  // allreduce_begin is its launch, when it was ready, not when the stream got to it; the
+  // network's time (trace/collective.hpp) leaves the queueing out and is the ring formula's.
+  int queued = 0;
+  for (const trace::RankTrace& rank : predicted.ranks) {
+    std::map<std::pair<std::int64_t, int>, std::int64_t> ready, begin, end;
+    for (const trace::Event& event : rank.events) {
+      if (event.type == trace::EventType::BucketReady) ready[{event.iteration, event.bucket}] = event.t_ns;
+      if (event.type == trace::EventType::AllreduceBegin) begin[{event.iteration, event.bucket}] = event.t_ns;
+      if (event.type == trace::EventType::AllreduceEnd) end[{event.iteration, event.bucket}] = event.t_ns;
+    }
+    ASSERT_FALSE(begin.empty());
+    for (const auto& [key, t_ns] : begin) {
+      ASSERT_EQ(ready.count(key), 1u);
+      EXPECT_EQ(t_ns, ready[key]) << "iteration " << key.first << " bucket " << key.second;
+      const auto previous = end.find({key.first, key.second - 1});
+      queued += previous != end.end() && t_ns < previous->second;
+    }
+  }
+  EXPECT_GT(queued, 0);
+  for (const trace::CollectiveTransfer& transfer : trace::collective_transfers(predicted)) {
+    const double expected_s = ring_allreduce_s(run.world_size, static_cast<double>(transfer.bytes),
+                                               prepared.calibration.alpha_s, prepared.calibration.beta_bytes_per_s);
+    EXPECT_NEAR(transfer.transfer_s, expected_s, 0.02 * expected_s) << "bucket " << transfer.bucket;
+  }
 }
 
 TEST(ReplayWhatIf, SlowerRankStretchesTheIteration) {

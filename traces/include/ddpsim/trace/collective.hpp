@@ -20,6 +20,12 @@ namespace ddpsim::trace {
 // nccl-tests times a collective that every rank enters together). A rank's start is the later
 // of its allreduce_begin and the end of its previous all-reduce: a rank has one communication
 // stream, and a collective launched while the previous one runs waits in the queue.
+//
+// Gloo runs two collectives at once (ProcessGroupGloo's 2 worker threads): a bucket launched
+// while another is in flight shares the link with it, and the split between neighbours is then
+// arbitrary (on the testbed at a 0.25 MiB cap, equal buckets came out 5.6–15 ms around 10);
+// their sum over an iteration holds. Calibration therefore falls back to bytes over busy time
+// when the per-size fit fails (calibrate.hpp).
 struct CollectiveTransfer {
   std::int64_t iteration = 0;
   int bucket = 0;
