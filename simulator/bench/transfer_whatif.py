@@ -1,18 +1,26 @@
 #!/usr/bin/env python3
-"""transfer_whatif.py: does a what-if predict each bucket's all-reduce transfer, not only the iteration?
+"""transfer_whatif.py: does a what-if predict the communication, not only the iteration time?
 
   simulator/bench/transfer_whatif.py RESULTS/NAME [RESULTS/NAME ...] [--json OUT.json]
 
 For ddp-experiment results folders (summary.csv, traces/, predictions/): every prediction row
 (kind prediction, status ok) pairs a measured run of the changed configuration (trace_dir) with
 the trace the replay predicted for it from the baseline (predicted_dir). Both are summarised
-with `ddp-trace summary --json`, and per bucket the network's time, `median_transfer_s` (on the
-rank that started the all-reduce last, trace/collective.hpp), is compared where the two traces
-have a bucket of the same index and bytes. A bucket-cap what-if thus checks the α-β line at
-message sizes the baseline never sent. Reconstruction rows are tallied apart: their sizes are
-the calibration's own. Per experiment and kind it prints the buckets compared, the median and
-p90 of |error| and the median signed error, in %. Standard library only. Bad input: one line on
-stderr, exit 2.
+with `ddp-trace summary --json` and compared on three figures:
+
+  comm/iter   total_allreduce_s_per_iter: each rank's time in all-reduces per iteration,
+              waiting and queueing included (median over iterations of the mean over ranks)
+  overlap     overlap_fraction: the share of that time hidden behind backward (difference in
+              percentage points)
+  transfer    per bucket of the same index and bytes in both, median_transfer_s: the network's
+              time (trace/collective.hpp). With Gloo's two collectives in flight the split
+              between neighbouring buckets is arbitrary, so this one scatters
+
+A bucket-cap what-if checks the model at message sizes and queueing the baseline never had.
+Reconstruction rows are tallied apart. Per experiment and kind it prints the pairs, the median
+|error| and median signed error of comm/iter (%), the median |difference| of overlap (points)
+and the median |error| of the bucket transfers (%). Standard library only. Bad input: one line
+on stderr, exit 2.
 """
 import argparse
 import csv
@@ -42,20 +50,27 @@ def bucket_errors(measured, predicted):
     return errors
 
 
-def quantile(values, q):
-    ordered = sorted(values)
-    position = q * (len(ordered) - 1)
-    low = int(position)
-    high = min(low + 1, len(ordered) - 1)
-    return ordered[low] + (position - low) * (ordered[high] - ordered[low])
+def pair_errors(measured, predicted):
+    """(comm/iter signed % error or None, overlap difference in points, bucket transfer % errors)."""
+    comm = None
+    if measured["total_allreduce_s_per_iter"] > 0:
+        comm = 100 * (predicted["total_allreduce_s_per_iter"] / measured["total_allreduce_s_per_iter"] - 1)
+    overlap = 100 * (predicted["overlap_fraction"] - measured["overlap_fraction"])
+    return comm, overlap, bucket_errors(measured, predicted)
 
 
-def stats(errors):
-    if not errors:
-        return {"buckets": 0}
-    magnitudes = [abs(e) for e in errors]
-    return {"buckets": len(errors), "median_abs_pct": statistics.median(magnitudes),
-            "p90_abs_pct": quantile(magnitudes, 0.9), "median_pct": statistics.median(errors)}
+def median_abs(values):
+    return statistics.median(abs(v) for v in values) if values else float("nan")
+
+
+def stats(pairs):
+    """pairs: pair_errors tuples -> the figures the table prints."""
+    comm = [p[0] for p in pairs if p[0] is not None]
+    transfers = [e for p in pairs for e in p[2]]
+    return {"pairs": len(pairs), "comm_median_abs_pct": median_abs(comm),
+            "comm_median_pct": statistics.median(comm) if comm else float("nan"),
+            "overlap_median_abs_points": median_abs([p[1] for p in pairs]),
+            "transfer_buckets": len(transfers), "transfer_median_abs_pct": median_abs(transfers)}
 
 
 def summary(bin_dir, trace):
@@ -92,8 +107,8 @@ def measure(bin_dir, folders):
                 if path not in cache:
                     cache[path] = summary(bin_dir, path)
                 pair.append(cache[path])
-            table.setdefault((name, row["kind"]), []).extend(bucket_errors(*pair))
-    return {key: stats(errors) for key, errors in table.items()}
+            table.setdefault((name, row["kind"]), []).append(pair_errors(*pair))
+    return {key: stats(pairs) for key, pairs in table.items()}
 
 
 def main():
@@ -107,11 +122,11 @@ def main():
     except InputError as error:
         print(f"transfer_whatif.py: {error}", file=sys.stderr)
         return 2
-    print(f"{'experiment':28} {'kind':15} {'buckets':>7} {'median |err| %':>15} {'p90 %':>7} {'median err %':>13}")
+    print(f"{'experiment':28} {'kind':15} {'pairs':>5} {'comm/iter |err| %':>18} {'signed %':>9} "
+          f"{'overlap |diff| pts':>19} {'transfer |err| %':>17}")
     for (name, kind), row in sorted(table.items()):
-        if row["buckets"]:
-            print(f"{name:28} {kind:15} {row['buckets']:7d} {row['median_abs_pct']:15.1f} {row['p90_abs_pct']:7.1f} "
-                  f"{row['median_pct']:+13.1f}")
+        print(f"{name:28} {kind:15} {row['pairs']:5d} {row['comm_median_abs_pct']:18.1f} {row['comm_median_pct']:+9.1f} "
+              f"{row['overlap_median_abs_points']:19.1f} {row['transfer_median_abs_pct']:17.1f}")
     if args.json:
         rows = [{"experiment": n, "kind": k, **row} for (n, k), row in sorted(table.items())]
         with open(args.json, "w") as handle:
