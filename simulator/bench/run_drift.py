@@ -23,8 +23,6 @@ predicts, so there the gauge mixes both). Per experiment it prints:
 A high r with a spread of several % says a sitting's misses are the machine's. Standard library
 only. Bad input: one line on stderr, exit 2.
 """
-import argparse
-import csv
 import json
 import math
 import os
@@ -33,6 +31,7 @@ import statistics
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from results_folder import arguments, read_summary  # noqa: E402
 from stall_phases import InputError, read_events  # noqa: E402  (the events CSV reader and its errors)
 
 
@@ -61,15 +60,7 @@ def pearson(xs, ys):
 
 def experiment_drift(folder):
     """{experiment, pairs, r, median_abs_error_pct, spread_pct, lag1, runs} of one results folder."""
-    summary = os.path.join(folder, "summary.csv")
-    try:
-        with open(summary, newline="") as handle:
-            rows = list(csv.DictReader(handle))
-    except OSError as error:
-        raise InputError(f"{summary}: expected a ddp-experiment summary, got {error.strerror}") from None
-    needed = {"kind", "status", "error_pct", "trace_dir", "replayed_trace"}
-    if rows and not needed <= set(rows[0]):
-        raise InputError(f"{summary}: expected columns {', '.join(sorted(needed))}, got {', '.join(rows[0])}")
+    rows = read_summary(folder, {"kind", "status", "error_pct", "trace_dir", "replayed_trace"})
     traces = os.path.join(folder, "traces")
     runs = {}  # name -> (forward ms, start t_ns)
     for name in sorted(os.listdir(traces)) if os.path.isdir(traces) else []:
@@ -101,14 +92,8 @@ def experiment_drift(folder):
 
 
 def main(argv):
-    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("folders", nargs="+", help="ddp-experiment results folders (results/NAME)")
-    parser.add_argument("--json", help="also write every pair's error and speed change here")
-    args = parser.parse_args(argv)
-    if args.json and (os.path.isdir(args.json) or not os.path.isdir(os.path.dirname(os.path.abspath(args.json)))):
-        print(f"run_drift.py: --json: expected a file in an existing folder, got {args.json}", file=sys.stderr)
-        return 2
     try:
+        args = arguments(__doc__, argv, json_help="also write every pair's error and speed change here")
         results = [experiment_drift(folder) for folder in args.folders]
     except InputError as error:
         print(f"run_drift.py: {error}", file=sys.stderr)

@@ -20,7 +20,6 @@ An unskewed run on a noisy machine gives every rank a cost (in each iteration on
 slower); the typical rank's cost is the size of that noise. Standard library only. Bad input:
 one line on stderr, exit 2.
 """
-import argparse
 import json
 import os
 import re
@@ -28,13 +27,10 @@ import subprocess
 import sys
 import tempfile
 
-HERE = os.path.dirname(os.path.abspath(__file__))
-ROOT = os.path.dirname(os.path.dirname(HERE))
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from results_folder import InputError, arguments  # noqa: E402
+
 MIN_SHARE = 0.05  # advise.hpp's kMinStragglerShare
-
-
-class InputError(Exception):
-    pass
 
 
 def expected_ranks(skew):
@@ -113,13 +109,9 @@ def advise_all(bin_dir, folders):
     return runs
 
 
-def main():
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("folders", nargs="+", metavar="RESULTS/NAME")
-    parser.add_argument("--json", metavar="OUT.json")
-    parser.add_argument("--bin-dir", default=os.path.join(ROOT, "build", "release", "bin"))
-    args = parser.parse_args()
+def main(argv):
     try:
+        args = arguments(__doc__, argv, json_help="also write the table here", bin_dir=True)
         table = tally(advise_all(args.bin_dir, args.folders))
     except InputError as error:
         print(f"straggler_naming.py: {error}", file=sys.stderr)
@@ -136,4 +128,4 @@ def main():
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(main(sys.argv[1:]))

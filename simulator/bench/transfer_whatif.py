@@ -22,20 +22,14 @@ Reconstruction rows are tallied apart. Per experiment and kind it prints the pai
 and the median |error| of the bucket transfers (%). Standard library only. Bad input: one line
 on stderr, exit 2.
 """
-import argparse
-import csv
 import json
 import os
 import statistics
 import subprocess
 import sys
 
-HERE = os.path.dirname(os.path.abspath(__file__))
-ROOT = os.path.dirname(os.path.dirname(HERE))
-
-
-class InputError(Exception):
-    pass
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from results_folder import InputError, arguments, read_summary  # noqa: E402
 
 
 def bucket_errors(measured, predicted):
@@ -80,25 +74,12 @@ def summary(bin_dir, trace):
     return json.loads(done.stdout)
 
 
-def rows_of(folder):
-    path = os.path.join(folder, "summary.csv")
-    try:
-        with open(path, newline="") as handle:
-            rows = list(csv.DictReader(handle))
-    except OSError as error:
-        raise InputError(f"{path}: expected a ddp-experiment summary.csv, got {error.strerror}") from None
-    needed = {"kind", "status", "trace_dir", "predicted_dir"}
-    if rows and not needed <= rows[0].keys():
-        raise InputError(f"{path}: expected columns {', '.join(sorted(needed))}, got {', '.join(rows[0].keys())}")
-    return rows
-
-
 def measure(bin_dir, folders):
     table = {}
     for folder in folders:
         name = os.path.basename(os.path.normpath(folder))
         cache = {}
-        for row in rows_of(folder):
+        for row in read_summary(folder, {"kind", "status", "trace_dir", "predicted_dir"}):
             if row["status"] != "ok" or row["kind"] not in ("prediction", "reconstruction") or not row["predicted_dir"]:
                 continue
             pair = []
@@ -111,13 +92,9 @@ def measure(bin_dir, folders):
     return {key: stats(pairs) for key, pairs in table.items()}
 
 
-def main():
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("folders", nargs="+", metavar="RESULTS/NAME")
-    parser.add_argument("--json", metavar="OUT.json")
-    parser.add_argument("--bin-dir", default=os.path.join(ROOT, "build", "release", "bin"))
-    args = parser.parse_args()
+def main(argv):
     try:
+        args = arguments(__doc__, argv, json_help="also write the table here", bin_dir=True)
         table = measure(args.bin_dir, args.folders)
     except InputError as error:
         print(f"transfer_whatif.py: {error}", file=sys.stderr)
@@ -135,4 +112,4 @@ def main():
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(main(sys.argv[1:]))

@@ -1,10 +1,7 @@
 """simulator/bench/straggler_naming.py: skew metadata parsing and the two naming rules, on
-hand-made advise JSON (no replay), and its one-line error."""
+hand-made advise JSON (no replay); its bad input is in test_results_folder.py."""
 import importlib.util
 import os
-import subprocess
-import sys
-import tempfile
 import unittest
 
 SOURCE = os.environ.get("DDPSIM_SOURCE_DIR", os.path.join(os.path.dirname(__file__), "..", ".."))
@@ -49,13 +46,6 @@ class StragglerNaming(unittest.TestCase):
                          {"runs": 2, "expected": [], "right_excess": 2, "right_cost": 1})
         self.assertEqual(table[("whatif-slowdown", "slow1-2")],
                          {"runs": 1, "expected": [1], "right_excess": 1, "right_cost": 1})
-
-    def test_a_folder_without_traces_is_one_line_exit_2(self):
-        with tempfile.TemporaryDirectory() as folder:
-            done = subprocess.run([sys.executable, SCRIPT, folder], capture_output=True, text=True)
-        self.assertEqual(done.returncode, 2)
-        self.assertEqual(done.stderr.count("\n"), 1, done.stderr)
-        self.assertIn("expected a ddp-experiment results folder with traces/", done.stderr)
 
 
 if __name__ == "__main__":

@@ -1,0 +1,51 @@
+"""The bench scripts that read ddp-experiment results folders (simulator/bench/results_folder.py):
+bad input is one line on stderr naming the file or flag, exit 2, before any work."""
+import os
+import subprocess
+import sys
+import tempfile
+import unittest
+
+SOURCE = os.environ.get("DDPSIM_SOURCE_DIR", os.path.join(os.path.dirname(__file__), "..", ".."))
+BENCH = os.path.join(SOURCE, "simulator", "bench")
+# Each script, and what it says of an empty folder (no summary.csv, no traces/).
+EMPTY_FOLDER = {"run_drift.py": "summary.csv: expected a ddp-experiment summary",
+                "transfer_whatif.py": "summary.csv: expected a ddp-experiment summary",
+                "straggler_naming.py": "expected a ddp-experiment results folder with traces/"}
+
+
+class ResultsFolderScripts(unittest.TestCase):
+    def run_script(self, script, *args):
+        return subprocess.run([sys.executable, os.path.join(BENCH, script), *args], capture_output=True, text=True)
+
+    def assert_one_line(self, done, script, expected):
+        self.assertEqual(done.returncode, 2, done.stderr)
+        self.assertEqual(done.stderr.count("\n"), 1, done.stderr)
+        self.assertTrue(done.stderr.startswith(script + ": "), done.stderr)
+        self.assertIn(expected, done.stderr)
+
+    def test_an_empty_folder(self):
+        with tempfile.TemporaryDirectory() as folder:
+            for script, expected in EMPTY_FOLDER.items():
+                with self.subTest(script=script):
+                    self.assert_one_line(self.run_script(script, folder), script, expected)
+
+    def test_a_json_file_in_a_missing_folder_is_refused_before_any_work(self):
+        with tempfile.TemporaryDirectory() as folder:
+            out = os.path.join(folder, "missing", "out.json")
+            for script in EMPTY_FOLDER:
+                with self.subTest(script=script):
+                    self.assert_one_line(self.run_script(script, folder, "--json", out), script,
+                                         f"--json: expected a file in an existing folder, got {out}")
+
+    def test_a_summary_without_the_columns_it_needs(self):
+        with tempfile.TemporaryDirectory() as folder:
+            with open(os.path.join(folder, "summary.csv"), "w") as handle:
+                handle.write("kind,status\nprediction,ok\n")
+            done = self.run_script("transfer_whatif.py", folder)
+            self.assert_one_line(done, "transfer_whatif.py", "expected columns kind, predicted_dir, status, trace_dir, "
+                                                             "got kind, status")
+
+
+if __name__ == "__main__":
+    unittest.main()
