@@ -123,8 +123,10 @@ std::vector<std::vector<double>> bucket_list_family(const std::vector<double>& c
 
 // Per iteration of `iterations`, the longest any rank spent in one all-reduce: the arrival
 // spread (latest allreduce_begin − the rank's) plus the transfer, i.e. max over buckets and
-// ranks of allreduce_end − allreduce_begin. A timeout bounds exactly this, in Gloo and in the
-// replay (deadline = allreduce_begin + timeout).
+// ranks of allreduce_end − allreduce_begin. A timeout bounds this, less any time the bucket
+// queued behind the previous one: Gloo's clock starts when a worker thread runs the
+// collective, the replay's when its stream starts the bucket (allreduce_begin is the launch),
+// so the advice errs long by that queueing, never short.
 std::vector<double> allreduce_waits_s(const trace::Trace& trace, const std::vector<std::int64_t>& iterations);
 
 struct TimeoutAdvice {
