@@ -12,6 +12,9 @@ AdviceAcrossRuns advice_across_runs(const std::vector<Advice>& runs) {
   AdviceAcrossRuns across;
   across.safe_timeout_s = kNone;
   if (runs.empty()) return across;
+  std::size_t world = 0;  // the widest run's ranks (runs of one configuration have as many)
+  for (const Advice& run : runs) world = std::max(world, run.stragglers.ranks.size());
+  across.straggler_runs.assign(world, 0);
   for (const Advice& run : runs) {
     across.trace_dirs.push_back(run.trace_dir);
     across.recommended_caps_mb.push_back(run.bucket.available ? run.bucket.recommended_cap_mb : kNone);
@@ -23,15 +26,10 @@ AdviceAcrossRuns advice_across_runs(const std::vector<Advice>& runs) {
     for (const RankCost& cost : run.stragglers.ranks) {
       if (!cost.straggler) continue;
       named.push_back(cost.rank);
-      if (cost.rank >= static_cast<int>(across.straggler_runs.size())) {
-        across.straggler_runs.resize(static_cast<std::size_t>(cost.rank) + 1, 0);
-      }
-      ++across.straggler_runs[static_cast<std::size_t>(cost.rank)];
+      ++across.straggler_runs.at(static_cast<std::size_t>(cost.rank));
     }
     across.stragglers.push_back(named);
   }
-  const std::size_t world = runs.front().stragglers.ranks.size();
-  if (across.straggler_runs.size() < world) across.straggler_runs.resize(world, 0);
   const double advised_cap = across.recommended_caps_mb.front();
   across.runs_with_advised_cap = static_cast<int>(std::count(across.recommended_caps_mb.begin(),
                                                              across.recommended_caps_mb.end(), advised_cap));

@@ -5,8 +5,6 @@
 #include <map>
 #include <utility>
 
-#include "ddpsim/trace/timeline.hpp"
-
 namespace ddpsim::trace {
 namespace {
 
@@ -19,16 +17,21 @@ struct RankAllreduce {
 }  // namespace
 
 std::vector<CollectiveTransfer> collective_transfers(const Trace& trace) {
+  std::vector<Timelines> timelines;
+  for (const RankTrace& rank : trace.ranks) timelines.push_back(build_timelines(rank));
+  return collective_transfers(trace, timelines);
+}
+
+std::vector<CollectiveTransfer> collective_transfers(const Trace& trace, const std::vector<Timelines>& timelines) {
   std::vector<CollectiveTransfer> transfers;
   const std::vector<std::int64_t> iterations = without_warmup(trace.complete_iterations());
 
   // per_rank[r][(iteration, bucket)], from the rank's begin/end pairs (timeline.hpp).
-  std::vector<std::map<std::pair<std::int64_t, int>, RankAllreduce>> per_rank(trace.ranks.size());
-  for (std::size_t r = 0; r < trace.ranks.size(); ++r) {
-    const Timelines timelines = build_timelines(trace.ranks[r]);
+  std::vector<std::map<std::pair<std::int64_t, int>, RankAllreduce>> per_rank(timelines.size());
+  for (std::size_t r = 0; r < timelines.size(); ++r) {
     for (const std::int64_t iteration : iterations) {
-      const auto timeline = timelines.find(iteration);
-      if (timeline == timelines.end()) continue;
+      const auto timeline = timelines[r].find(iteration);
+      if (timeline == timelines[r].end()) continue;
       // The stream is free once every all-reduce that ended before this one (in the order
       // the ends were recorded) has ended.
       std::vector<const BucketAllreduce*> by_end;

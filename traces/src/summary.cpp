@@ -60,7 +60,7 @@ void summarize_buckets(const Trace& trace, const std::vector<Timelines>& timelin
   }
   // The network's time per all-reduce (collective.hpp), in the same layout.
   std::vector<std::vector<double>> transfers(layout->buckets.size());
-  for (const CollectiveTransfer& transfer : collective_transfers(trace)) {
+  for (const CollectiveTransfer& transfer : collective_transfers(trace, timelines)) {
     if (meta.assignment_for(transfer.iteration) != layout) continue;
     if (transfer.bucket < 0 || transfer.bucket >= summary.num_buckets) continue;
     transfers[static_cast<std::size_t>(transfer.bucket)].push_back(transfer.transfer_s);

@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "ddpsim/trace/model.hpp"
+#include "ddpsim/trace/timeline.hpp"
 
 namespace ddpsim::trace {
 
@@ -37,5 +38,7 @@ struct CollectiveTransfer {
 // (iteration 0 when it is the only one), by iteration then bucket. Buckets of 0 bytes (a
 // recording without sizes) are left out.
 std::vector<CollectiveTransfer> collective_transfers(const Trace& trace);
+// The same from every rank's timelines already built (timelines[r]: rank r's), as the summary has.
+std::vector<CollectiveTransfer> collective_transfers(const Trace& trace, const std::vector<Timelines>& timelines);
 
 }  // namespace ddpsim::trace
