@@ -7,6 +7,7 @@
 #include "command.hpp"
 #include "ddpsim/trace/configuration.hpp"
 #include "ddpsim/trace/io.hpp"
+#include "ddpsim/trace/summary.hpp"
 
 namespace ddpsim::cli {
 
@@ -33,6 +34,20 @@ std::vector<trace::Trace> read_repeats(const std::vector<std::string>& dirs, con
     runs.push_back(std::move(run));
   }
   return runs;
+}
+
+sim::RunToRunSpread run_to_run_of_repeats(const std::vector<std::string>& dirs, const std::string& replayed_dir,
+                                          const trace::Trace& replayed) {
+  const double replayed_median_s = trace::summarize(replayed).median_iteration_s;
+  if (!(replayed_median_s > 0)) throw UsageError("--repeats: expected the replayed trace to have complete iterations, got none");
+  std::vector<double> medians = {replayed_median_s};
+  const std::vector<trace::Trace> runs = read_repeats(dirs, replayed_dir, replayed, "the replayed trace");
+  for (std::size_t i = 0; i < runs.size(); ++i) {
+    const double median = trace::summarize(runs[i]).median_iteration_s;
+    if (!(median > 0)) throw UsageError("--repeats " + dirs[i] + ": expected a run with complete iterations, got none");
+    medians.push_back(median);
+  }
+  return sim::run_to_run_spread(medians);
 }
 
 }  // namespace ddpsim::cli

@@ -5,6 +5,7 @@
 #include <string>
 #include <vector>
 
+#include "ddpsim/sim/run_to_run.hpp"
 #include "ddpsim/trace/model.hpp"
 
 namespace ddpsim::cli {
@@ -15,5 +16,11 @@ namespace ddpsim::cli {
 // trace").
 std::vector<trace::Trace> read_repeats(const std::vector<std::string>& dirs, const std::string& source_dir,
                                        const trace::Trace& source, const std::string& source_name);
+
+// The run-to-run spread (run_to_run.hpp) of the median iteration of the replayed run and of every
+// run in `dirs` (read_repeats checks them). UsageError naming --repeats when a run, the replayed
+// one included, has no complete iteration.
+sim::RunToRunSpread run_to_run_of_repeats(const std::vector<std::string>& dirs, const std::string& replayed_dir,
+                                          const trace::Trace& replayed);
 
 }  // namespace ddpsim::cli

@@ -28,26 +28,6 @@ struct Flags {
   std::vector<std::string> repeats;
 };
 
-// A what-if at the measured world size without --runs gets this many runs, 2..N resampling the
-// measured iterations, so that it prints its median with a 90 % interval (issue 16). Cheap there
-// (each run replays as many ranks as were measured); a scale-out asks for it with --runs.
-constexpr int kWhatIfRuns = 21;
-
-// --repeats: the measured median iteration of the replayed run and of every other run of its
-// configuration given (read_repeats checks them), for the run-to-run spread (run_to_run.hpp).
-std::vector<double> medians_of_runs(const std::vector<std::string>& repeats, const std::string& replayed_dir,
-                                    const trace::Trace& replayed, double replayed_median_s) {
-  if (!(replayed_median_s > 0)) throw UsageError("--repeats: expected the replayed trace to have complete iterations, got none");
-  std::vector<double> medians = {replayed_median_s};
-  const std::vector<trace::Trace> runs = read_repeats(repeats, replayed_dir, replayed, "the replayed trace");
-  for (std::size_t i = 0; i < runs.size(); ++i) {
-    const double median = trace::summarize(runs[i]).median_iteration_s;
-    if (!(median > 0)) throw UsageError("--repeats " + repeats[i] + ": expected a run with complete iterations, got none");
-    medians.push_back(median);
-  }
-  return medians;
-}
-
 int run(const Flags& flags, bool runs_given) {
   const sim::ReplayRequest request = to_request(flags.replay);
   sim::MonteCarloPlan plan = to_plan(flags.replay);
@@ -57,14 +37,10 @@ int run(const Flags& flags, bool runs_given) {
   const trace::Summary measured = trace::summarize(prepared.measured);
   std::optional<sim::RunToRunSpread> spread;
   if (!flags.repeats.empty()) {
-    spread = sim::run_to_run_spread(
-        medians_of_runs(flags.repeats, request.trace_dir, prepared.measured, measured.median_iteration_s));
+    spread = run_to_run_of_repeats(flags.repeats, request.trace_dir, prepared.measured);
   }
-  if (!runs_given && plan.runs == 1 && prepared.world_size() == prepared.model.world_size &&
-      !sim::whatif_changes(prepared.model, prepared.options, prepared.compute_stretch, measured).empty()) {
-    plan.runs = kWhatIfRuns;
-    plan.bootstrap = true;
-  }
+  plan.runs_asked = runs_given;
+  plan = sim::plan_for(prepared, plan);  // a what-if without --runs: 21 runs, for its interval
 
   // Run 0 is the one reported in detail.
   sim::ReplayResult result;

@@ -66,7 +66,7 @@ void add_replay_options(CLI::App* command, ReplayFlags& flags) {
   add_repeatable(command, "--delay-dist", flags.delay_dist,
                  "What-if: RANK=lognormal:MU,SIGMA|exp:MEAN|uniform:A,B random stall per iteration, ms (repeatable)");
   command->add_option("--seed", flags.request.skew.seed, "Seed of the random stalls (run i uses seed + i)")->check(unsigned_integer());
-  command->add_option("--runs", flags.plan.runs, "Monte Carlo: replay N times with different stall draws (default 1)")
+  command->add_option("--runs", flags.plan.runs, "Monte Carlo: replay N times with different stall draws (default 1; replay and sweep: 21 with --bootstrap for a what-if at the trace's world size)")
       ->check(integer_in(1, kIntMax));
   command->add_flag("--bootstrap", flags.plan.bootstrap,
                     "With --runs N: runs 2..N resample the measured iterations; prints the median's "

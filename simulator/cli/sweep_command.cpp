@@ -4,12 +4,15 @@
 #include <iostream>
 #include <limits>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "ddpsim/sim/sweep.hpp"
+#include "ddpsim/trace/io.hpp"
 #include "numeric_flags.hpp"
 #include "progress.hpp"
+#include "repeats.hpp"
 #include "replay_flags.hpp"
 
 namespace ddpsim::cli {
@@ -22,6 +25,7 @@ struct Flags {
   int jobs = 1;
   std::string shard;               // "I/N" or "slurm"; empty: the whole grid
   std::vector<std::string> merge;  // shard CSVs to join into --out instead of simulating
+  std::vector<std::string> repeats;
 };
 
 int run_merge(const Flags& flags) {
@@ -40,16 +44,21 @@ int run_merge(const Flags& flags) {
   return 1;
 }
 
-int run(const Flags& flags) {
+int run(const Flags& flags, bool runs_given) {
   if (!flags.merge.empty()) return run_merge(flags);
   const sim::ReplayRequest request = to_request(flags.replay);
-  const sim::MonteCarloPlan plan = to_plan(flags.replay);
+  sim::MonteCarloPlan plan = to_plan(flags.replay);
+  plan.runs_asked = runs_given;
+  std::optional<sim::RunToRunSpread> spread;
+  if (!flags.repeats.empty()) {
+    spread = run_to_run_of_repeats(flags.repeats, request.trace_dir, trace::read_trace(request.trace_dir));
+  }
   const sim::SweepShard shard = flags.shard.empty() ? sim::SweepShard{} : sim::parse_sweep_shard(flags.shard);
   check_output_file(flags.out_csv, "--out");
   sim::SweepSummary summary;
   {
     Progress progress("sweep points", static_cast<long>(sim::sweep_points(flags.grid, shard).size()));
-    summary = sim::run_sweep(request, plan, flags.grid, shard, flags.out_csv, flags.jobs,
+    summary = sim::run_sweep(request, plan, spread, flags.grid, shard, flags.out_csv, flags.jobs,
                              [&progress] { progress.step(); });
   }
   std::cout << "sweep: " << summary.simulated << " points simulated, " << summary.skipped << " already in "
@@ -100,7 +109,10 @@ Command add_sweep_command(CLI::App& app) {
       ->delimiter(',')
       ->excludes(jobs)
       ->excludes(shard);
-  return {command, [flags] { return run(*flags); }};
+  command->add_option("--repeats", flags->repeats,
+                      "Other measured runs of TRACE_DIR's configuration: each point's interval widened by how much "
+                      "their medians differ from run to run (the run_to_run_* columns)");
+  return {command, [flags, command] { return run(*flags, command->count("--runs") > 0); }};
 }
 
 }  // namespace ddpsim::cli

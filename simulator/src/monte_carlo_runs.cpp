@@ -3,6 +3,9 @@
 
 #include <sstream>
 
+#include "ddpsim/sim/report.hpp"
+#include "ddpsim/trace/summary.hpp"
+
 #include "ddpsim/trace/splitmix.hpp"
 
 namespace ddpsim::sim {
@@ -31,6 +34,18 @@ void check_plan(const MonteCarloPlan& plan) {
     throw RequestError("--bootstrap: expected --runs of at least 11 (1 + 10 resampled), got " +
                        std::to_string(plan.runs));
   }
+}
+
+MonteCarloPlan plan_for(const PreparedReplay& prepared, const MonteCarloPlan& plan) {
+  if (plan.runs_asked || plan.runs != 1 || prepared.world_size() != prepared.model.world_size) return plan;
+  if (whatif_changes(prepared.model, prepared.options, prepared.compute_stretch, trace::summarize(prepared.measured))
+          .empty()) {
+    return plan;
+  }
+  MonteCarloPlan chosen = plan;
+  chosen.runs = kWhatIfRuns;
+  chosen.bootstrap = true;
+  return chosen;
 }
 
 std::vector<RunOutcome> run_monte_carlo(const PreparedReplay& prepared, const MonteCarloPlan& plan,

@@ -13,9 +13,11 @@
 #include <iomanip>
 #include <iostream>
 #include <map>
+#include <optional>
 #include <sstream>
 
 #include "ddpsim/process/fork_call.hpp"
+#include "ddpsim/sim/run_to_run.hpp"
 #include "ddpsim/sim/sweep.hpp"
 #include "ddpsim/trace/io.hpp"
 #include "sweep_csv.hpp"
@@ -32,10 +34,6 @@ std::map<std::string, std::string> read_rows(const std::string& csv_path) {
 }
 
 void write_header(const std::string& csv_path) {
-  struct stat info {};
-  if (::stat(csv_path.c_str(), &info) == 0 && S_ISDIR(info.st_mode)) {
-    throw RequestError("--out " + csv_path + ": expected a CSV file, got a directory");
-  }
   std::ofstream out(csv_path);
   out << sweep_csv::kHeader;
   if (!out) throw RequestError("--out " + csv_path + ": expected a writable file");
@@ -44,23 +42,38 @@ void write_header(const std::string& csv_path) {
 // One point, run in a forked child (process::fork_call): the child has its own SimGrid engine
 // and appends its row with one O_APPEND write, so rows of concurrent children never interleave.
 // Returns the child's exit status.
-int simulate_point(const ReplayRequest& base, const MonteCarloPlan& plan, const SweepPoint& point,
-                                 const std::string& csv_path) {
+int simulate_point(const ReplayRequest& base, const MonteCarloPlan& asked, const std::optional<RunToRunSpread>& spread,
+                   const SweepPoint& point, const std::string& csv_path) {
   const std::string key = sweep_key(point);
   std::ostringstream row;
   try {
     const PreparedReplay prepared = prepare_replay(point_request(base, point));
+    const MonteCarloPlan plan = plan_for(prepared, asked);
     const auto wall_start = std::chrono::steady_clock::now();
-    const IterationDistribution d = summarize_runs(run_monte_carlo(prepared, plan),
-                                                   samples_per_iteration(prepared.model, prepared.world_size()));
+    const std::vector<RunOutcome> outcomes = run_monte_carlo(prepared, plan);
+    const IterationDistribution d =
+        summarize_runs(outcomes, samples_per_iteration(prepared.model, prepared.world_size()));
     const double wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - wall_start).count();
-    row << key << std::setprecision(9) << "," << prepared.model.buckets.size() << "," << d.p50_s << "," << d.mean_s
-        << "," << d.p99_s << "," << d.samples_per_s << "," << d.failure_probability << "," << wall_s << ",\n";
+    std::optional<MedianInterval> interval;
+    if (plan.bootstrap) interval = median_interval({outcomes.begin() + 1, outcomes.end()});
+    std::optional<MedianInterval> run_to_run;
+    if (spread) {
+      // As replay: around the bootstrap interval, else around run 0's median.
+      run_to_run = interval ? widened(*interval, *spread)
+                            : widened(percentile_of(outcomes.front().iteration_times_s, 0.5), *spread);
+    }
+    const auto bounds = [](const std::optional<MedianInterval>& i) {
+      std::ostringstream cells;
+      cells << std::setprecision(9);
+      if (i) cells << i->low_s << "," << i->high_s;
+      else cells << ",";
+      return cells.str();
+    };
+    row << key << std::setprecision(9) << "," << prepared.model.buckets.size() << "," << d.p50_s << ","
+        << bounds(interval) << "," << bounds(run_to_run) << "," << d.mean_s << "," << d.p99_s << ","
+        << d.samples_per_s << "," << d.failure_probability << "," << plan.runs << "," << wall_s << ",\n";
   } catch (const std::exception& error) {
-    std::string message = error.what();
-    std::replace(message.begin(), message.end(), ',', ';');
-    std::replace(message.begin(), message.end(), '\n', ' ');
-    row << key << ",,,,,,,," << message << "\n";
+    row << sweep_csv::failed_row(key, error.what());
   }
   const std::string text = row.str();
   const int fd = ::open(csv_path.c_str(), O_WRONLY | O_APPEND);
@@ -71,12 +84,24 @@ int simulate_point(const ReplayRequest& base, const MonteCarloPlan& plan, const 
 
 }  // namespace
 
-SweepSummary run_sweep(const ReplayRequest& base, const MonteCarloPlan& plan, const SweepGrid& grid,
+SweepSummary run_sweep(const ReplayRequest& base, const MonteCarloPlan& plan,
+                       const std::optional<RunToRunSpread>& run_to_run, const SweepGrid& grid,
                        const SweepShard& shard, const std::string& csv_path, int jobs,
                        const std::function<void()>& on_point_done) {
   check_plan(plan);
   if (jobs < 1) throw RequestError("--jobs: expected at least 1, got " + std::to_string(jobs));
   check_sweep_grid(grid, trace::read_trace(base.trace_dir).world_size());
+  struct stat info {};
+  if (::stat(csv_path.c_str(), &info) == 0 && S_ISDIR(info.st_mode)) {
+    throw RequestError("--out " + csv_path + ": expected a CSV file, got a directory");
+  }
+  // Resuming appends rows: a file with other columns (another CSV, an older ddp-sim's sweep)
+  // would get rows that its header does not describe.
+  if (const std::optional<std::string> header = sweep_csv::foreign_header(csv_path)) {
+    throw RequestError("--out " + csv_path + ": expected a sweep CSV to resume, with the header '" +
+                       sweep_csv::header_line() + "', got '" + header->substr(0, 80) +
+                       "' (another file, or an older ddp-sim's sweep: give a new --out)");
+  }
   const std::map<std::string, std::string> done = read_rows(csv_path);
   if (done.empty()) write_header(csv_path);
 
@@ -96,7 +121,7 @@ SweepSummary run_sweep(const ReplayRequest& base, const MonteCarloPlan& plan, co
       continue;
     }
     while (running >= jobs) reap();
-    process::fork_call([&] { return simulate_point(base, plan, point, csv_path); });
+    process::fork_call([&] { return simulate_point(base, plan, run_to_run, point, csv_path); });
     ++running;
     ++summary.simulated;
   }

@@ -394,6 +394,31 @@ TEST(CliWhatIfs, BadDelayIsOneLine) {
 namespace ddpsim::sim {
 namespace {
 
+// A sweep CSV's rows as column name -> cell, keyed by the point (its first three cells).
+std::map<std::string, std::map<std::string, std::string>> sweep_rows(const std::string& csv) {
+  const auto cells_of = [](const std::string& line) {
+    std::vector<std::string> cells;
+    std::size_t begin = 0;
+    for (std::size_t comma; (comma = line.find(',', begin)) != std::string::npos; begin = comma + 1)
+      cells.push_back(line.substr(begin, comma - begin));
+    cells.push_back(line.substr(begin));
+    return cells;
+  };
+  std::istringstream lines(csv);
+  std::string line;
+  std::getline(lines, line);
+  const std::vector<std::string> header = cells_of(line);
+  std::map<std::string, std::map<std::string, std::string>> rows;
+  while (std::getline(lines, line)) {
+    const std::vector<std::string> cells = cells_of(line);
+    EXPECT_EQ(cells.size(), header.size()) << line;
+    if (cells.size() != header.size()) continue;
+    auto& row = rows[cells[0] + "," + cells[1] + "," + cells[2]];
+    for (std::size_t i = 0; i < cells.size(); ++i) row[header[i]] = cells[i];
+  }
+  return rows;
+}
+
 TEST(CliWhatIfs, SweepWritesOneRowPerPointAndResumes) {
   test_support::TempDir dir;
   const std::string measured = write_measured(dir);
@@ -448,6 +473,12 @@ TEST(CliWhatIfs, SweepWithFailedPointsExits1AndSaysHowMany) {
   const std::string rows = slurp(csv);
   EXPECT_EQ(count_lines(rows), 1 + 2);
   EXPECT_NE(rows.find("expected at least 4 hosts"), std::string::npos) << rows;
+  // The failed row has every column, the reason in the last (error).
+  const auto by_point = sweep_rows(rows);
+  ASSERT_EQ(by_point.count("0,1,4"), 1u) << rows;
+  EXPECT_EQ(by_point.at("0,1,4").at("p50_iteration_s"), "");
+  EXPECT_NE(by_point.at("0,1,4").at("error").find("expected at least 4 hosts"), std::string::npos) << rows;
+  EXPECT_EQ(by_point.at("0,1,2").at("error"), "");
   // Resumed, the failed point is still in the CSV, so the sweep still fails.
   const Outcome resumed = run_cli(dir, arguments);
   EXPECT_EQ(resumed.status, 1) << resumed.err;
@@ -470,7 +501,7 @@ double p50_of_row(const std::string& csv, const std::string& key) {
   return -1;
 }
 
-// One replay, as a sweep point is (without --runs a what-if replays 21 times for its interval).
+// One replay, as a sweep --runs 1 point is (without --runs a what-if replays 21 times for its interval).
 double replay_p50(const test_support::TempDir& dir, const std::string& measured, const std::string& slowdown) {
   const Outcome outcome =
       run_cli(dir, "replay " + measured + " --slowdown " + slowdown + " --runs 1 --json " + dir / "r.json");
@@ -483,7 +514,7 @@ TEST(CliWhatIfs, SweepSlowsTheRankAskedFor) {
   test_support::TempDir dir;
   const std::string measured = write_measured(dir);  // rank r computes (1 + 0.02 r) times slower
   const std::string csv = dir / "sweep.csv";
-  const Outcome sweep = run_cli(dir, "sweep " + measured + " --slowdowns 1,2 --slowdown-rank 3 --out " + csv);
+  const Outcome sweep = run_cli(dir, "sweep " + measured + " --slowdowns 1,2 --slowdown-rank 3 --runs 1 --out " + csv);
   ASSERT_EQ(sweep.status, 0) << sweep.err;
   const double swept = p50_of_row(slurp(csv), "0,3=2,0");
   const double rank3 = replay_p50(dir, measured, "3=2");
@@ -491,7 +522,7 @@ TEST(CliWhatIfs, SweepSlowsTheRankAskedFor) {
   EXPECT_NEAR(swept, rank3, 1e-7 * rank3);
   EXPECT_GT(std::abs(swept - rank0), 0.01 * rank0);  // rank 3 is 6 % slower than rank 0
   // The default stays rank 0, its column a bare factor.
-  const Outcome default_rank = run_cli(dir, "sweep " + measured + " --slowdowns 2 --out " + dir / "zero.csv");
+  const Outcome default_rank = run_cli(dir, "sweep " + measured + " --slowdowns 2 --runs 1 --out " + dir / "zero.csv");
   ASSERT_EQ(default_rank.status, 0) << default_rank.err;
   EXPECT_NEAR(p50_of_row(slurp(dir / "zero.csv"), "0,2,0"), rank0, 1e-7 * rank0);
 }
@@ -506,7 +537,7 @@ TEST(CliWhatIfs, SweepSlowdownsNameTheirRank) {
   trace::write_trace(dir / "measured", testing::make_synthetic_trace(run));
   const std::string measured = dir / "measured";
   const std::string csv = dir / "sweep.csv";
-  const Outcome sweep = run_cli(dir, "sweep " + measured + " --slowdowns 1=2,2 --out " + csv);
+  const Outcome sweep = run_cli(dir, "sweep " + measured + " --slowdowns 1=2,2 --runs 1 --out " + csv);
   ASSERT_EQ(sweep.status, 0) << sweep.err;
   const double rank1 = replay_p50(dir, measured, "1=2");
   const double rank0 = replay_p50(dir, measured, "0=2");
@@ -514,12 +545,97 @@ TEST(CliWhatIfs, SweepSlowdownsNameTheirRank) {
   EXPECT_NEAR(p50_of_row(slurp(csv), "0,1=2,0"), rank1, 1e-7 * rank1);
   EXPECT_NEAR(p50_of_row(slurp(csv), "0,2,0"), rank0, 1e-7 * rank0);
   // 0=2 is the point 2 already is, and --slowdown-rank 1 with 2 the point 1=2: resumed, nothing to do.
-  const Outcome named = run_cli(dir, "sweep " + measured + " --slowdowns 0=2,1=2 --out " + csv);
+  const Outcome named = run_cli(dir, "sweep " + measured + " --slowdowns 0=2,1=2 --runs 1 --out " + csv);
   ASSERT_EQ(named.status, 0) << named.err;
   EXPECT_NE(named.out.find("0 points simulated, 2 already"), std::string::npos) << named.out;
-  const Outcome by_flag = run_cli(dir, "sweep " + measured + " --slowdowns 2 --slowdown-rank 1 --out " + csv);
+  const Outcome by_flag = run_cli(dir, "sweep " + measured + " --slowdowns 2 --slowdown-rank 1 --runs 1 --out " + csv);
   ASSERT_EQ(by_flag.status, 0) << by_flag.err;
   EXPECT_NE(by_flag.out.find("0 points simulated, 1 already"), std::string::npos) << by_flag.out;
+}
+
+// Once a sweep point had no interval: each row was one replay's distribution. Now a point is the
+// Monte Carlo `replay` runs for the same flags (21 bootstrap runs for a what-if at the trace's
+// world size, one run otherwise), and --repeats widens its interval as replay's: the row's
+// columns equal the replay's JSON.
+TEST(CliWhatIfs, SweepPointsCarryReplaysIntervals) {
+  test_support::TempDir dir;
+  const std::string measured = write_measured(dir);  // 4 ranks
+  testing::SyntheticRun slower, faster;
+  slower.forward_s = 0.030;
+  faster.backward_s = 0.020;
+  trace::write_trace(dir / "slower", testing::make_synthetic_trace(slower));
+  trace::write_trace(dir / "faster", testing::make_synthetic_trace(faster));
+  const std::string repeats = " --repeats " + dir / "slower" + " " + dir / "faster";
+  const std::string csv = dir / "sweep.csv";
+  const Outcome sweep = run_cli(dir, "sweep " + measured + " --slowdowns 1,2 --world-sizes 0,6 --out " + csv + repeats);
+  ASSERT_EQ(sweep.status, 0) << sweep.err;
+  const auto rows = sweep_rows(slurp(csv));
+  ASSERT_EQ(rows.size(), 4u) << slurp(csv);
+
+  const auto cell = [&rows](const std::string& key, const std::string& column) {
+    const auto row = rows.find(key);
+    if (row == rows.end() || !row->second.count(column)) {
+      ADD_FAILURE() << "no " << column << " in row " << key;
+      return std::string();
+    }
+    return row->second.at(column);
+  };
+  const auto replay_json = [&](const std::string& flags) {
+    const Outcome outcome = run_cli(dir, "replay " + measured + " " + flags + repeats + " --json " + dir / "r.json");
+    EXPECT_EQ(outcome.status, 0) << outcome.err;
+    return nlohmann::json::parse(slurp(dir / "r.json"));
+  };
+  const auto expect_equal = [](const std::string& swept, const nlohmann::json& replayed) {
+    ASSERT_FALSE(swept.empty());
+    const double value = replayed.get<double>();
+    EXPECT_NEAR(std::stod(swept), value, 1e-7 * value);
+  };
+
+  // The straggler what-if: 21 runs, the bootstrap interval and its run-to-run widening.
+  const nlohmann::json whatif = replay_json("--slowdown 0=2");
+  EXPECT_EQ(cell("0,2,0", "runs"), "21");
+  expect_equal(cell("0,2,0", "p50_iteration_s"), whatif["distribution"]["p50_s"]);
+  expect_equal(cell("0,2,0", "interval_low_s"), whatif["interval"]["median_iteration_s"][0]);
+  expect_equal(cell("0,2,0", "interval_high_s"), whatif["interval"]["median_iteration_s"][1]);
+  expect_equal(cell("0,2,0", "run_to_run_low_s"), whatif["run_to_run_interval"]["median_iteration_s"][0]);
+  expect_equal(cell("0,2,0", "run_to_run_high_s"), whatif["run_to_run_interval"]["median_iteration_s"][1]);
+  EXPECT_LT(std::stod(cell("0,2,0", "run_to_run_low_s")), std::stod(cell("0,2,0", "interval_low_s")));
+  EXPECT_GT(std::stod(cell("0,2,0", "run_to_run_high_s")), std::stod(cell("0,2,0", "interval_high_s")));
+
+  // The reconstruction: one run, no bootstrap interval, the run-to-run one around its median.
+  const nlohmann::json itself = replay_json("");
+  EXPECT_EQ(cell("0,1,0", "runs"), "1");
+  EXPECT_EQ(cell("0,1,0", "interval_low_s"), "");
+  expect_equal(cell("0,1,0", "run_to_run_low_s"), itself["run_to_run_interval"]["median_iteration_s"][0]);
+  expect_equal(cell("0,1,0", "run_to_run_high_s"), itself["run_to_run_interval"]["median_iteration_s"][1]);
+
+  // A scale-out asks for its runs: one by default, as replay.
+  EXPECT_EQ(cell("0,2,6", "runs"), "1");
+  EXPECT_EQ(cell("0,2,6", "interval_high_s"), "");
+
+  // --runs given is kept, even for a what-if.
+  const Outcome one = run_cli(dir, "sweep " + measured + " --slowdowns 2 --runs 1 --out " + dir / "one.csv");
+  ASSERT_EQ(one.status, 0) << one.err;
+  const auto one_rows = sweep_rows(slurp(dir / "one.csv"));
+  ASSERT_EQ(one_rows.count("0,2,0"), 1u);
+  EXPECT_EQ(one_rows.at("0,2,0").at("runs"), "1");
+  EXPECT_EQ(one_rows.at("0,2,0").at("interval_low_s"), "");
+  EXPECT_EQ(one_rows.at("0,2,0").at("run_to_run_low_s"), "");
+}
+
+// A sweep resumes by appending rows: an --out with other columns (another CSV, or an older
+// ddp-sim's sweep) is refused in one line and left as it was.
+TEST(CliWhatIfs, SweepRefusesToResumeACsvOfOtherColumns) {
+  test_support::TempDir dir;
+  const std::string measured = write_measured(dir);
+  const std::string old_sweep =
+      "bucket_cap_mb,slowdown,world_size,buckets,p50_iteration_s,mean_iteration_s,p99_iteration_s,samples_per_s,"
+      "failure_probability,wall_s,error\n0,1,0,2,0.1,0.1,0.1,100,0,0.5,\n";
+  std::ofstream(dir / "old.csv") << old_sweep;
+  expect_one_line_error(run_cli(dir, "sweep " + measured + " --slowdowns 1,2 --runs 1 --out " + dir / "old.csv"),
+                        "--out " + dir / "old.csv" + ": expected a sweep CSV to resume, with the header "
+                        "'bucket_cap_mb,slowdown,world_size,buckets,p50_iteration_s,interval_low_s,");
+  EXPECT_EQ(slurp(dir / "old.csv"), old_sweep);
 }
 
 // replay --bucket-caps-mb: the per-bucket list what-if, through the same re-bucketing as one cap.

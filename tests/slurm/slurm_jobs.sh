@@ -58,9 +58,11 @@ done
 
 "$bin/ddp-sim" sweep "$scratch/trace" "${grid[@]}" --jobs 1 --out "$scratch/whole.csv" > /dev/null ||
   fail "the unsharded sweep"
-# wall_s (column 10) is a measured time; every other column must match, row for row.
-cut -d, -f1-9,11 "$scratch/whole.csv" > "$scratch/whole.cut"
-cut -d, -f1-9,11 "$scratch/sweep/sweep.csv" > "$scratch/merged.cut"
+# wall_s is a measured time; every other column must match, row for row.
+wall_s=$(head -1 "$scratch/whole.csv" | tr , '\n' | grep -nx wall_s | cut -d: -f1)
+[ -n "$wall_s" ] || fail "the unsharded sweep: expected a wall_s column"
+cut -d, --complement -f"$wall_s" "$scratch/whole.csv" > "$scratch/whole.cut"
+cut -d, --complement -f"$wall_s" "$scratch/sweep/sweep.csv" > "$scratch/merged.cut"
 [ "$(wc -l < "$scratch/whole.cut")" = 13 ] || fail "the unsharded sweep: expected 12 rows"
 diff -u "$scratch/whole.cut" "$scratch/merged.cut" || fail "the merged shards differ from the unsharded sweep"
 echo "merged CSV = unsharded sweep (12 rows, every column but wall_s)"

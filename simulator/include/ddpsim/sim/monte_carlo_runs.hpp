@@ -33,7 +33,20 @@ struct MonteCarloPlan {
   int runs = 1;
   std::uint64_t seed = 0;
   bool bootstrap = false;  // runs 1..N-1 resample the measured iterations (an interval)
+  // false when the user gave no --runs: plan_for may then choose the what-if default.
+  bool runs_asked = true;
 };
+
+// Without --runs, a what-if at its trace's world size replays this many times, runs 2..N
+// resampling the measured iterations, so that its median comes with a 90 % interval (issue
+// 16). Cheap there: each run replays as many ranks as were measured. A scale-out, whose runs
+// each simulate the larger world, asks for an interval with --runs N --bootstrap.
+constexpr int kWhatIfRuns = 21;
+
+// `plan`, or kWhatIfRuns bootstrap runs when `plan` did not ask for runs, asked for one, and
+// `prepared` changes something at the trace's world size (whatif_changes, report.hpp). One rule
+// for `replay` and for each point of a `sweep`, so a sweep's point is the replay of its flags.
+MonteCarloPlan plan_for(const PreparedReplay& prepared, const MonteCarloPlan& plan);
 
 // Throws RequestError naming --runs / --bootstrap when the plan cannot be run.
 void check_plan(const MonteCarloPlan& plan);

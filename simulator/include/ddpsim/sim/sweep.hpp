@@ -7,11 +7,13 @@
 
 #include <cstddef>
 #include <functional>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "ddpsim/sim/monte_carlo_runs.hpp"
 #include "ddpsim/sim/prepared_replay.hpp"
+#include "ddpsim/sim/run_to_run.hpp"
 #include "ddpsim/trace/skew.hpp"
 
 namespace ddpsim::sim {
@@ -75,8 +77,13 @@ ReplayRequest point_request(const ReplayRequest& base, const SweepPoint& point);
 
 // Checks the grid (check_sweep_grid, and --jobs), reads the trace once (a bad trace is one
 // error, not one per point), then simulates the shard's points not yet in `csv_path`, `jobs`
-// at a time. A point that fails gets a row whose last column says why; the summary counts them.
-SweepSummary run_sweep(const ReplayRequest& base, const MonteCarloPlan& plan, const SweepGrid& grid,
+// at a time. Each point is the Monte Carlo `replay` would run for it (plan_for: without --runs,
+// 21 bootstrap runs at the trace's world size, so its row has an interval), its interval widened
+// by `run_to_run` when given (the spread of measured runs of the trace's configuration). A point
+// that fails gets a row whose last column says why; the summary counts them. RequestError naming
+// --out when `csv_path` is a directory or a CSV with other columns.
+SweepSummary run_sweep(const ReplayRequest& base, const MonteCarloPlan& plan,
+                       const std::optional<RunToRunSpread>& run_to_run, const SweepGrid& grid,
                        const SweepShard& shard, const std::string& csv_path, int jobs,
                        const std::function<void()>& on_point_done = {});
 
