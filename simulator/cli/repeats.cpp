@@ -36,6 +36,20 @@ std::vector<trace::Trace> read_repeats(const std::vector<std::string>& dirs, con
   return runs;
 }
 
+void add_pool_flag(CLI::App* command, bool& pool, CLI::Option* repeats) {
+  command
+      ->add_flag("--pool", pool,
+                 "Replay the trace and its --repeats as one run, their iterations one run after another: a "
+                 "prediction at the machine's typical speed, not at the one run's (on a machine whose speed "
+                 "drifts between runs)")
+      ->needs(repeats);
+}
+
+std::string pooled_to_text(std::size_t runs, const trace::Trace& pooled) {
+  return "pooled: " + std::to_string(runs) + " runs (the trace and its --repeats), " +
+         std::to_string(pooled.complete_iterations().size()) + " complete iterations\n";
+}
+
 sim::RunToRunSpread run_to_run_of_repeats(const std::vector<std::string>& dirs, const std::string& replayed_dir,
                                           const trace::Trace& replayed) {
   const double replayed_median_s = trace::summarize(replayed).median_iteration_s;

@@ -2,6 +2,9 @@
 // by how much they differ; advise says which answers hold on every run).
 #pragma once
 
+#include <CLI/CLI.hpp>
+
+#include <cstddef>
 #include <string>
 #include <vector>
 
@@ -16,6 +19,12 @@ namespace ddpsim::cli {
 // trace").
 std::vector<trace::Trace> read_repeats(const std::vector<std::string>& dirs, const std::string& source_dir,
                                        const trace::Trace& source, const std::string& source_name);
+
+// --pool (needs --repeats): the replay draws from every run's iterations, not only the trace's.
+void add_pool_flag(CLI::App* command, bool& pool, CLI::Option* repeats);
+
+// "pooled: 5 runs (the trace and its --repeats), 146 complete iterations\n"
+std::string pooled_to_text(std::size_t runs, const trace::Trace& pooled);
 
 // The run-to-run spread (run_to_run.hpp) of the median iteration of the replayed run and of every
 // run in `dirs` (read_repeats checks them). UsageError naming --repeats when a run, the replayed

@@ -26,18 +26,22 @@ struct Flags {
   std::string out_dir;
   std::string json_file;
   std::vector<std::string> repeats;
+  bool pool = false;
 };
 
 int run(const Flags& flags, bool runs_given) {
-  const sim::ReplayRequest request = to_request(flags.replay);
+  sim::ReplayRequest request = to_request(flags.replay);
   sim::MonteCarloPlan plan = to_plan(flags.replay);
+  if (flags.pool) request.pooled_runs = flags.repeats;
   if (!flags.out_dir.empty()) check_output_dir(flags.out_dir, "--out");
   if (!flags.json_file.empty()) check_output_file(flags.json_file, "--json");
   const sim::PreparedReplay prepared = sim::prepare_replay(request);
   const trace::Summary measured = trace::summarize(prepared.measured);
   std::optional<sim::RunToRunSpread> spread;
   if (!flags.repeats.empty()) {
-    spread = run_to_run_of_repeats(flags.repeats, request.trace_dir, prepared.measured);
+    // Each run's own median, the replayed one's too, also when they are pooled.
+    spread = run_to_run_of_repeats(flags.repeats, request.trace_dir,
+                                   flags.pool ? trace::read_trace(request.trace_dir) : prepared.measured);
   }
   plan.runs_asked = runs_given;
   plan = sim::plan_for(prepared, plan);  // a what-if without --runs: 21 runs, for its interval
@@ -63,6 +67,7 @@ int run(const Flags& flags, bool runs_given) {
   report.compute_stretch = prepared.compute_stretch;
   report.measured = measured;
   report.predicted = trace::summarize(predicted);
+  if (flags.pool) std::cout << pooled_to_text(flags.repeats.size() + 1, prepared.measured);
   std::cout << sim::report_to_text(report) << sim::distribution_to_text(distribution);
   std::optional<sim::MedianInterval> interval;
   if (plan.bootstrap) {
@@ -105,9 +110,10 @@ Command add_replay_command(CLI::App& app) {
   add_replay_options(command, flags->replay);
   command->add_option("--out", flags->out_dir, "Write the predicted run as a trace into DIR");
   command->add_option("--json", flags->json_file, "Write the report as JSON");
-  command->add_option("--repeats", flags->repeats,
+  CLI::Option* repeats = command->add_option("--repeats", flags->repeats,
                       "Other measured runs of the replayed trace's configuration: also print the "
                       "interval widened by how much their medians differ from run to run");
+  add_pool_flag(command, flags->pool, repeats);
   return {command, [flags, command] { return run(*flags, command->count("--runs") > 0); }};
 }
 

@@ -26,6 +26,7 @@ struct Flags {
   std::string shard;               // "I/N" or "slurm"; empty: the whole grid
   std::vector<std::string> merge;  // shard CSVs to join into --out instead of simulating
   std::vector<std::string> repeats;
+  bool pool = false;
 };
 
 int run_merge(const Flags& flags) {
@@ -46,7 +47,8 @@ int run_merge(const Flags& flags) {
 
 int run(const Flags& flags, bool runs_given) {
   if (!flags.merge.empty()) return run_merge(flags);
-  const sim::ReplayRequest request = to_request(flags.replay);
+  sim::ReplayRequest request = to_request(flags.replay);
+  if (flags.pool) request.pooled_runs = flags.repeats;
   sim::MonteCarloPlan plan = to_plan(flags.replay);
   plan.runs_asked = runs_given;
   std::optional<sim::RunToRunSpread> spread;
@@ -109,9 +111,11 @@ Command add_sweep_command(CLI::App& app) {
       ->delimiter(',')
       ->excludes(jobs)
       ->excludes(shard);
-  command->add_option("--repeats", flags->repeats,
-                      "Other measured runs of TRACE_DIR's configuration: each point's interval widened by how much "
-                      "their medians differ from run to run (the run_to_run_* columns)");
+  CLI::Option* repeats = command->add_option(
+      "--repeats", flags->repeats,
+      "Other measured runs of TRACE_DIR's configuration: each point's interval widened by how much "
+      "their medians differ from run to run (the run_to_run_* columns)");
+  add_pool_flag(command, flags->pool, repeats);
   return {command, [flags, command] { return run(*flags, command->count("--runs") > 0); }};
 }
 

@@ -8,6 +8,8 @@
 #include "ddpsim/sim/rebucket.hpp"
 #include "ddpsim/sim/rebucket_approximate.hpp"
 #include "ddpsim/sim/text_of.hpp"
+#include "ddpsim/trace/concatenate.hpp"
+#include "ddpsim/trace/configuration.hpp"
 #include "ddpsim/trace/io.hpp"
 
 namespace ddpsim::sim {
@@ -142,11 +144,27 @@ std::int64_t default_iterations(const ReplayRequest& request, const WorkloadMode
   return iterations;
 }
 
+// The trace, or with pooled_runs the trace and those runs as one (concatenate.hpp).
+trace::Trace read_pooled(const ReplayRequest& request) {
+  trace::Trace source = trace::read_trace(request.trace_dir);
+  if (request.pooled_runs.empty()) return source;
+  std::vector<trace::Trace> runs = {std::move(source)};
+  for (const std::string& dir : request.pooled_runs) {
+    runs.push_back(trace::read_trace(dir));
+    const std::string difference = trace::configuration_difference(runs.back().meta(), runs.front().meta(),
+                                                                   "the replayed trace's");
+    if (!difference.empty()) {
+      throw RequestError("--pool " + dir + ": expected a run of the replayed trace's configuration, got " + difference);
+    }
+  }
+  return trace::concatenate_runs(runs);
+}
+
 }  // namespace
 
 PreparedReplay prepare_replay(const ReplayRequest& request) {
   PreparedReplay prepared;
-  prepared.measured = trace::read_trace(request.trace_dir);
+  prepared.measured = read_pooled(request);
   const double compute_fraction = request.compute_fraction_during_allreduce.value_or(1.0);
   if (!(compute_fraction > 0 && compute_fraction <= 1)) {
     throw RequestError("--compute-fraction-during-allreduce: expected a fraction in (0, 1], got " + text_of(compute_fraction));

@@ -182,6 +182,45 @@ TEST(Cli, RepeatsWidenTheIntervalByTheRunToRunSpread) {
   EXPECT_FALSE(std::filesystem::exists(dir / "bad.json"));
 }
 
+// --pool: the replayed trace and its --repeats replayed as one run. Its prediction draws from
+// every run's iterations, so it lies between the runs' own predictions; the run-to-run interval
+// is still each run's own median's spread.
+TEST(Cli, PoolReplaysTheTraceAndItsRepeatsAsOneRun) {
+  test_support::TempDir dir;
+  const std::string measured = write_measured(dir);
+  testing::SyntheticRun slower, slowest;  // the machine slowed down after the replayed run
+  slower.forward_s = 0.030;
+  slowest.forward_s = 0.040;
+  trace::write_trace(dir / "slower", testing::make_synthetic_trace(slower));
+  trace::write_trace(dir / "slowest", testing::make_synthetic_trace(slowest));
+  const auto predicted = [&](const std::string& trace, const std::string& flags) {
+    const Outcome outcome =
+        run_cli(dir, "replay " + trace + " --slowdown 1=2 --runs 1 " + flags + " --json " + dir / "p.json");
+    EXPECT_EQ(outcome.status, 0) << outcome.err;
+    return nlohmann::json::parse(slurp(dir / "p.json"));
+  };
+  const std::string repeats = "--repeats " + dir / "slower" + " " + dir / "slowest";
+  // Each synthetic run repeats one iteration, so the pooled median is one run's: the mean shows
+  // the mix.
+  std::vector<double> alone;
+  for (const char* run : {"measured", "slower", "slowest"})
+    alone.push_back(predicted(dir / run, "")["predicted"]["mean_iteration_s"].get<double>());
+  const nlohmann::json pooled = predicted(measured, repeats + " --pool");
+  const nlohmann::json single = predicted(measured, repeats);
+  const double mean = pooled["predicted"]["mean_iteration_s"].get<double>();
+  EXPECT_GT(mean, *std::min_element(alone.begin(), alone.end()));
+  EXPECT_LT(mean, *std::max_element(alone.begin(), alone.end()));
+  EXPECT_GT(std::abs(mean - alone[0]), 0.01 * alone[0]);
+  EXPECT_NEAR(single["predicted"]["mean_iteration_s"].get<double>(), alone[0], 1e-9 * alone[0]);
+  EXPECT_EQ(pooled["run_to_run_interval"]["ratios"], single["run_to_run_interval"]["ratios"]);
+  EXPECT_EQ(pooled["run_to_run_interval"]["runs"], 3);
+  const Outcome text = run_cli(dir, "replay " + measured + " --runs 1 " + repeats + " --pool");
+  EXPECT_NE(text.out.find("pooled: 3 runs (the trace and its --repeats)"), std::string::npos) << text.out;
+
+  expect_one_line_error(run_cli(dir, "replay " + measured + " --pool --json " + dir / "bad.json"), "--pool");
+  EXPECT_FALSE(std::filesystem::exists(dir / "bad.json"));
+}
+
 TEST(Cli, CalibrateReportsAlphaBetaAndResiduals) {
   test_support::TempDir dir;
   const std::string measured = write_measured(dir);

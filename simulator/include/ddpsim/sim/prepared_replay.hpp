@@ -33,6 +33,11 @@ enum class CoreSharing { Uniform, Paced };
 
 struct ReplayRequest {
   std::string trace_dir;
+  // Other measured runs of trace_dir's configuration replayed with it as one run, their
+  // iterations after its own (trace::concatenate_runs, --pool): a prediction at the machine's
+  // typical speed rather than one run's. RequestError naming --pool when one is of another
+  // configuration.
+  std::vector<std::string> pooled_runs;
   // Per-iteration is the most accurate on what-ifs (simulator/bench/validate_whatif.py): the
   // median mode replays every rank at its median speed and loses the cost of noisy ranks
   // meeting at each all-reduce.
