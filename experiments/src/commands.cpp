@@ -77,6 +77,7 @@ Command replay_command(const ExperimentSpec& spec, const Point& point, const Wha
   if (!repeats.empty()) {
     command.push_back("--repeats");
     command.insert(command.end(), repeats.begin(), repeats.end());
+    if (spec.predict.pool_baselines) command.push_back("--pool");
   }
   const auto names = [](const std::vector<std::string>& args, const std::string& flag) {
     return std::any_of(args.begin(), args.end(), [&](const std::string& arg) {

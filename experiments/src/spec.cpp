@@ -386,10 +386,11 @@ void parse_limits(const Section& s, Limits& l) {
 void parse_predict(const Section& s, const std::string& path, const Grid& grid, Prediction& p) {
   s.allow_only({"enabled", "replay_args", "calibrate_args", "world_sizes", "world_size_flag",
                 "timeouts_s", "timeout_flag", "whatif", "min_world_size", "baseline",
-                "world_size_args"});
+                "world_size_args", "pool_baselines"});
   if (const auto* node = s.find("baseline")) parse_baseline(s, *node, grid, path, p.baseline);
   if (auto v = s.strings("world_size_args")) p.world_size_args = *v;
   if (auto v = s.boolean("enabled")) p.enabled = *v;
+  if (auto v = s.boolean("pool_baselines")) p.pool_baselines = *v;
   if (auto v = s.integer("min_world_size", 1)) p.min_world_size = *v;
   if (auto v = s.strings("replay_args")) p.replay_args = *v;
   if (auto v = s.strings("calibrate_args")) p.calibrate_args = *v;

@@ -88,6 +88,10 @@ struct Prediction {
   // Extra replay flags for a prediction whose world size (or hosts) differs from the
   // baseline's, after --world-size W (a platform for the new layout, ...).
   std::vector<std::string> world_size_args;
+  // Cross predictions replay the repetition's baseline and the baseline's other repetitions
+  // (their --repeats) as one run (ddp-sim replay --pool): a prediction at the machine's typical
+  // speed rather than at one run's.
+  bool pool_baselines = false;
 };
 
 // How the real jobs are launched: on this machine (ddp-launch --nproc-per-node W), or, when

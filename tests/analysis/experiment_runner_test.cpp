@@ -472,6 +472,29 @@ TEST_F(RunnerTest, MissingBaselineMeasurementPredictsAfterItIsMeasuredOnResume) 
 // --repredict (issue #16): a model compared with another on the same measurements. Every
 // prediction is made again with the new [predict]; no job runs again; a spec that changes
 // anything outside [predict] is refused.
+// [predict] pool_baselines: each cross prediction replays its repetition's baseline with the
+// other repetitions' (its --repeats) as one run (--pool); a reconstruction, which has no
+// repeats, is replayed alone.
+TEST_F(RunnerTest, PoolBaselinesPoolsTheCrossPredictionsOnly) {
+  ASSERT_EQ(run(parse_spec(std::string(kPredictSpec) + "pool_baselines = true\n", root_ + "/whatif.toml")), 0)
+      << stderr_;
+  int cross = 0, alone = 0;
+  for (const std::string& call : lines(bin_ + "/sim.log")) {
+    if (call.rfind("replay ", 0) != 0) continue;
+    const bool pooled = call.find(" --pool") != std::string::npos;
+    if (call.find("--bucket-cap-mb") != std::string::npos) {
+      ++cross;
+      EXPECT_TRUE(pooled) << call;
+      EXPECT_NE(call.find(" --repeats "), std::string::npos) << call;
+    } else {
+      ++alone;
+      EXPECT_FALSE(pooled) << call;
+    }
+  }
+  EXPECT_EQ(cross, 2);
+  EXPECT_EQ(alone, 4);
+}
+
 TEST_F(RunnerTest, RepredictRedoesEveryPredictionWithAnotherPredictAndMeasuresNothing) {
   ASSERT_EQ(run(parse_spec(kPredictSpec, root_ + "/whatif.toml")), 0) << stderr_;
   const auto before = read_summary(root_ + "/results/whatif/summary.csv");
