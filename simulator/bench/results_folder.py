@@ -10,10 +10,13 @@ from stall_phases import InputError  # noqa: F401  (re-exported: the scripts' on
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 
-def arguments(doc, argv=None, json_help="also write the results here as JSON", bin_dir=False):
-    """Parsed `RESULTS/NAME... [--json OUT.json] [--bin-dir DIR]`; InputError for a --json
-    that is a folder or lies in a folder that does not exist."""
+def arguments(doc, argv=None, json_help="also write the results here as JSON", bin_dir=False, options=()):
+    """Parsed `RESULTS/NAME... [--json OUT.json] [--bin-dir DIR]` and the script's own
+    `options` ((flag, add_argument keywords), ...); InputError for a --json that is a folder or
+    lies in a folder that does not exist."""
     parser = argparse.ArgumentParser(description=doc.split("\n")[0])
+    for flag, keywords in options:
+        parser.add_argument(flag, **keywords)
     parser.add_argument("folders", nargs="+", metavar="RESULTS/NAME", help="ddp-experiment results folders")
     parser.add_argument("--json", metavar="OUT.json", help=json_help)
     if bin_dir:

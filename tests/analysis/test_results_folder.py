@@ -11,7 +11,8 @@ BENCH = os.path.join(SOURCE, "simulator", "bench")
 # Each script, and what it says of an empty folder (no summary.csv, no traces/).
 EMPTY_FOLDER = {"run_drift.py": "summary.csv: expected a ddp-experiment summary",
                 "transfer_whatif.py": "summary.csv: expected a ddp-experiment summary",
-                "straggler_naming.py": "expected a ddp-experiment results folder with traces/"}
+                "straggler_naming.py": "expected a ddp-experiment results folder with traces/",
+                "pooled_baselines.py": "summary.csv: expected a ddp-experiment summary"}
 
 
 class ResultsFolderScripts(unittest.TestCase):
