@@ -51,8 +51,7 @@ std::string pooled_to_text(std::size_t runs, const trace::Trace& pooled) {
 }
 
 sim::RunToRunSpread run_to_run_of_repeats(const std::vector<std::string>& dirs, const std::string& replayed_dir,
-                                          const trace::Trace& replayed) {
-  const double replayed_median_s = trace::summarize(replayed).median_iteration_s;
+                                          const trace::Trace& replayed, double replayed_median_s) {
   if (!(replayed_median_s > 0)) throw UsageError("--repeats: expected the replayed trace to have complete iterations, got none");
   std::vector<double> medians = {replayed_median_s};
   const std::vector<trace::Trace> runs = read_repeats(dirs, replayed_dir, replayed, "the replayed trace");

@@ -39,12 +39,17 @@ int run(const Flags& flags, bool runs_given) {
   const trace::Summary measured = trace::summarize(prepared.measured);
   std::optional<sim::RunToRunSpread> spread;
   if (!flags.repeats.empty()) {
-    // Each run's own median, the replayed one's too, also when they are pooled.
-    spread = run_to_run_of_repeats(flags.repeats, request.trace_dir,
-                                   flags.pool ? trace::read_trace(request.trace_dir) : prepared.measured);
+    // Each run's own median, the replayed one's too: pooled, prepared.measured holds them all.
+    if (flags.pool) {
+      const trace::Trace replayed = trace::read_trace(request.trace_dir);
+      spread = run_to_run_of_repeats(flags.repeats, request.trace_dir, replayed,
+                                     trace::summarize(replayed).median_iteration_s);
+    } else {
+      spread = run_to_run_of_repeats(flags.repeats, request.trace_dir, prepared.measured, measured.median_iteration_s);
+    }
   }
   plan.runs_asked = runs_given;
-  plan = sim::plan_for(prepared, plan);  // a what-if without --runs: 21 runs, for its interval
+  plan = sim::plan_for(prepared, plan, measured);  // a what-if without --runs: 21 runs, for its interval
 
   // Run 0 is the one reported in detail.
   sim::ReplayResult result;

@@ -10,6 +10,7 @@
 
 #include "ddpsim/sim/sweep.hpp"
 #include "ddpsim/trace/io.hpp"
+#include "ddpsim/trace/summary.hpp"
 #include "numeric_flags.hpp"
 #include "progress.hpp"
 #include "repeats.hpp"
@@ -53,7 +54,9 @@ int run(const Flags& flags, bool runs_given) {
   plan.runs_asked = runs_given;
   std::optional<sim::RunToRunSpread> spread;
   if (!flags.repeats.empty()) {
-    spread = run_to_run_of_repeats(flags.repeats, request.trace_dir, trace::read_trace(request.trace_dir));
+    const trace::Trace replayed = trace::read_trace(request.trace_dir);
+    spread = run_to_run_of_repeats(flags.repeats, request.trace_dir, replayed,
+                                   trace::summarize(replayed).median_iteration_s);
   }
   const sim::SweepShard shard = flags.shard.empty() ? sim::SweepShard{} : sim::parse_sweep_shard(flags.shard);
   check_output_file(flags.out_csv, "--out");

@@ -4,9 +4,8 @@
 #include <sstream>
 
 #include "ddpsim/sim/report.hpp"
-#include "ddpsim/trace/summary.hpp"
-
 #include "ddpsim/trace/splitmix.hpp"
+#include "ddpsim/trace/summary.hpp"
 
 namespace ddpsim::sim {
 namespace {
@@ -17,6 +16,12 @@ constexpr std::uint64_t kRankCopyStream = 0x72616e6b2d636f70ULL;  // "rank-cop"
 
 // The trace format's clock is int64 nanoseconds: about 292 years.
 constexpr double kLongestRecordableS = 9.2e9;
+
+// plan_for's rule but for whether the replay is a what-if: no runs asked for, one run, the
+// trace's world size.
+bool may_choose(const PreparedReplay& prepared, const MonteCarloPlan& plan) {
+  return !plan.runs_asked && plan.runs == 1 && prepared.world_size() == prepared.model.world_size;
+}
 
 }  // namespace
 
@@ -37,9 +42,13 @@ void check_plan(const MonteCarloPlan& plan) {
 }
 
 MonteCarloPlan plan_for(const PreparedReplay& prepared, const MonteCarloPlan& plan) {
-  if (plan.runs_asked || plan.runs != 1 || prepared.world_size() != prepared.model.world_size) return plan;
-  if (whatif_changes(prepared.model, prepared.options, prepared.compute_stretch, trace::summarize(prepared.measured))
-          .empty()) {
+  if (!may_choose(prepared, plan)) return plan;
+  return plan_for(prepared, plan, trace::summarize(prepared.measured));
+}
+
+MonteCarloPlan plan_for(const PreparedReplay& prepared, const MonteCarloPlan& plan, const trace::Summary& measured) {
+  if (!may_choose(prepared, plan) ||
+      whatif_changes(prepared.model, prepared.options, prepared.compute_stretch, measured).empty()) {
     return plan;
   }
   MonteCarloPlan chosen = plan;

@@ -15,9 +15,8 @@ void check_header(const std::string& path) {
   if (!in) throw RequestError("--merge " + path + ": expected a readable sweep CSV, got no such file");
   std::string first;
   std::getline(in, first);
-  const std::string header = sweep_csv::kHeader;
-  if (first + "\n" != header) {
-    throw RequestError("--merge " + path + ": expected the sweep CSV header '" + header.substr(0, header.size() - 1) +
+  if (first != sweep_csv::header_line()) {
+    throw RequestError("--merge " + path + ": expected the sweep CSV header '" + sweep_csv::header_line() +
                        "', got '" + first.substr(0, 80) + "'");
   }
 }

@@ -467,16 +467,8 @@ TEST(CliWhatIfs, SweepWritesOneRowPerPointAndResumes) {
   EXPECT_EQ(count_lines(slurp(csv)), 1 + 4);
   // A slower rank 0 makes every point's iteration longer than its slowdown-1 twin.
   std::map<std::string, double> p50;
-  std::istringstream rows(slurp(csv));
-  std::string line;
-  std::getline(rows, line);
-  while (std::getline(rows, line)) {
-    std::vector<std::string> cells;
-    std::stringstream cell_stream(line);
-    std::string cell;
-    while (std::getline(cell_stream, cell, ',')) cells.push_back(cell);
-    ASSERT_GE(cells.size(), 5u) << line;
-    p50[cells[0] + "/" + cells[1]] = std::stod(cells[4]);
+  for (const auto& [key, row] : sweep_rows(slurp(csv))) {
+    p50[row.at("bucket_cap_mb") + "/" + row.at("slowdown")] = std::stod(row.at("p50_iteration_s"));
   }
   EXPECT_GT(p50["0/2"], 1.3 * p50["0/1"]);
   EXPECT_GT(p50["1/2"], 1.3 * p50["1/1"]);
@@ -526,18 +518,13 @@ TEST(CliWhatIfs, SweepWithFailedPointsExits1AndSaysHowMany) {
 }
 
 double p50_of_row(const std::string& csv, const std::string& key) {
-  std::istringstream rows(csv);
-  std::string line;
-  while (std::getline(rows, line)) {
-    if (line.rfind(key + ",", 0) != 0) continue;
-    std::vector<std::string> cells;
-    std::stringstream cell_stream(line);
-    std::string cell;
-    while (std::getline(cell_stream, cell, ',')) cells.push_back(cell);
-    return cells.size() > 4 ? std::stod(cells[4]) : -1;
+  const auto rows = sweep_rows(csv);
+  const auto row = rows.find(key);
+  if (row == rows.end()) {
+    ADD_FAILURE() << "no row " << key << " in\n" << csv;
+    return -1;
   }
-  ADD_FAILURE() << "no row " << key << " in\n" << csv;
-  return -1;
+  return std::stod(row->second.at("p50_iteration_s"));
 }
 
 // One replay, as a sweep --runs 1 point is (without --runs a what-if replays 21 times for its interval).

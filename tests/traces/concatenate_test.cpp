@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <map>
 
 #include "ddpsim/trace/concatenate.hpp"
 #include "ddpsim/trace/io.hpp"
@@ -60,6 +61,24 @@ TEST(Concatenate, LaterRunsFollowWithoutTheirWarmupAndTheReaderAcceptsTheResult)
   EXPECT_EQ(second_begin, first_end + 1'000'000);
   // The layout in force from iteration 1 is the second run's too: no new entry.
   EXPECT_EQ(read.meta().bucket_assignments.size(), 2u);
+}
+
+// Each run follows the one before it, not the first: the third begins 1 ms after the second's
+// last event, wherever that was moved.
+TEST(Concatenate, EachRunFollowsThePreviousOne) {
+  const Trace run = testing::example_trace(2, 3);
+  const Trace joined = concatenate_runs({run, run, run});
+  std::map<std::int64_t, std::pair<std::int64_t, std::int64_t>> span;  // iteration -> first, last event
+  for (const RankTrace& rank : joined.ranks) {
+    for (const Event& event : rank.events) {
+      auto [at, fresh] = span.try_emplace(event.iteration, event.t_ns, event.t_ns);
+      at->second.first = std::min(at->second.first, event.t_ns);
+      at->second.second = std::max(at->second.second, event.t_ns);
+    }
+  }
+  ASSERT_EQ(joined.complete_iterations(), (std::vector<std::int64_t>{0, 1, 2, 3, 4, 5, 6}));
+  EXPECT_EQ(span.at(3).first, span.at(2).second + 1'000'000);  // the second run after the first
+  EXPECT_EQ(span.at(5).first, span.at(4).second + 1'000'000);  // the third after the second
 }
 
 TEST(Concatenate, AnIterationALaterRunDidNotCompleteOnEveryRankIsLeftOut) {

@@ -53,6 +53,7 @@ Trace concatenate_runs(const std::vector<Trace>& runs) {
     if (renumbered.empty()) continue;
     const auto kept = [&renumbered](const Event& event) { return renumbered.count(event.iteration) > 0; };
     const std::int64_t shift = end_ns + kGapBetweenRunsNs - time_span(run, kept).first;
+    std::int64_t run_end_ns = end_ns;
 
     for (std::size_t k = 0; k < run.ranks.size(); ++k) {
       std::vector<Event>& events = joined.ranks[k].events;
@@ -61,6 +62,7 @@ Trace concatenate_runs(const std::vector<Trace>& runs) {
         Event moved = event;
         moved.iteration = renumbered.at(event.iteration);
         moved.t_ns = event.t_ns + shift;
+        run_end_ns = std::max(run_end_ns, moved.t_ns);
         events.push_back(std::move(moved));
       }
       joined.ranks[k].truncated = joined.ranks[k].truncated || run.ranks[k].truncated;
@@ -74,7 +76,7 @@ Trace concatenate_runs(const std::vector<Trace>& runs) {
         layouts.push_back({joined_iteration, ran->buckets});
       }
     }
-    end_ns = time_span(joined, [](const Event&) { return true; }).second;
+    end_ns = run_end_ns;
   }
   return joined;
 }

@@ -14,6 +14,7 @@
 #include "ddpsim/sim/monte_carlo.hpp"
 #include "ddpsim/sim/prepared_replay.hpp"
 #include "ddpsim/sim/replay.hpp"
+#include "ddpsim/trace/summary.hpp"
 
 namespace ddpsim::sim {
 
@@ -46,7 +47,10 @@ constexpr int kWhatIfRuns = 21;
 // `plan`, or kWhatIfRuns bootstrap runs when `plan` did not ask for runs, asked for one, and
 // `prepared` changes something at the trace's world size (whatif_changes, report.hpp). One rule
 // for `replay` and for each point of a `sweep`, so a sweep's point is the replay of its flags.
+// `measured`: the summary of prepared.measured, when the caller has it; the first form makes one
+// only when the rest of the rule leaves the choice open.
 MonteCarloPlan plan_for(const PreparedReplay& prepared, const MonteCarloPlan& plan);
+MonteCarloPlan plan_for(const PreparedReplay& prepared, const MonteCarloPlan& plan, const trace::Summary& measured);
 
 // Throws RequestError naming --runs / --bootstrap when the plan cannot be run.
 void check_plan(const MonteCarloPlan& plan);
