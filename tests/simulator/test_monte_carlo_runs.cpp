@@ -214,5 +214,36 @@ TEST(PreparedReplay, FullyGivenTwoLevelPlatformIsNotCalibrated) {
   }
 }
 
+// --pool at the library (the CLI refuses first, so only this shows prepare_replay's own check):
+// runs of the trace's configuration join it, a run of another configuration is refused in one
+// line naming the run and the difference, whatever the CLI let through.
+TEST(PreparedReplay, PoolsRunsOfTheTracesConfigurationAndRefusesOthers) {
+  test_support::TempDir dir;
+  testing::SyntheticRun run;
+  trace::write_trace(dir / "measured", testing::make_synthetic_trace(run));
+  trace::write_trace(dir / "repeat", testing::make_synthetic_trace(run));
+  testing::SyntheticRun wider = run;
+  wider.world_size = 2;
+  trace::write_trace(dir / "other", testing::make_synthetic_trace(wider));
+
+  ReplayRequest request;
+  request.trace_dir = dir / "measured";
+  const std::size_t alone = prepare_replay(request).measured.complete_iterations().size();
+  request.pooled_runs = {dir / "repeat"};
+  const std::size_t pooled = prepare_replay(request).measured.complete_iterations().size();
+  EXPECT_GT(pooled, alone);
+  EXPECT_LT(pooled, 2 * alone);  // the repeat's warm-up iteration is left out
+
+  request.pooled_runs = {dir / "repeat", dir / "other"};
+  try {
+    prepare_replay(request);
+    FAIL() << "a run of another world size was pooled";
+  } catch (const RequestError& error) {
+    const std::string message = error.what();
+    EXPECT_EQ(message.rfind("--pool " + (dir / "other") + ": expected a run of the replayed trace's configuration, got world_size", 0), 0u) << message;
+    EXPECT_EQ(message.find('\n'), std::string::npos) << message;
+  }
+}
+
 }  // namespace
 }  // namespace ddpsim::sim
