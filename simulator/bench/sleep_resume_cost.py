@@ -11,8 +11,9 @@ compute of forward + autograd + the optimizer step with the slowdown's sleeps cu
 (compute B - compute A) / sleeps B per iteration: the compute the slowed rank spends more than
 the same rank unslowed, per sleep. The JSON has every pair and their median and range; the
 median is what a lone rank pays; the 2-rank what-if specs give ddp-sim --sleep-resume-cost half
-of it, what the 2-rank runs showed (README, "paced cores"). A and B run on the same machine in
-turn, so a CPU-speed change moves both of a pair alike only if it is slower than a run.
+of it, what the 2-rank runs showed (docs/accuracy/README.md, "Compute paced on the shared
+cores"). A and B run on the same machine in turn, so a CPU-speed change moves both of a pair
+alike only if it is slower than a run.
 Bad input: one line on stderr, exit 2; a failed run: its log's path, exit 1.
 """
 import argparse
