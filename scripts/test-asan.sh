@@ -2,8 +2,9 @@
 # CI's sanitizer leg: builds the asan preset (g++ Debug, -fsanitize=address,undefined,
 # float-cast-overflow, every report fatal; no runtime/, whose LibTorch is not built with ASan;
 # no libFuzzer targets, which the main leg already builds and runs with ASan + UBSan) and runs
-# its whole ctest suite, the bad-input tables included, so LeakSanitizer checks every CLI
-# process those tables start on its error path.
+# its ctest suite, the bad-input tables included, so LeakSanitizer checks every CLI process those
+# tables start on its error path. The asan test preset leaves out the tests labelled "script"
+# (Python and bash that run nothing this project compiles; the main leg runs them).
 # Every ASan, LSan and UBSan report goes to a file under build/asan/sanitizer-reports: a report
 # from a process whose exit status a test does not look at still fails the leg (UBSan reports are
 # also fatal, exit 23). UBSan's log_path needs the preset's -static-libubsan: with g++'s shared

@@ -1,9 +1,21 @@
 """Test inputs for analysis/: a small realistic multi-rank trace (traces/FORMAT.md) and
-ddp-experiment summaries, written from known numbers so tests can recompute every result."""
+ddp-experiment summaries, written from known numbers so tests can recompute every result; and
+analysis/ddpsim-plot run in this process (a process of its own spends ~1 s importing matplotlib
+and pandas)."""
+import contextlib
 import csv
+import importlib.machinery
+import importlib.util
+import io
 import json
 import os
 import random
+import types
+import warnings
+
+PLOT = os.path.join(os.environ.get("DDPSIM_SOURCE_DIR",
+                                   os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..")),
+                    "analysis", "ddpsim-plot")
 
 # Six parameters of a small MLP (784-256-256-10), in registration order.
 PARAMETERS = [("fc1.weight", 784 * 256), ("fc1.bias", 256), ("fc2.weight", 256 * 256),
@@ -152,3 +164,25 @@ def write_summary(path, rows, columns=None):
         writer = csv.DictWriter(handle, fieldnames=columns or SUMMARY_COLUMNS, extrasaction="ignore")
         writer.writeheader()
         writer.writerows(rows)
+
+
+def load_plot():
+    """analysis/ddpsim-plot as a module (its file name has no .py)."""
+    loader = importlib.machinery.SourceFileLoader("ddpsim_plot", PLOT)
+    module = importlib.util.module_from_spec(importlib.util.spec_from_loader("ddpsim_plot", loader))
+    loader.exec_module(module)
+    return module
+
+
+def run_plot(plot, argv):
+    """`ddpsim-plot ARGV` run by main() in this process (plot: load_plot()), as subprocess.run
+    would report it: returncode, stdout, stderr. Every warning is shown, as a fresh process would
+    show it the first time, so a warning still breaks a one-line error."""
+    out, err = io.StringIO(), io.StringIO()
+    with contextlib.redirect_stderr(err), contextlib.redirect_stdout(out), warnings.catch_warnings():
+        warnings.simplefilter("always")
+        try:
+            status = plot.main(list(argv))
+        except SystemExit as exit_:
+            status = exit_.code
+    return types.SimpleNamespace(returncode=status, stdout=out.getvalue(), stderr=err.getvalue())

@@ -6,7 +6,6 @@ import math
 import os
 import random
 import statistics
-import subprocess
 import sys
 import tempfile
 import unittest
@@ -16,7 +15,7 @@ import fixtures  # noqa: E402
 
 SOURCE_DIR = os.environ.get("DDPSIM_SOURCE_DIR",
                             os.path.abspath(os.path.join(os.path.dirname(__file__), "..", "..")))
-PLOT = os.path.join(SOURCE_DIR, "analysis", "ddpsim-plot")
+PLOT_MODULE = fixtures.load_plot()  # analysis/ddpsim-plot, run in this process
 
 
 def quantile(values, q):
@@ -43,8 +42,8 @@ class PlotTest(unittest.TestCase):
         self.tmp.cleanup()
 
     def plot(self, *args, expect=0):
-        result = subprocess.run([sys.executable, PLOT, *args, "--out", self.out],
-                                capture_output=True, text=True, timeout=120)
+        """ddpsim-plot ARGS --out OUT, in this process (fixtures.run_plot)."""
+        result = fixtures.run_plot(PLOT_MODULE, [*args, "--out", self.out])
         self.assertEqual(result.returncode, expect, result.stderr)
         return result
 

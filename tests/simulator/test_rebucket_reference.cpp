@@ -4,10 +4,13 @@
 #include <gtest/gtest.h>
 
 #include <cstdio>
-#include <cstdlib>
+#include <algorithm>
+#include <optional>
 #include <random>
 #include <sstream>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "ddpsim/sim/rebucket.hpp"
 #include "ddpsim/sim/workload_model.hpp"
@@ -53,32 +56,54 @@ TEST_P(RecordedLayouts, RebucketMatchesTheReducer) {
 INSTANTIATE_TEST_SUITE_P(Caps, RecordedLayouts,
                          ::testing::Values(std::make_pair(1, 25), std::make_pair(25, 1), std::make_pair(1, 1)));
 
-// Runs the project's torch (DDPSIM_TORCH_PYTHON); "" when it cannot (no python, no torch).
-std::string torch_assignment(const std::vector<trace::Parameter>& parameters, const std::vector<int>& order,
-                             const BucketCaps& caps) {
+struct AssignmentCase {
+  std::vector<trace::Parameter> parameters;
+  std::vector<int> order;
+  BucketCaps caps;
+};
+
+// torch's assignment of every case, one line each ("0,1;2" = buckets {0,1} and {2}), from one
+// run of the project's torch (DDPSIM_TORCH_PYTHON: importing torch costs ~2 s, once); nullopt
+// when that Python has no torch; an empty vector when it failed.
+std::optional<std::vector<std::string>> torch_assignments(const std::vector<AssignmentCase>& cases) {
   std::ostringstream script;
-  script << "import torch, torch.distributed as dist\n"
+  script << "import sys\n"
+         << "try:\n  import torch, torch.distributed as dist\n"
+         << "except ImportError:\n  print('no torch'); sys.exit(0)\n"
          << "dtypes = {'float32': torch.float32, 'float16': torch.float16, 'bfloat16': torch.bfloat16,"
             " 'float64': torch.float64}\n"
-         << "params = [";
-  for (const auto& parameter : parameters) script << "(" << parameter.numel << ", '" << parameter.dtype << "'),";
-  script << "]\norder = [";
-  for (int index : order) script << index << ",";
+         << "cases = [";
+  for (const AssignmentCase& one : cases) {
+    script << "([";
+    for (const auto& parameter : one.parameters) script << "(" << parameter.numel << ", '" << parameter.dtype << "'),";
+    script << "], [";
+    for (int index : one.order) script << index << ",";
+    script << "], [";
+    for (std::int64_t limit : one.caps.limits()) script << limit << ",";
+    script << "]),";
+  }
   // c10d walks the tensors in the given order and labels them with tensor_indices: the
   // Reducer passes its parameters already sorted by gradient-ready time.
-  script << "]\ntensors = [torch.empty(params[i][0], dtype=dtypes[params[i][1]]) for i in order]\n"
-         << "buckets, _ = dist._compute_bucket_assignment_by_size(tensors, [";
-  for (std::int64_t limit : caps.limits()) script << limit << ",";
-  script << "], [False] * len(order), order)\n"
-         << "print(';'.join(','.join(str(i) for i in b) for b in buckets))\n";
+  script << "]\nfor params, order, limits in cases:\n"
+         << "  tensors = [torch.empty(params[i][0], dtype=dtypes[params[i][1]]) for i in order]\n"
+         << "  buckets, _ = dist._compute_bucket_assignment_by_size(tensors, limits, [False] * len(order), order)\n"
+         << "  print(';'.join(','.join(str(i) for i in b) for b in buckets))\n";
   FILE* pipe = ::popen((std::string(DDPSIM_TORCH_PYTHON) + " -c \"" + script.str() + "\" 2>/dev/null").c_str(), "r");
-  if (pipe == nullptr) return "";
-  std::string output;
+  if (pipe == nullptr) return std::vector<std::string>{};
+  std::vector<std::string> lines;
   char buffer[4096];
-  while (std::fgets(buffer, sizeof buffer, pipe) != nullptr) output += buffer;
-  if (::pclose(pipe) != 0) return "";
-  while (!output.empty() && output.back() == '\n') output.pop_back();
-  return output;
+  std::string line;
+  while (std::fgets(buffer, sizeof buffer, pipe) != nullptr) {
+    line += buffer;
+    if (!line.empty() && line.back() == '\n') {
+      line.pop_back();
+      lines.push_back(line);
+      line.clear();
+    }
+  }
+  if (::pclose(pipe) != 0) return std::vector<std::string>{};
+  if (lines == std::vector<std::string>{"no torch"}) return std::nullopt;
+  return lines;
 }
 
 std::string to_text(const Layout& layout) {
@@ -91,14 +116,10 @@ std::string to_text(const Layout& layout) {
 }
 
 TEST(TorchReference, SameAssignmentAsComputeBucketAssignmentBySize) {
-  if (std::system((std::string(DDPSIM_TORCH_PYTHON) + " -c 'import torch' > /dev/null 2>&1").c_str()) != 0) {
-    GTEST_SKIP() << DDPSIM_TORCH_PYTHON << " has no torch";
-  }
   // Random models: sizes from a few bytes to several MiB, mixed dtypes, shuffled ready order.
   std::mt19937 random(2024);
   const std::vector<std::string> dtypes = {"float32", "float32", "float16", "bfloat16", "float64"};
-  std::string ours;
-  std::string theirs;
+  std::vector<AssignmentCase> cases;
   for (int model = 0; model < 10; ++model) {
     std::vector<trace::Parameter> parameters;
     const int count = 5 + static_cast<int>(random() % 20);
@@ -119,12 +140,15 @@ TEST(TorchReference, SameAssignmentAsComputeBucketAssignmentBySize) {
       }
       caps = BucketCaps::list(list);
     }
-    const std::string reference = torch_assignment(parameters, order, caps);
-    ASSERT_FALSE(reference.empty()) << "torch failed on model " << model;
-    ours += to_text(compute_bucket_assignment(parameters, order, caps)) + "\n";
-    theirs += reference + "\n";
+    cases.push_back({std::move(parameters), std::move(order), caps});
   }
-  EXPECT_EQ(ours, theirs);
+  const std::optional<std::vector<std::string>> theirs = torch_assignments(cases);
+  if (!theirs) GTEST_SKIP() << DDPSIM_TORCH_PYTHON << " has no torch";
+  ASSERT_EQ(theirs->size(), cases.size()) << "torch failed";
+  for (std::size_t model = 0; model < cases.size(); ++model) {
+    const AssignmentCase& one = cases[model];
+    EXPECT_EQ(to_text(compute_bucket_assignment(one.parameters, one.order, one.caps)), (*theirs)[model]) << "model " << model;
+  }
 }
 
 }  // namespace
