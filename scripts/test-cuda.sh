@@ -12,7 +12,7 @@ if [ ! -x "$cuda_home/bin/nvcc" ]; then
   echo "test-cuda.sh: expected the CUDA toolkit at $cuda_home (nvcc), got none; set CUDA_HOME" >&2
   exit 2
 fi
-bash scripts/make_venv.sh "$PWD/.venv-cuda" scripts/requirements-torch-cuda.txt
+bash scripts/make_venv.sh "$PWD/.venv-cuda" scripts/requirements-torch-cuda.txt --no-compile
 cmake -S . -B build/cuda -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo \
   -DDDPSIM_TORCH_PYTHON="$PWD/.venv-cuda/bin/python" -DCUDA_TOOLKIT_ROOT_DIR="$cuda_home" \
   -DDDPSIM_BUILD_SIMULATOR=OFF >/dev/null
