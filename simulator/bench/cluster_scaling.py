@@ -1,5 +1,6 @@
 #!/usr/bin/python3
-"""A real GPU job scaled out on a named cluster platform: the scaling figure of docs/accuracy/README.md (#18).
+"""A real GPU job scaled out on a named cluster platform: the scaling figure of
+docs/accuracy/README.md (#18).
 
 Usage: simulator/bench/cluster_scaling.py [--sim build/release/bin/ddp-sim]
            [--import-tool build/release/bin/ddp-trace] [--kineto ../shared/kineto-real/resnet50-ddp-a100-rank0]

@@ -13,9 +13,9 @@ import random
 import types
 import warnings
 
-PLOT = os.path.join(os.environ.get("DDPSIM_SOURCE_DIR",
-                                   os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..")),
-                    "analysis", "ddpsim-plot")
+SOURCE_DIR = os.environ.get("DDPSIM_SOURCE_DIR",
+                            os.path.abspath(os.path.join(os.path.dirname(__file__), "..", "..")))
+PLOT = os.path.join(SOURCE_DIR, "analysis", "ddpsim-plot")
 
 # Six parameters of a small MLP (784-256-256-10), in registration order.
 PARAMETERS = [("fc1.weight", 784 * 256), ("fc1.bias", 256), ("fc2.weight", 256 * 256),
@@ -184,5 +184,5 @@ def run_plot(plot, argv):
         try:
             status = plot.main(list(argv))
         except SystemExit as exit_:
-            status = exit_.code
+            status = 0 if exit_.code is None else exit_.code
     return types.SimpleNamespace(returncode=status, stdout=out.getvalue(), stderr=err.getvalue())

@@ -103,16 +103,15 @@ class BadInput(unittest.TestCase):
                 argv = [expand(a) for a in args]
                 with self.subTest(argv=argv):
                     result = fixtures.run_plot(plot, argv)
-                    got_status, stderr = result.returncode, result.stderr
-                    self.assertEqual(got_status, status, stderr)
-                    self.assertEqual(len(stderr.splitlines()), 1, stderr)
-                    self.assertIn(expand(error), stderr)
+                    self.assertEqual(result.returncode, status, result.stderr)
+                    self.assertEqual(len(result.stderr.splitlines()), 1, result.stderr)
+                    self.assertIn(expand(error), result.stderr)
                     if must_not_exist:
                         self.assertFalse(os.path.exists(expand(must_not_exist)), expand(must_not_exist))
                     if index in as_process:
                         process = subprocess.run([sys.executable, fixtures.PLOT, *argv], capture_output=True,
                                                  text=True, timeout=120)
-                        self.assertEqual((process.returncode, process.stderr), (got_status, stderr))
+                        self.assertEqual((process.returncode, process.stderr), (result.returncode, result.stderr))
         print(f"ddpsim-plot: {len(table)} bad inputs tested", file=sys.stderr)
 
 

@@ -13,8 +13,7 @@ import unittest
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import fixtures  # noqa: E402
 
-SOURCE_DIR = os.environ.get("DDPSIM_SOURCE_DIR",
-                            os.path.abspath(os.path.join(os.path.dirname(__file__), "..", "..")))
+SOURCE_DIR = fixtures.SOURCE_DIR
 PLOT_MODULE = fixtures.load_plot()  # analysis/ddpsim-plot, run in this process
 
 

@@ -3,14 +3,16 @@
 // torch.distributed._compute_bucket_assignment_by_size.
 #include <gtest/gtest.h>
 
-#include <cstdio>
 #include <algorithm>
+#include <cstdio>
 #include <optional>
 #include <random>
 #include <sstream>
 #include <string>
 #include <utility>
 #include <vector>
+
+#include <unistd.h>
 
 #include "ddpsim/sim/rebucket.hpp"
 #include "ddpsim/sim/workload_model.hpp"
@@ -64,8 +66,9 @@ struct AssignmentCase {
 
 // torch's assignment of every case, one line each ("0,1;2" = buckets {0,1} and {2}), from one
 // run of the project's torch (DDPSIM_TORCH_PYTHON: importing torch costs ~2 s, once); nullopt
-// when that Python has no torch; an empty vector when it failed.
+// when that Python is missing or has no torch; an empty vector when it failed.
 std::optional<std::vector<std::string>> torch_assignments(const std::vector<AssignmentCase>& cases) {
+  if (::access(DDPSIM_TORCH_PYTHON, X_OK) != 0) return std::nullopt;
   std::ostringstream script;
   script << "import sys\n"
          << "try:\n  import torch, torch.distributed as dist\n"
@@ -90,18 +93,13 @@ std::optional<std::vector<std::string>> torch_assignments(const std::vector<Assi
          << "  print(';'.join(','.join(str(i) for i in b) for b in buckets))\n";
   FILE* pipe = ::popen((std::string(DDPSIM_TORCH_PYTHON) + " -c \"" + script.str() + "\" 2>/dev/null").c_str(), "r");
   if (pipe == nullptr) return std::vector<std::string>{};
-  std::vector<std::string> lines;
+  std::string output;
   char buffer[4096];
-  std::string line;
-  while (std::fgets(buffer, sizeof buffer, pipe) != nullptr) {
-    line += buffer;
-    if (!line.empty() && line.back() == '\n') {
-      line.pop_back();
-      lines.push_back(line);
-      line.clear();
-    }
-  }
+  while (std::fgets(buffer, sizeof buffer, pipe) != nullptr) output += buffer;
   if (::pclose(pipe) != 0) return std::vector<std::string>{};
+  std::vector<std::string> lines;
+  std::istringstream stream(output);
+  for (std::string line; std::getline(stream, line);) lines.push_back(line);
   if (lines == std::vector<std::string>{"no torch"}) return std::nullopt;
   return lines;
 }
