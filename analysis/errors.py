@@ -14,12 +14,15 @@ ddp-experiment replays each baseline with --repeats naming its other repetitions
 written before that column have none). Rows
 of points with delay_dist add a distribution table (KS distance with a perfect model's KS floor, p50/p90/p99 errors). Then the
 repeat floor: one measured run of a configuration taken as the "prediction" of another run of
-that configuration, the error a perfect model would still show on this machine. Plus the CDF of
+that configuration, the error a perfect model would still show on this machine. Then the bias
+(bias.py): the median signed error over repetitions with an exact interval, which says whether
+the model errs one way beyond the machine's noise where |error| cannot. Plus the CDF of
 the absolute errors, predictions solid, reconstructions dashed, and every prediction's signed
 error against the repeat floor's band (error_pairs.py)."""
 import numpy as np
 import pandas as pd
 
+import bias
 import error_pairs
 import output
 import style
@@ -54,8 +57,9 @@ def read_summaries(paths):
 
 
 def error_rows(summaries):
-    """Per compared row of every summary: experiment, kind, variant, point, signed and absolute
-    error in %, inside (1/0/NaN) and the distribution columns."""
+    """Per compared row of every summary: its source (the summary's path) and rep (NaN where the
+    summary has none), experiment, kind, variant, point, signed and absolute error in %, inside
+    (1/0/NaN) and the distribution columns."""
     frames = []
     for path, frame in summaries:
         if "kind" in frame.columns:
@@ -70,7 +74,8 @@ def error_rows(summaries):
         # The runner's error_pct (trace::relative_error, ddpsim/trace/stats.hpp, from the two
         # columns as written): read, not recomputed, so there is one definition of the error.
         error = frame["error_pct"]
-        rows = pd.DataFrame({"experiment": frame["experiment"], "kind": frame["kind"],
+        rows = pd.DataFrame({"source": path, "rep": _numbers(frame, "rep", path),
+                             "experiment": frame["experiment"], "kind": frame["kind"],
                              "variant": frame["variant"],
                              "point": frame["point"] if "point" in frame.columns else "",
                              "error_pct": error, "abs_error_pct": error.abs()})
@@ -254,6 +259,11 @@ def plot(paths, out_dir, name="errors"):
         print()
         print(format_floor(floor))
         written.append(output.save_table(floor, out_dir, name + "-floor"))
+    biases = bias.table(errors, KINDS)
+    if not biases.empty:
+        print()
+        print(bias.format_table(biases))
+        written.append(output.save_table(biases, out_dir, name + "-bias"))
     # CDF of |error| per experiment and kind: the figure's CSV holds its exact steps.
     fig, ax = style.figure()
     steps = []

@@ -411,6 +411,62 @@ class Errors(PlotTest):
         self.assert_close(table[0]["ks_floor"], errors.ks_floor(29), "floor of iterations >= 1")
         self.assertIn(f"{errors.ks_floor(29):.3f}", result.stdout)
 
+    def bias_rows(self, rep_errors, experiment="slow"):
+        """Two predictions per repetition with signed errors e - 1 and e + 1 %: the repetition's
+        median is e."""
+        rows = []
+        for rep, error in enumerate(rep_errors):
+            for point, offset in (("x2", -1.0), ("x3", 1.0)):
+                rows.append(fixtures.summary_row(experiment=experiment, point=point, rep=rep,
+                                                 variant="from-base", kind="prediction", measured_iter_s=1.0,
+                                                 predicted_iter_s=1.0 + (error + offset) / 100))
+        return rows
+
+    def bias_table(self, *paths):
+        result = self.plot("errors", *paths)
+        return [r for r in read_csv(os.path.join(self.out, "errors-bias.csv"))], result
+
+    def test_bias_is_the_median_of_repetition_medians_in_the_sign_tests_interval(self):
+        # Ten repetitions: coverage of [x_(k), x_(11-k)] is 1 - 2 P(Bin(10, 1/2) <= k - 1):
+        # k = 2 gives 1 - 2 * 11/1024 = 97.85 %, k = 3 gives 89.06 % < 90 %, so [x_(2), x_(9)].
+        rep_errors = [3.0, -2.0, 5.0, 1.0, 8.0, 0.5, 2.5, -4.0, 6.0, 4.0]
+        table, result = self.bias_table(self.summary(self.bias_rows(rep_errors)))
+        ordered = sorted(rep_errors)
+        row = table[0]
+        self.assertEqual((row["kind"], row["experiment"], row["variant"]), ("prediction", "slow", "from-base"))
+        self.assertEqual((int(row["repetitions"]), int(row["pairs"])), (10, 20))
+        self.assert_close(row["bias_pct"], statistics.median(rep_errors), "bias")
+        self.assert_close(row["lo_pct"], ordered[1], "lo")
+        self.assert_close(row["hi_pct"], ordered[8], "hi")
+        self.assert_close(row["coverage"], 1 - 2 * 11 / 1024, "coverage")
+        self.assertEqual(row["verdict"], "none beyond noise")
+        self.assertEqual(table[1]["experiment"], "all")
+        self.assertIn("Bias", result.stdout)
+        self.assertIn(f"[{ordered[1]:+.1f}, {ordered[8]:+.1f}]", result.stdout)
+
+    def test_bias_says_which_way_and_needs_five_repetitions(self):
+        table, _ = self.bias_table(self.summary(self.bias_rows([2.0, 3.0, 1.5, 4.0, 2.2])))
+        self.assertEqual(table[0]["verdict"], "predicts high")
+        self.assert_close(table[0]["lo_pct"], 1.5, "five: [min, max], 93.75 %")
+        self.assert_close(table[0]["coverage"], 1 - 2 / 32, "coverage")
+        table, _ = self.bias_table(self.summary(self.bias_rows([-2.0, -3.0, -1.5, -4.0, -0.2])))
+        self.assertEqual(table[0]["verdict"], "predicts low")
+        table, _ = self.bias_table(self.summary(self.bias_rows([2.0, 3.0, 1.5, 4.0])))
+        self.assertEqual(table[0]["verdict"], "-")  # 87.5 % at best
+        self.assertEqual(table[0]["lo_pct"], "")
+        self.assert_close(table[0]["bias_pct"], 2.5, "the median all the same")
+
+    def test_bias_pools_sittings_a_repetition_per_file(self):
+        # The same experiment and reps in two summaries are ten repetitions, not five.
+        first = os.path.join(self.dir, "first.csv")
+        second = os.path.join(self.dir, "second.csv")
+        fixtures.write_summary(first, self.bias_rows([1.0, 2.0, 3.0, 4.0, 5.0]))
+        fixtures.write_summary(second, self.bias_rows([-1.0, -2.0, -3.0, -4.0, -5.0]))
+        table, _ = self.bias_table(first, second)
+        self.assertEqual(int(table[0]["repetitions"]), 10)
+        self.assert_close(table[0]["bias_pct"], 0.0, "pooled median")
+        self.assertEqual(table[0]["verdict"], "none beyond noise")
+
     def test_repeat_floor_of_runs_of_one_configuration(self):
         # Point "a" measured 1.0, 1.1, 1.2 s in three repetitions, "b" 2.0 and 2.5 s, "c" once:
         # run s as the prediction of run r gives 100 (m_s - m_r) / m_r over the ordered pairs.
