@@ -74,7 +74,8 @@ def experiment_drift(folder):
             continue
         measured, baseline = os.path.basename(row["trace_dir"]), os.path.basename(row["replayed_trace"])
         if measured not in runs or baseline not in runs:
-            raise InputError(f"{summary}: expected traces of {measured} and {baseline} in {traces}")
+            raise InputError(f"{os.path.join(folder, 'summary.csv')}: expected traces of {measured} and "
+                             f"{baseline} in {traces}")
         errors.append(float(row["error_pct"]))
         changes.append(100 * (runs[baseline][0] / runs[measured][0] - 1))
     by_point = {}

@@ -26,25 +26,7 @@ import tempfile
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import stall_phases  # noqa: E402
-
-
-def iteration_compute(trace_dir):
-    """(median compute ms, median slowdown sleeps) per iteration from 2 on, of rank 0."""
-    events = stall_phases.read_events(os.path.join(trace_dir, "rank-0.events.csv"))
-    computes, sleeps = [], []
-    for iteration in sorted(events):
-        if iteration < 2:
-            continue
-        try:
-            spans = stall_phases.compute_spans(events[iteration])
-        except ValueError:
-            continue  # incomplete
-        computes.append(sum(stall_phases.union_ms(phase) for phase in spans.values()))
-        sleeps.append(sum(1 for row in events[iteration]["delay"] if row["kind"] == "slowdown"))
-    if len(computes) < 5:
-        raise stall_phases.InputError(f"{trace_dir}: expected at least 5 complete iterations after the first 2, "
-                                      f"got {len(computes)}")
-    return statistics.median(computes), statistics.median(sleeps)
+from stall_phases import iteration_compute  # noqa: E402
 
 
 def run(bin_dir, trace_dir, train_args):

@@ -84,6 +84,27 @@ def compute_spans(events):
     return spans
 
 
+def iteration_compute(trace_dir, rank=0):
+    """(median compute ms, median --slowdown sleeps) per iteration from 2 on of one rank: forward,
+    autograd and the optimizer step with the sleeps cut out (compute_spans). InputError for
+    fewer than 5 complete iterations."""
+    events = read_events(os.path.join(trace_dir, f"rank-{rank}.events.csv"))
+    computes, sleeps = [], []
+    for iteration in sorted(events):
+        if iteration < 2:
+            continue
+        try:
+            spans = compute_spans(events[iteration])
+        except ValueError:
+            continue  # incomplete
+        computes.append(sum(union_ms(phase) for phase in spans.values()))
+        sleeps.append(sum(1 for row in events[iteration]["delay"] if row["kind"] == "slowdown"))
+    if len(computes) < 5:
+        raise InputError(f"{trace_dir}: expected at least 5 complete iterations after the first 2, "
+                         f"got {len(computes)}")
+    return statistics.median(computes), statistics.median(sleeps)
+
+
 def phases(events, spans):
     """The phases of one iteration of one rank in ms (its compute_spans given). ValueError
     where an event is missing."""

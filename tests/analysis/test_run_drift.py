@@ -81,6 +81,15 @@ class RunDrift(unittest.TestCase):
         self.assertEqual(result.returncode, 2)
         self.assertIn("rank-0.events.csv: expected a readable rank events CSV", result.stderr)
         self.assertEqual(result.stderr.count("\n"), 1, result.stderr)
+        # A summary naming a run whose trace folder is gone.
+        with open(os.path.join(self.folder, "summary.csv"), "a") as handle:
+            handle.write("prediction,ok,1.0,traces/y-rep0,traces/base-rep0\n")
+        write_run(self.folder, "base-rep1-again", 0, 10)
+        os.rename(os.path.join(self.folder, "traces", "base-rep1-again"), os.path.join(self.folder, "traces", "base-rep1"))
+        result = self.run_script(self.folder)
+        self.assertEqual(result.returncode, 2)
+        self.assertIn("summary.csv: expected traces of y-rep0 and base-rep0 in", result.stderr)
+        self.assertEqual(result.stderr.count("\n"), 1, result.stderr)
 
 
 if __name__ == "__main__":
