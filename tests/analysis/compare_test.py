@@ -9,8 +9,8 @@ import sys
 import tempfile
 import unittest
 
-SOURCE_DIR = os.environ.get("DDPSIM_SOURCE_DIR",
-                            os.path.abspath(os.path.join(os.path.dirname(__file__), "..", "..")))
+from fixtures import SOURCE_DIR
+
 COMPARE = os.path.join(SOURCE_DIR, "analysis", "compare.py")
 sys.path.insert(0, os.path.join(SOURCE_DIR, "analysis"))
 import compare  # noqa: E402

@@ -7,8 +7,9 @@ import sys
 import tempfile
 import unittest
 
-SOURCE = os.environ.get("DDPSIM_SOURCE_DIR", os.path.join(os.path.dirname(__file__), "..", ".."))
-BENCH = os.path.join(SOURCE, "simulator", "bench")
+from fixtures import SOURCE_DIR
+
+BENCH = os.path.join(SOURCE_DIR, "simulator", "bench")
 sys.path.insert(0, BENCH)
 import pooled_baselines  # noqa: E402
 

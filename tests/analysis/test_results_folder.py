@@ -6,8 +6,9 @@ import sys
 import tempfile
 import unittest
 
-SOURCE = os.environ.get("DDPSIM_SOURCE_DIR", os.path.join(os.path.dirname(__file__), "..", ".."))
-BENCH = os.path.join(SOURCE, "simulator", "bench")
+from fixtures import SOURCE_DIR
+
+BENCH = os.path.join(SOURCE_DIR, "simulator", "bench")
 # Each script, and what it says of an empty folder (no summary.csv, no traces/).
 EMPTY_FOLDER = {"run_drift.py": "summary.csv: expected a ddp-experiment summary",
                 "transfer_whatif.py": "summary.csv: expected a ddp-experiment summary",

@@ -9,8 +9,9 @@ import tempfile
 import textwrap
 import unittest
 
-SOURCE = os.environ.get("DDPSIM_SOURCE_DIR", os.path.join(os.path.dirname(__file__), "..", ".."))
-SCRIPT = os.path.join(SOURCE, "simulator", "bench", "sleep_resume_cost.py")
+from fixtures import SOURCE_DIR
+
+SCRIPT = os.path.join(SOURCE_DIR, "simulator", "bench", "sleep_resume_cost.py")
 
 # Writes rank 0's events for --iterations N: forward 5 ms, two gradients 4 ms apart, optimizer
 # 3 ms; with --slowdown 0=F each of the 4 phases' compute is followed by a sleep of (F-1) times

@@ -6,8 +6,9 @@ import sys
 import tempfile
 import unittest
 
-SOURCE = os.environ.get("DDPSIM_SOURCE_DIR", os.path.join(os.path.dirname(__file__), "..", ".."))
-SCRIPT = os.path.join(SOURCE, "simulator", "bench", "stall_phases.py")
+from fixtures import SOURCE_DIR
+
+SCRIPT = os.path.join(SOURCE_DIR, "simulator", "bench", "stall_phases.py")
 HEADER = "rank,iteration,event,t_ns,bucket,param,bytes,dur_ns,kind,message\n"
 MS = 1_000_000
 

@@ -4,8 +4,9 @@ import importlib.util
 import os
 import unittest
 
-SOURCE = os.environ.get("DDPSIM_SOURCE_DIR", os.path.join(os.path.dirname(__file__), "..", ".."))
-SCRIPT = os.path.join(SOURCE, "simulator", "bench", "straggler_naming.py")
+from fixtures import SOURCE_DIR
+
+SCRIPT = os.path.join(SOURCE_DIR, "simulator", "bench", "straggler_naming.py")
 spec = importlib.util.spec_from_file_location("straggler_naming", SCRIPT)
 naming = importlib.util.module_from_spec(spec)
 spec.loader.exec_module(naming)

@@ -5,8 +5,9 @@ import math
 import os
 import unittest
 
-SOURCE = os.environ.get("DDPSIM_SOURCE_DIR", os.path.join(os.path.dirname(__file__), "..", ".."))
-SCRIPT = os.path.join(SOURCE, "simulator", "bench", "transfer_whatif.py")
+from fixtures import SOURCE_DIR
+
+SCRIPT = os.path.join(SOURCE_DIR, "simulator", "bench", "transfer_whatif.py")
 spec = importlib.util.spec_from_file_location("transfer_whatif", SCRIPT)
 transfer = importlib.util.module_from_spec(spec)
 spec.loader.exec_module(transfer)
