@@ -19,8 +19,6 @@ than 5 repetitions cannot reach 90 % and get no interval. Summaries of several s
 a repetition is one (summary file, experiment, rep)."""
 import math
 
-import pandas as pd
-
 from stats import quantile
 
 LEVEL = 0.90
@@ -53,28 +51,15 @@ def verdict(lo, hi):
     return "none beyond noise"
 
 
-def _row(kind, experiment, variant, group):
+def summarise(kind, experiment, variant, group):
+    """One row of the bias table: group holds errors.error_rows of one family (or "all") with a
+    repetition number each (source and rep)."""
     per_repetition = group.groupby(["source", "experiment", "rep"], sort=True)["error_pct"].median()
     lo, hi, coverage = sign_test_interval(per_repetition.tolist())
     return {"kind": kind, "experiment": experiment, "variant": variant,
             "repetitions": len(per_repetition), "pairs": len(group),
             "bias_pct": quantile(per_repetition, 0.5), "lo_pct": lo, "hi_pct": hi,
             "coverage": coverage, "verdict": verdict(lo, hi)}
-
-
-def table(errors, kinds):
-    """errors: errors.error_rows (with source and rep). Rows of kinds in that order, per
-    experiment and variant, then "all"; rows without a repetition number are left out."""
-    errors = errors.dropna(subset=["rep"])
-    rows = []
-    for kind in kinds:
-        selected = errors[errors["kind"] == kind]
-        if selected.empty:
-            continue
-        for (experiment, variant), group in selected.groupby(["experiment", "variant"], sort=True):
-            rows.append(_row(kind, experiment, variant, group))
-        rows.append(_row(kind, "all", "", selected))
-    return pd.DataFrame(rows)
 
 
 def format_table(frame):

@@ -149,17 +149,23 @@ def _stats(kind, experiment, variant, group):
             "runs_with_run_to_run": len(widened)}
 
 
-def table(errors):
-    """Predictions first, then reconstructions: one row per experiment and variant, and "all"."""
+def family_table(errors, summarise):
+    """Predictions first, then reconstructions: summarise(kind, experiment, variant, rows) per
+    experiment and variant, and over "all"."""
     rows = []
     for kind in KINDS:
         selected = errors[errors["kind"] == kind]
         if selected.empty:
             continue
         for (experiment, variant), group in selected.groupby(["experiment", "variant"], sort=True):
-            rows.append(_stats(kind, experiment, variant, group))
-        rows.append(_stats(kind, "all", "", selected))
+            rows.append(summarise(kind, experiment, variant, group))
+        rows.append(summarise(kind, "all", "", selected))
     return pd.DataFrame(rows)
+
+
+def table(errors):
+    """The error table: runs, |error| quantiles, signed median, interval hits per family."""
+    return family_table(errors, _stats)
 
 
 def ks_floor(n, draws=2000, seed=0):
@@ -259,7 +265,8 @@ def plot(paths, out_dir, name="errors"):
         print()
         print(format_floor(floor))
         written.append(output.save_table(floor, out_dir, name + "-floor"))
-    biases = bias.table(errors, KINDS)
+    # Rows without a repetition number (summaries before the rep column) have no bias.
+    biases = family_table(errors.dropna(subset=["rep"]), bias.summarise)
     if not biases.empty:
         print()
         print(bias.format_table(biases))
