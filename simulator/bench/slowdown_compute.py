@@ -23,6 +23,7 @@ median over iterations >= 2; stall_phases.iteration_compute). Per experiment and
 Diagnosis only: it reads the measured runs a prediction cannot know. Standard library only.
 Bad input: one line on stderr, exit 2.
 """
+import functools
 import json
 import math
 import os
@@ -32,7 +33,7 @@ import sys
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from results_folder import arguments, read_summary  # noqa: E402
 from run_drift import pearson  # noqa: E402
-from stall_phases import InputError, iteration_compute  # noqa: E402
+from stall_phases import InputError, iteration_compute, trace_ranks  # noqa: E402
 
 
 def slowed_ranks(text, where):
@@ -47,29 +48,12 @@ def slowed_ranks(text, where):
     return {rank: factor for rank, factor in ranks.items() if factor > 1}
 
 
-def trace_ranks(trace_dir):
-    try:
-        names = os.listdir(trace_dir)
-    except OSError as error:
-        raise InputError(f"{trace_dir}: expected a run's trace folder, got {error.strerror}") from None
-    ranks = sorted(int(n[len("rank-"):-len(".events.csv")]) for n in names
-                   if n.startswith("rank-") and n.endswith(".events.csv"))
-    if not ranks:
-        raise InputError(f"{trace_dir}: expected rank-R.events.csv files, got none")
-    return ranks
-
-
 def experiment_pairs(folder):
     """Every prediction pair of one results folder with each rank's compute ratio."""
     summary = os.path.join(folder, "summary.csv")
     rows = read_summary(folder, {"kind", "status", "error_pct", "trace_dir", "replayed_trace", "point",
                                  "slowdown"})
-    computed = {}  # (trace folder, rank) -> (compute ms, sleeps)
-
-    def compute(trace, rank):
-        if (trace, rank) not in computed:
-            computed[trace, rank] = iteration_compute(trace, rank)
-        return computed[trace, rank]
+    compute = functools.lru_cache(maxsize=None)(iteration_compute)  # a baseline serves every point
 
     pairs = []
     for row in rows:
@@ -104,15 +88,17 @@ def summarise(name, pairs):
     rows = []
     for point, group in list(groups.items()) + [("all", pairs)]:
         extra = [p["extra_ms_per_sleep"] for p in group if p["extra_ms_per_sleep"] is not None]
-        with_slowed = [p for p in group if p["slowed"]]
-        r = pearson([p["error_pct"] for p in with_slowed],
-                    [math.log(p["compute_ratio"][str(p["slowed"][0])]) for p in with_slowed])
+        r = None
+        if point == "all":
+            with_slowed = [p for p in group if p["slowed"]]
+            r = pearson([p["error_pct"] for p in with_slowed],
+                        [math.log(p["compute_ratio"][str(p["slowed"][0])]) for p in with_slowed])
         rows.append({"experiment": name, "point": point, "pairs": len(group),
                      "median_error_pct": statistics.median(p["error_pct"] for p in group),
                      "compute_ratio": {rank: statistics.median(p["compute_ratio"][rank] for p in group)
                                        for rank in ranks},
                      "extra_ms_per_sleep": statistics.median(extra) if extra else None,
-                     "r": r if point == "all" and r == r else None})  # None, not NaN, in JSON
+                     "r": r if r == r else None})  # None, not NaN, in JSON
     return rows
 
 

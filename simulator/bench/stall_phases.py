@@ -84,6 +84,20 @@ def compute_spans(events):
     return spans
 
 
+def trace_ranks(trace_dir):
+    """The ranks of a run's trace folder (its rank-R.events.csv files), sorted; InputError for a
+    folder that cannot be read or holds none."""
+    try:
+        names = os.listdir(trace_dir)
+    except OSError as error:
+        raise InputError(f"{trace_dir}: expected a run's trace folder, got {error.strerror}") from None
+    ranks = sorted(int(n[len("rank-"):-len(".events.csv")]) for n in names
+                   if n.startswith("rank-") and n.endswith(".events.csv"))
+    if not ranks:
+        raise InputError(f"{trace_dir}: expected rank-R.events.csv files, got none")
+    return ranks
+
+
 def iteration_compute(trace_dir, rank=0):
     """(median compute ms, median --slowdown sleeps) per iteration from 2 on of one rank: forward,
     autograd and the optimizer step with the sleeps cut out (compute_spans). InputError for
@@ -125,8 +139,7 @@ def stall_ms(events):
 
 
 def analyse(trace_dir, stalled_rank, whole=False):
-    ranks = sorted(int(name.split("-")[1].split(".")[0]) for name in os.listdir(trace_dir)
-                   if name.startswith("rank-") and name.endswith(".events.csv"))
+    ranks = trace_ranks(trace_dir)
     if stalled_rank not in ranks:
         raise InputError(f"{trace_dir}: expected rank-{stalled_rank}.events.csv (--rank), got ranks {ranks}")
     events = {rank: read_events(os.path.join(trace_dir, f"rank-{rank}.events.csv")) for rank in ranks}

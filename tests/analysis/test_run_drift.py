@@ -19,7 +19,7 @@ FORWARD = {"base-rep0": 10, "x-rep0": 20, "base-rep1": 11, "x-rep1": 21, "base-r
 
 def write_run(folder, name, start_ns, forward):
     """Iterations 0..3; iteration 0's forward pass is 5x longer (it is skipped)."""
-    os.makedirs(os.path.join(folder, "traces", name))
+    os.makedirs(os.path.join(folder, "traces", name), exist_ok=True)
     rows, t = [], start_ns
     for iteration in range(4):
         length = forward * MS * (5 if iteration == 0 else 1)
@@ -85,8 +85,7 @@ class RunDrift(unittest.TestCase):
         # A summary naming a run whose trace folder is gone.
         with open(os.path.join(self.folder, "summary.csv"), "a") as handle:
             handle.write("prediction,ok,1.0,traces/y-rep0,traces/base-rep0\n")
-        write_run(self.folder, "base-rep1-again", 0, 10)
-        os.rename(os.path.join(self.folder, "traces", "base-rep1-again"), os.path.join(self.folder, "traces", "base-rep1"))
+        write_run(self.folder, "base-rep1", 0, 10)  # the rank-0 file removed above, back
         result = self.run_script(self.folder)
         self.assertEqual(result.returncode, 2)
         self.assertIn("summary.csv: expected traces of y-rep0 and base-rep0 in", result.stderr)

@@ -128,6 +128,13 @@ class StallPhases(unittest.TestCase):
         self.assertEqual(result.stderr.count("\n"), 1, result.stderr)
         self.assertIn(f"{self.trace}: expected rank-1.events.csv (--rank)", result.stderr)
 
+    def test_a_missing_trace_folder_is_a_one_line_error(self):
+        missing = os.path.join(self.trace, "nowhere")
+        result = subprocess.run([sys.executable, SCRIPT, missing], capture_output=True, text=True, timeout=60)
+        self.assertEqual(result.returncode, 2)
+        self.assertEqual(result.stderr.count("\n"), 1, result.stderr)
+        self.assertIn(f"{missing}: expected a run's trace folder", result.stderr)
+
 
 if __name__ == "__main__":
     unittest.main()
