@@ -12,8 +12,10 @@
 # run's median iteration time (`ddp-trace summary --json`); every round's ratio is kept, with
 # its spread.
 #
-# Usage: experiments/peer/corun_bench.sh --out FILE.json [--copies K] [--rounds N] -- DDP_TRAIN_ARGS...
-# Environment: BUILD_DIR (default build/release): where bin/ddp-launch, ddp-train, ddp-trace are.
+# Usage: experiments/peer/corun_bench.sh --out FILE.json [--copies K] [--rounds N] [--bin-dir DIR] -- DDP_TRAIN_ARGS...
+# --bin-dir: where ddp-launch, ddp-train, ddp-trace are (default: $BUILD_DIR/bin, BUILD_DIR
+# defaulting to build/release). ddp-experiment runs one round a repetition of specs with
+# [predict] corun_profile.
 set -euo pipefail
 
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
@@ -25,15 +27,16 @@ while [[ $# -gt 0 ]]; do
     --out) out="${2:?--out: expected a file}"; shift 2 ;;
     --copies) copies="${2:-}"; shift 2 ;;
     --rounds) rounds="${2:-}"; shift 2 ;;
+    --bin-dir) bin="${2:?--bin-dir: expected a directory}"; shift 2 ;;
     --) shift; break ;;
-    *) echo "corun_bench.sh: expected --out, --copies, --rounds or --, got '$1'" >&2; exit 2 ;;
+    *) echo "corun_bench.sh: expected --out, --copies, --rounds, --bin-dir or --, got '$1'" >&2; exit 2 ;;
   esac
 done
 [[ -n "$out" ]] || { echo "corun_bench.sh: --out: expected a file, got none" >&2; exit 2; }
 [[ "$copies" =~ ^[1-9][0-9]?$ ]] || { echo "corun_bench.sh: --copies: expected an integer in [1, 99], got '$copies'" >&2; exit 2; }
 [[ "$rounds" =~ ^[1-9][0-9]{0,2}$ ]] || { echo "corun_bench.sh: --rounds: expected an integer in [1, 999], got '$rounds'" >&2; exit 2; }
 for tool in ddp-launch ddp-train ddp-trace; do
-  [[ -x "$bin/$tool" ]] || { echo "corun_bench.sh: expected $bin/$tool (build it, or set BUILD_DIR)" >&2; exit 2; }
+  [[ -x "$bin/$tool" ]] || { echo "corun_bench.sh: expected $bin/$tool (build it, or pass --bin-dir)" >&2; exit 2; }
 done
 work="$(mktemp -d)"
 trap 'rm -rf "$work"' EXIT

@@ -107,7 +107,12 @@ Command replay_command(const ExperimentSpec& spec, const Point& point, const Wha
   return command;
 }
 
-WhatIf cross_prediction(const ExperimentSpec& spec, const Point& baseline, const Point& point) {
+bool changes_layout(const Point& baseline, const Point& point) {
+  return point.world_size != baseline.world_size || point.hosts != baseline.hosts;
+}
+
+WhatIf cross_prediction(const ExperimentSpec& spec, const Point& baseline, const Point& point,
+                        const std::vector<std::string>& profile_args) {
   WhatIf what_if;
   what_if.name = "from-" + baseline.id;
   auto& args = what_if.args;
@@ -122,8 +127,10 @@ WhatIf cross_prediction(const ExperimentSpec& spec, const Point& baseline, const
     args.insert(args.end(), {"--world-size", std::to_string(point.world_size)});
     what_if.world_size = point.world_size;
   }
-  if (point.world_size != baseline.world_size || point.hosts != baseline.hosts)
+  if (changes_layout(baseline, point)) {
     args.insert(args.end(), spec.predict.world_size_args.begin(), spec.predict.world_size_args.end());
+    args.insert(args.end(), profile_args.begin(), profile_args.end());
+  }
   if (point.timeout_s && point.timeout_s != baseline.timeout_s) {
     args.insert(args.end(), {spec.predict.timeout_flag, format_number(*point.timeout_s)});
     what_if.timeout_s = point.timeout_s;

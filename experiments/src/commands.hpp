@@ -29,6 +29,12 @@ struct Layout {
   std::string log_file(const std::string& run, const std::string& step) const {
     return root + "/logs/" + run + "." + step + ".log";
   }
+  // One round of the co-run profile of `copies` ranks ([predict] corun_profile), measured
+  // before repetition `rep`'s runs, and the profile pooled from the rounds.
+  std::string corun_json(int copies, int rep) const {
+    return root + "/profile/corun-" + std::to_string(copies) + "-rep" + std::to_string(rep) + ".json";
+  }
+  std::string profile_json() const { return root + "/profile/effective-cores.json"; }
   // ddp-sim replay's JSON report (--json) of a replay step: its interval, when bootstrapped.
   std::string report_json(const std::string& run, const std::string& step) const {
     return root + "/logs/" + run + "." + step + ".json";
@@ -62,9 +68,14 @@ Command replay_command(const ExperimentSpec& spec, const Point& point, const Wha
 // The what-if that predicts `point` from the trace of `baseline` (a point without skew): the
 // replay flags of every difference, named "from-BASELINE_ID". bucket_cap_mb -> --bucket-cap-mb,
 // first_bucket_cap_mb -> --first-bucket-cap-mb, slowdown/delay/delay_dist -> --slowdown/--delay/
-// --delay-dist (each flag), world size -> --world-size W + [predict] world_size_args (hosts
-// alone -> world_size_args), timeout_s -> [predict] timeout_flag T.
-WhatIf cross_prediction(const ExperimentSpec& spec, const Point& baseline, const Point& point);
+// --delay-dist (each flag), world size -> --world-size W + [predict] world_size_args +
+// `profile_args` (hosts alone -> the last two), timeout_s -> [predict] timeout_flag T.
+// `profile_args`: the --effective-cores of the sitting's co-run profile ([predict] corun_profile).
+WhatIf cross_prediction(const ExperimentSpec& spec, const Point& baseline, const Point& point,
+                        const std::vector<std::string>& profile_args = {});
+// Whether `point` runs another number of ranks or hosts than `baseline`: the predictions that
+// take world_size_args and the co-run profile.
+bool changes_layout(const Point& baseline, const Point& point);
 // ddp-trace summary DIR --json (stdout is the JSON)
 Command summary_command(const std::string& bin_dir, const std::string& trace_dir);
 

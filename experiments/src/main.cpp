@@ -47,6 +47,10 @@ int main(int argc, char** argv) {
                   "scripts/testbed.sh, for specs with [launch] testbed_rate (default: relative to "
                   "the current directory, the repository root)")
       ->capture_default_str();
+  run->add_option("--corun-script", options.corun_script,
+                  "experiments/peer/corun_bench.sh, for specs with [predict] corun_profile (default: relative "
+                  "to the current directory, the repository root)")
+      ->capture_default_str();
 
   try {
     app.parse(argc, argv);
@@ -74,6 +78,15 @@ int main(int argc, char** argv) {
         std::cerr << "ddp-experiment: --testbed-script " << options.testbed_script
                   << ": expected the executable scripts/testbed.sh ([launch] testbed_rate in "
                   << spec_path << "; run from the repository root or pass --testbed-script)\n";
+        return 2;
+      }
+    }
+    if (!spec.predict.corun_profile.empty()) {
+      options.corun_script = fs::absolute(options.corun_script).lexically_normal().string();
+      if (!options.dry_run && !options.repredict && ::access(options.corun_script.c_str(), X_OK) != 0) {
+        std::cerr << "ddp-experiment: --corun-script " << options.corun_script
+                  << ": expected the executable experiments/peer/corun_bench.sh ([predict] corun_profile in "
+                  << spec_path << "; run from the repository root or pass --corun-script)\n";
         return 2;
       }
     }

@@ -11,6 +11,7 @@
 #include <tuple>
 
 #include "commands.hpp"
+#include "corun_profile.hpp"
 #include "names.hpp"
 #include "process.hpp"
 #include "progress.hpp"
@@ -58,9 +59,33 @@ std::vector<std::string> other_repetitions(const Layout& layout, const Point& ba
 
 class RunExecutor {
  public:
-  RunExecutor(const ExperimentSpec& spec, const Layout& layout, const std::string& bin_dir,
-              const std::string& testbed_script)
-      : spec_(spec), layout_(layout), bin_dir_(bin_dir), testbed_script_(testbed_script) {}
+  RunExecutor(const ExperimentSpec& spec, const Layout& layout, const RunOptions& options)
+      : spec_(spec), layout_(layout), bin_dir_(options.bin_dir), testbed_script_(options.testbed_script),
+        corun_script_(options.corun_script) {}
+
+  // The co-run profile's round of repetition `rep` ([predict] corun_profile), for each number of
+  // ranks whose round is not there yet. Returns what went wrong ("" when nothing did, or nothing
+  // was due), nullopt when interrupted. A failed round leaves no file: the predictions pool
+  // the rounds there are, and a rerun measures it again before that repetition's next run.
+  const std::string& profile_summary() const { return profile_summary_; }
+
+  std::optional<std::string> measure_profile(int rep) {
+    std::string failures;
+    for (const int copies : spec_.predict.corun_profile) {
+      const std::string json = layout_.corun_json(copies, rep);
+      if (fs::exists(json)) continue;
+      const std::string log = layout_.log_file("profile-rep" + std::to_string(rep), "corun-" + std::to_string(copies));
+      fs::remove(log);
+      // Alone, then `copies` at once: as long as copies + 1 jobs one after another at most.
+      const ProcessResult result = run_process(corun_command(spec_, bin_dir_, corun_script_, json, copies), log, log,
+                                               (copies + 1) * spec_.limits.job_timeout_s);
+      if (!result.ok()) fs::remove(json);
+      if (result.interrupted) return std::nullopt;
+      if (!result.ok())
+        failures += (failures.empty() ? "" : "; ") + std::to_string(copies) + " ranks: " + describe_failure(result, log);
+    }
+    return failures;
+  }
 
   // Empty when interrupted (nothing is recorded, so the run is redone next time).
   std::vector<ResultRow> execute(const Point& point, int rep) {
@@ -161,7 +186,8 @@ class RunExecutor {
                                          const Point& baseline, int rep, const std::vector<int>& baseline_reps) {
     const std::string name = run_name(point, rep);
     const std::string base_name = run_name(baseline, rep);
-    const WhatIf what_if = cross_prediction(spec_, baseline, point);
+    std::string no_profile;
+    const WhatIf what_if = cross_prediction(spec_, baseline, point, profile_args(baseline, point, no_profile));
     ResultRow row = new_row(point, rep, what_if.name);
     row.kind = "prediction";
     row.measured = measured.measured;
@@ -171,6 +197,10 @@ class RunExecutor {
     row.predicted_world_size = point.world_size;
     row.predicted_timeout_s = point.timeout_s;
     calibrate_note_.clear();
+    if (!no_profile.empty()) {
+      prediction_error(row, no_profile);
+      return row;
+    }
     const std::string calibration = layout_.calibration_json(base_name);
     if (!predict(row, &what_if, baseline, point, name, layout_.trace_dir(base_name), calibration,
                  reusable(calibration), repeats_of(baseline, rep, baseline_reps)))
@@ -179,6 +209,33 @@ class RunExecutor {
   }
 
  private:
+  // The --effective-cores a prediction from `baseline` to `point` gets from the sitting's co-run
+  // profile: none when it keeps the layout or the spec has no profile. Sets `why` (and returns
+  // none) when the profile cannot be had: no round measured, or a file that cannot be read.
+  std::vector<std::string> profile_args(const Point& baseline, const Point& point, std::string& why) {
+    if (spec_.predict.corun_profile.empty() || !changes_layout(baseline, point)) return {};
+    std::vector<CorunProfile> profiles;
+    try {
+      for (const int copies : spec_.predict.corun_profile) {
+        std::vector<std::string> rounds;
+        for (int rep = 0; rep < spec_.repetitions; ++rep) rounds.push_back(layout_.corun_json(copies, rep));
+        const auto profile = pool_corun_rounds(rounds, copies);
+        if (!profile) {
+          why = "no co-run profile of " + std::to_string(copies) + " ranks: expected " +
+                layout_.corun_json(copies, 0) + " or another repetition's (a rerun without --repredict measures it)";
+          return {};
+        }
+        profiles.push_back(*profile);
+      }
+    } catch (const std::exception& e) {
+      why = e.what();
+      return {};
+    }
+    write_profile_json(layout_.profile_json(), profiles);
+    profile_summary_ = describe_profiles(profiles);
+    return effective_cores_args(profiles);
+  }
+
   // other_repetitions that are there (a re-prediction keeps the rows of runs whose trace is gone).
   std::vector<std::string> repeats_of(const Point& baseline, int rep, const std::vector<int>& baseline_reps) const {
     std::vector<std::string> repeats = other_repetitions(layout_, baseline, rep, baseline_reps);
@@ -365,6 +422,8 @@ class RunExecutor {
   const Layout& layout_;
   const std::string& bin_dir_;
   const std::string& testbed_script_;
+  const std::string& corun_script_;
+  std::string profile_summary_;  // the co-run profile the last prediction was given, in words
   std::string calibrate_note_;
 };
 
@@ -453,10 +512,16 @@ size_t baseline_runs(const std::vector<RunKey>& pending, size_t baseline) {
                                            [&](const RunKey& run) { return run.point == baseline; }));
 }
 
-void print_dry_run(const ExperimentSpec& spec, const Layout& layout, const std::string& bin_dir,
-                   const std::string& testbed_script, const std::vector<Point>& points,
-                   const std::vector<RunKey>& pending, size_t total, CrossState cross,
-                   std::ostream& out) {
+void print_dry_run(const ExperimentSpec& spec, const Layout& layout, const RunOptions& options,
+                   const std::vector<Point>& points, const std::vector<RunKey>& pending, size_t total,
+                   CrossState cross, std::ostream& out) {
+  const std::string& bin_dir = options.bin_dir;
+  const std::string& testbed_script = options.testbed_script;
+  // What the co-run profile will give the world-size predictions, unknown until measured.
+  std::vector<std::string> profile_placeholders;
+  for (const int copies : spec.predict.corun_profile)
+    profile_placeholders.insert(profile_placeholders.end(), {"--effective-cores", std::to_string(copies) + "=PROFILE"});
+  std::set<int> profiled;  // the repetitions whose profile round is printed
   out << "# " << spec.name << ": " << points.size() << " points x " << spec.repetitions
       << " repetitions = " << total << " runs, " << pending.size() << " to do\n";
   const auto baseline = baseline_point(points, spec.predict.baseline);
@@ -471,7 +536,7 @@ void print_dry_run(const ExperimentSpec& spec, const Layout& layout, const std::
       const Point& point = points[index];
       const std::string name = run_name(point, rep);
       const std::string base_name = run_name(points[*baseline], rep);
-      const WhatIf what_if = cross_prediction(spec, points[*baseline], point);
+      const WhatIf what_if = cross_prediction(spec, points[*baseline], point, profile_placeholders);
       const std::string dir = layout.prediction_dir(name, what_if.name);
       out << "# " << name << " predicted from " << base_name << '\n';
       out << shell_quote(replay_command(spec, points[*baseline], &what_if, bin_dir,
@@ -489,6 +554,14 @@ void print_dry_run(const ExperimentSpec& spec, const Layout& layout, const std::
     const std::string name = run_name(point, run.rep);
     const std::string trace = layout.trace_dir(name);
     const std::string calibration = layout.calibration_json(name);
+    if (!options.repredict && profiled.insert(run.rep).second) {
+      for (const int copies : spec.predict.corun_profile) {
+        const std::string json = layout.corun_json(copies, run.rep);
+        if (fs::exists(json)) continue;
+        out << "# co-run profile of repetition " << run.rep << ", " << copies << " ranks\n";
+        out << shell_quote(corun_command(spec, bin_dir, options.corun_script, json, copies)) << '\n';
+      }
+    }
     out << "# " << name << '\n';
     out << shell_quote(train_command(spec, point, bin_dir, trace, testbed_script, run.rep)) << '\n';
     out << shell_quote(summary_command(bin_dir, trace)) << '\n';
@@ -573,12 +646,11 @@ int run_experiment(const ExperimentSpec& spec, const RunOptions& options, std::o
 
   if (options.dry_run) {
     for (const auto& [key, row] : repredict) cross.add(row);
-    print_dry_run(spec, layout, options.bin_dir, options.testbed_script, points, pending,
-                  schedule.size(), cross, out);
+    print_dry_run(spec, layout, options, points, pending, schedule.size(), cross, out);
     return 0;
   }
 
-  for (const char* sub : {"traces", "predictions", "calibration", "logs"})
+  for (const char* sub : {"traces", "predictions", "calibration", "logs", "profile"})
     fs::create_directories(layout.root + "/" + sub);
   check_same_spec(layout.provenance_json(), spec, options.repredict);
   write_provenance(layout.provenance_json(), spec, options.command_line, options.bin_dir);
@@ -604,16 +676,28 @@ int run_experiment(const ExperimentSpec& spec, const RunOptions& options, std::o
   try {
     install_interrupt_handlers();
     Progress progress(err, pending.size(), options.progress_bar);
-    RunExecutor executor(spec, layout, options.bin_dir, options.testbed_script);
+    RunExecutor executor(spec, layout, options);
     bool any_error = false;
     // Every point of a repetition predicted from that repetition's baseline, once both are
     // measured and so is every repetition of the baseline that is still to run: each
     // prediction's interval then spans the baseline's run-to-run spread over all of them
     // (replay --repeats). A rerun after an interruption only adds what is missing.
     size_t baselines_left = baseline ? baseline_runs(pending, *baseline) : 0;
+    std::string profile_noted;
     auto predict_due = [&]() -> bool {
       if (baselines_left > 0) return true;
-      for (const auto& [index, rep, measured] : cross.due(spec.repetitions)) {
+      const auto due = cross.due(spec.repetitions);
+      // A profile round that failed, or a rerun's: measured now, before the predictions it serves.
+      for (int rep = 0; !due.empty() && !options.repredict && rep < spec.repetitions; ++rep) {
+        const auto failed = executor.measure_profile(rep);
+        if (!failed) {
+          progress.done();
+          err << "ddp-experiment: interrupted during the co-run profile of repetition " << rep << "; rerun to resume\n";
+          return false;
+        }
+        if (!failed->empty()) progress.note("co-run profile of repetition " + std::to_string(rep), "ERROR " + *failed);
+      }
+      for (const auto& [index, rep, measured] : due) {
         const Point& point = points[index];
         const std::string label = run_name(point, rep) + " from " + run_name(points[*baseline], rep);
         progress.starting(label);
@@ -626,6 +710,10 @@ int run_experiment(const ExperimentSpec& spec, const RunOptions& options, std::o
         append_rows(layout.summary_csv(), {to_row(*row)});
         cross.add(*row);
         any_error = any_error || row->status != "ok";
+        if (executor.profile_summary() != profile_noted) {
+          profile_noted = executor.profile_summary();
+          progress.note("co-run profile", profile_noted);
+        }
         progress.note(label, describe_prediction(*row));
       }
       return true;
@@ -638,6 +726,17 @@ int run_experiment(const ExperimentSpec& spec, const RunOptions& options, std::o
       // A good measurement whose predictions failed keeps its trace: only predict again.
       const auto measured = repredict.find({point.id, run.rep});
       const bool predict_only = measured != repredict.end() && fs::is_directory(layout.trace_dir(name));
+      if (!predict_only && !options.repredict) {
+        // The machine profile of this repetition, measured beside its runs (once: its files stay).
+        const auto failed = executor.measure_profile(run.rep);
+        if (!failed) {
+          progress.done();
+          err << "ddp-experiment: interrupted during the co-run profile of repetition " << run.rep
+              << "; rerun to resume\n";
+          return 130;
+        }
+        if (!failed->empty()) progress.note("co-run profile of repetition " + std::to_string(run.rep), "ERROR " + *failed);
+      }
       auto run_rows = predict_only ? executor.predict_all(measured->second, point, run.rep)
                                    : executor.execute(point, run.rep);
       if (run_rows.empty() || interrupt_requested()) {

@@ -1,5 +1,6 @@
 #include "spec.hpp"
 
+#include <algorithm>
 #include <cctype>
 #include <cmath>
 #include <cstdio>
@@ -386,11 +387,26 @@ void parse_limits(const Section& s, Limits& l) {
 void parse_predict(const Section& s, const std::string& path, const Grid& grid, Prediction& p) {
   s.allow_only({"enabled", "replay_args", "calibrate_args", "world_sizes", "world_size_flag",
                 "timeouts_s", "timeout_flag", "whatif", "min_world_size", "baseline",
-                "world_size_args", "pool_baselines"});
+                "world_size_args", "pool_baselines", "corun_profile"});
   if (const auto* node = s.find("baseline")) parse_baseline(s, *node, grid, path, p.baseline);
   if (auto v = s.strings("world_size_args")) p.world_size_args = *v;
   if (auto v = s.boolean("enabled")) p.enabled = *v;
   if (auto v = s.boolean("pool_baselines")) p.pool_baselines = *v;
+  if (auto v = s.integers("corun_profile", 2, 64)) {
+    const auto* node = s.find("corun_profile");
+    p.corun_profile = *v;
+    std::sort(p.corun_profile.begin(), p.corun_profile.end());
+    if (std::adjacent_find(p.corun_profile.begin(), p.corun_profile.end()) != p.corun_profile.end())
+      s.fail(*node, "[predict] corun_profile: expected distinct numbers of co-located ranks, got one twice");
+    if (!p.baseline.enabled)
+      s.fail(*node, "[predict] corun_profile: expected a [predict] baseline (the profile serves the "
+                    "predictions from it that change the world size), got none");
+    for (const auto& arg : p.world_size_args)
+      if (arg == "--cores" || arg == "--effective-cores" || arg.rfind("--cores=", 0) == 0 ||
+          arg.rfind("--effective-cores=", 0) == 0)
+        s.fail(*node, "[predict] corun_profile: expected no " + arg.substr(0, arg.find('=')) +
+                          " in world_size_args (the profile measures the effective cores), got one");
+  }
   if (auto v = s.integer("min_world_size", 1)) p.min_world_size = *v;
   if (auto v = s.strings("replay_args")) p.replay_args = *v;
   if (auto v = s.strings("calibrate_args")) p.calibrate_args = *v;

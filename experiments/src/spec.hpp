@@ -92,6 +92,13 @@ struct Prediction {
   // (their --repeats) as one run (ddp-sim replay --pool): a prediction at the machine's typical
   // speed rather than at one run's.
   bool pool_baselines = false;
+  // A machine profile measured in the sitting, for predictions that change the world size: before
+  // each repetition's runs, experiments/peer/corun_bench.sh runs the workload as 1-rank jobs, one
+  // alone and then K at once, for every K listed; the world-size predictions get
+  // --effective-cores K=C pooled over the rounds measured. How much co-located ranks slow each
+  // other moves with the machine's load (another tenant's work costs 2 ranks on 2 cores more
+  // than 4), so a profile measured on another day mispredicts the stretch. Empty: none.
+  std::vector<int> corun_profile;
 };
 
 // How the real jobs are launched: on this machine (ddp-launch --nproc-per-node W), or, when

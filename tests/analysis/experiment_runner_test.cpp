@@ -582,5 +582,126 @@ TEST_F(RunnerTest, DryRunPrintsEachPredictionWhereItBecomesDue) {
   EXPECT_FALSE(fs::exists(root_ + "/results"));
 }
 
+// corun_bench.sh --bin-dir B --out JSON --copies K ...: records "corun-K-repR" (its --out) in
+// launch.log, as a run, and writes one round in which K ranks get 0.4 K + 0.2 effective cores
+// (alone 0.1 s). With `corun-fail`, fails and writes nothing.
+const char* kFakeCorun = R"SH(#!/bin/bash
+here="$(dirname "$(dirname "$0")")/bin"
+[ "$1" = "--bin-dir" ] || { echo "corun: expected --bin-dir first" >&2; exit 2; }
+out="$4"; k="$6"
+basename "$out" .json >> "$here/launch.log"
+[ -f "$here/corun-fail" ] && { echo "corun_bench.sh: a 1-rank run failed" >&2; exit 1; }
+t=$(python3 -c "print(0.1 * $k / ($k * 0.4 + 0.2))")  # K x 0.1 / t = 0.4 K + 0.2 effective cores
+ts=$(python3 -c "print(', '.join(['$t'] * $k))")
+echo "{\"copies\": $k, \"rounds\": [{\"alone_s\": 0.1, \"together_s\": [$ts]}]}" > "$out"
+)SH";
+
+const char* kWorldSpec = R"(
+[experiment]
+name = "world"
+repetitions = 2
+[workload]
+model = "mlp"
+batch_size = 32
+[grid]
+world_sizes = [2, 4]
+[predict]
+baseline = { world_sizes = 2 }
+world_size_args = ["--independent-copies"]
+corun_profile = [4, 2]
+)";
+
+class CorunRunnerTest : public RunnerTest {
+ protected:
+  void SetUp() override {
+    RunnerTest::SetUp();
+    fs::create_directories(root_ + "/scripts");
+    options_.corun_script = root_ + "/scripts/corun_bench.sh";
+    write(options_.corun_script, kFakeCorun);
+    ::chmod(options_.corun_script.c_str(), 0755);
+  }
+  // The replays sim.log recorded, those predicting 4 ranks from 2 marked.
+  std::vector<std::string> cross_replays() const {
+    std::vector<std::string> out;
+    for (const auto& call : lines(bin_ + "/sim.log"))
+      if (call.rfind("replay ", 0) == 0 && call.find("--world-size 4") != std::string::npos) out.push_back(call);
+    return out;
+  }
+};
+
+TEST_F(CorunRunnerTest, ProfilesEachRepetitionBeforeItsRunsAndGivesTheWorldSizePredictionsThePool) {
+  const auto spec = parse_spec(kWorldSpec, root_ + "/world.toml");
+  ASSERT_EQ(run(spec), 0) << stderr_;
+  EXPECT_EQ(launched(), (std::vector<std::string>{"corun-2-rep0", "corun-4-rep0", "w2-rep0", "w4-rep0",
+                                                  "corun-2-rep1", "corun-4-rep1", "w4-rep1", "w2-rep1"}));
+  // 0.4 K + 0.2 effective cores: 1.0 at 2 ranks, 1.8 at 4; only the 2 -> 4 predictions get them.
+  const auto replays = cross_replays();
+  ASSERT_EQ(replays.size(), 2u);
+  for (const auto& call : replays)
+    EXPECT_NE(call.find("--independent-copies --effective-cores 2=1.0000 --effective-cores 4=1.8000"),
+              std::string::npos) << call;
+  for (const auto& call : lines(bin_ + "/sim.log")) {
+    if (call.find("--world-size") == std::string::npos) {
+      EXPECT_EQ(call.find("--effective-cores"), std::string::npos) << call;
+    }
+  }
+  EXPECT_TRUE(fs::exists(root_ + "/results/world/profile/effective-cores.json"));
+  EXPECT_NE(stderr_.find("co-run profile: 2 ranks: 1.000 effective cores (2 rounds, 1.000..1.000); 4 ranks: 1.800"),
+            std::string::npos) << stderr_;
+  for (const auto& row : read_summary(root_ + "/results/world/summary.csv")) EXPECT_EQ(row.at("status"), "ok");
+
+  // Done: a rerun measures no profile again, and neither does --repredict.
+  ASSERT_EQ(run(spec), 0) << stderr_;
+  options_.repredict = true;
+  ASSERT_EQ(run(spec), 0) << stderr_;
+  EXPECT_EQ(launched().size(), 8u);
+  EXPECT_EQ(cross_replays().size(), 4u);
+}
+
+TEST_F(CorunRunnerTest, AFailedProfileFailsOnlyTheWorldSizePredictionsAndIsRetried) {
+  write(bin_ + "/corun-fail", "");
+  const auto spec = parse_spec(kWorldSpec, root_ + "/world.toml");
+  EXPECT_EQ(run(spec), 1) << stderr_;
+  EXPECT_NE(stderr_.find("co-run profile of repetition 0: ERROR 2 ranks: exit 1: corun_bench.sh: a 1-rank run failed"),
+            std::string::npos) << stderr_;
+  int failed = 0;
+  for (const auto& row : read_summary(root_ + "/results/world/summary.csv")) {
+    if (row.at("kind") != "prediction") {
+      EXPECT_EQ(row.at("status"), "ok") << row.at("point");
+      continue;
+    }
+    ++failed;
+    EXPECT_EQ(row.at("status"), "prediction_error");
+    EXPECT_EQ(row.at("message"), "no co-run profile of 2 ranks: expected " + root_ +
+                                     "/results/world/profile/corun-2-rep0.json or another repetition's (a "
+                                     "rerun without --repredict measures it)");
+  }
+  EXPECT_EQ(failed, 2);
+  EXPECT_TRUE(cross_replays().empty());  // nothing replayed without the profile
+
+  // A rerun measures the profile (before the repetition's predictions are made again) and predicts.
+  fs::remove(bin_ + "/corun-fail");
+  EXPECT_EQ(run(spec), 0) << stderr_;
+  EXPECT_EQ(cross_replays().size(), 2u);
+  for (const auto& row : read_summary(root_ + "/results/world/summary.csv")) EXPECT_EQ(row.at("status"), "ok");
+}
+
+TEST_F(CorunRunnerTest, DryRunPrintsTheProfileRoundsAndWhereTheirValuesGo) {
+  auto spec = parse_spec(kWorldSpec, root_ + "/world.toml");
+  options_.dry_run = true;
+  std::ostringstream out, err;
+  ASSERT_EQ(run_experiment(spec, options_, out, err), 0);
+  const std::string text = out.str();
+  const auto at = [&](const std::string& what) { return text.find(what); };
+  ASSERT_NE(at("# co-run profile of repetition 1, 4 ranks\n" + options_.corun_script + " --bin-dir " + bin_ +
+               " --out " + root_ + "/results/world/profile/corun-4-rep1.json --copies 4 --rounds 1 -- --model mlp"),
+            std::string::npos) << text;
+  EXPECT_LT(at("# co-run profile of repetition 1, 2 ranks"), at("# w4-rep1\n"));
+  EXPECT_GT(at("# co-run profile of repetition 1, 2 ranks"), at("# w4-rep0\n"));
+  EXPECT_NE(at("--independent-copies --effective-cores 2=PROFILE --effective-cores 4=PROFILE\n"), std::string::npos) << text;
+  EXPECT_FALSE(fs::exists(root_ + "/results"));
+  EXPECT_FALSE(fs::exists(bin_ + "/launch.log"));
+}
+
 }  // namespace
 }  // namespace ddpsim::experiment

@@ -197,6 +197,31 @@ TEST(ExperimentSpecErrors, BaselineMustBeAnUnskewedGridPoint) {
             "predictions from the baseline are named so)");
 }
 
+// [predict] corun_profile: the effective cores of world-size predictions measured in the sitting.
+TEST(ExperimentSpec, CorunProfileIsSortedAndNeedsABaseline) {
+  const std::string grid = "world_sizes = [2, 4]\n";
+  const ExperimentSpec spec =
+      parse_spec(with_predict("baseline = { world_sizes = 2 }\ncorun_profile = [4, 2]\n", grid), "p.toml");
+  EXPECT_EQ(spec.predict.corun_profile, (std::vector<int>{2, 4}));
+  EXPECT_TRUE(parse_spec(with_predict("baseline = { world_sizes = 2 }\n", grid), "p.toml").predict.corun_profile.empty());
+  EXPECT_EQ(error_of(with_predict("baseline = { world_sizes = 2 }\ncorun_profile = [1]\n", grid)),
+            "bad.toml:6: [predict] corun_profile: expected an integer >= 2, got 1");
+  EXPECT_EQ(error_of(with_predict("baseline = { world_sizes = 2 }\ncorun_profile = [2, 2]\n", grid)),
+            "bad.toml:6: [predict] corun_profile: expected distinct numbers of co-located ranks, got one twice");
+  EXPECT_EQ(error_of(with_predict("corun_profile = 2\n", grid)),
+            "bad.toml:5: [predict] corun_profile: expected a [predict] baseline (the profile serves the "
+            "predictions from it that change the world size), got none");
+  // Measured cores and given ones would be two answers to one question.
+  EXPECT_EQ(error_of(with_predict("baseline = { world_sizes = 2 }\nworld_size_args = [\"--cores\", \"2\"]\n"
+                                  "corun_profile = [2, 4]\n", grid)),
+            "bad.toml:7: [predict] corun_profile: expected no --cores in world_size_args (the profile "
+            "measures the effective cores), got one");
+  EXPECT_EQ(error_of(with_predict("baseline = { world_sizes = 2 }\nworld_size_args = [\"--effective-cores=4=1.9\"]\n"
+                                  "corun_profile = [4]\n", grid)),
+            "bad.toml:7: [predict] corun_profile: expected no --effective-cores in world_size_args (the "
+            "profile measures the effective cores), got one");
+}
+
 TEST(ExperimentSpec, FirstBucketCapCanFollowTheCap) {
   const ExperimentSpec spec = parse_spec(
       "[workload]\n[grid]\nbucket_cap_mb = [0.25, 25]\nfirst_bucket_cap_mb = \"bucket_cap_mb\"\n", "f.toml");
