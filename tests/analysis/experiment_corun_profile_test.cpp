@@ -79,5 +79,26 @@ TEST_F(CorunProfileTest, OneRoundRunsTheWorkloadAsOneRankJobs) {
                      "--threads", "1", "--seed", "1", "--optimizer", "sgd", "--lr", "0.01", "--width", "256"}));
 }
 
+// Only predictions of another layout (ranks or hosts) take the profile, after world_size_args.
+TEST(CorunProfile, OnlyPredictionsThatChangeTheLayoutTakeIt) {
+  ExperimentSpec spec;
+  spec.predict.world_size_args = {"--independent-copies"};
+  const std::vector<std::string> profile = {"--effective-cores", "2=1.5"};
+  Point baseline;
+  baseline.id = "w2";
+  baseline.world_size = 2;
+  Point cap = baseline;
+  cap.bucket_cap_mb = 1;
+  EXPECT_EQ(cross_prediction(spec, baseline, cap, profile).args, (std::vector<std::string>{"--bucket-cap-mb", "1"}));
+  Point four = baseline;
+  four.world_size = 4;
+  EXPECT_EQ(cross_prediction(spec, baseline, four, profile).args,
+            (std::vector<std::string>{"--world-size", "4", "--independent-copies", "--effective-cores", "2=1.5"}));
+  Point hosts = baseline;
+  hosts.hosts = 2;
+  EXPECT_EQ(cross_prediction(spec, baseline, hosts, profile).args,
+            (std::vector<std::string>{"--independent-copies", "--effective-cores", "2=1.5"}));
+}
+
 }  // namespace
 }  // namespace ddpsim::experiment
