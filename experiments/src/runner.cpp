@@ -63,12 +63,13 @@ class RunExecutor {
       : spec_(spec), layout_(layout), bin_dir_(options.bin_dir), testbed_script_(options.testbed_script),
         corun_script_(options.corun_script) {}
 
-  // The co-run profile's round of repetition `rep` ([predict] corun_profile), for each number of
-  // ranks whose round is not there yet. Returns what went wrong ("" when nothing did, or nothing
-  // was due), nullopt when interrupted. A failed round leaves no file: the predictions pool
-  // the rounds there are, and a rerun measures it again before that repetition's next run.
+  // The pooled co-run profile the last prediction was given, in words ("" before any).
   const std::string& profile_summary() const { return profile_summary_; }
 
+  // The co-run profile's round of repetition `rep` ([predict] corun_profile), for each number of
+  // ranks whose round is not there yet. Returns what went wrong ("" when nothing did, or nothing
+  // was due), nullopt when interrupted. A failed round leaves no file: the predictions pool the
+  // rounds there are, and a rerun measures it again before the predictions it serves.
   std::optional<std::string> measure_profile(int rep) {
     std::string failures;
     for (const int copies : spec_.predict.corun_profile) {
@@ -683,20 +684,25 @@ int run_experiment(const ExperimentSpec& spec, const RunOptions& options, std::o
     // prediction's interval then spans the baseline's run-to-run spread over all of them
     // (replay --repeats). A rerun after an interruption only adds what is missing.
     size_t baselines_left = baseline ? baseline_runs(pending, *baseline) : 0;
+    // The co-run profile's round of repetition `rep` where it is missing; false when interrupted.
+    auto profile_round = [&](int rep) -> bool {
+      if (options.repredict) return true;  // measures nothing
+      const auto failed = executor.measure_profile(rep);
+      if (!failed) {
+        progress.done();
+        err << "ddp-experiment: interrupted during the co-run profile of repetition " << rep << "; rerun to resume\n";
+        return false;
+      }
+      if (!failed->empty()) progress.note("co-run profile of repetition " + std::to_string(rep), "ERROR " + *failed);
+      return true;
+    };
     std::string profile_noted;
     auto predict_due = [&]() -> bool {
       if (baselines_left > 0) return true;
       const auto due = cross.due(spec.repetitions);
       // A profile round that failed, or a rerun's: measured now, before the predictions it serves.
-      for (int rep = 0; !due.empty() && !options.repredict && rep < spec.repetitions; ++rep) {
-        const auto failed = executor.measure_profile(rep);
-        if (!failed) {
-          progress.done();
-          err << "ddp-experiment: interrupted during the co-run profile of repetition " << rep << "; rerun to resume\n";
-          return false;
-        }
-        if (!failed->empty()) progress.note("co-run profile of repetition " + std::to_string(rep), "ERROR " + *failed);
-      }
+      for (int rep = 0; !due.empty() && rep < spec.repetitions; ++rep)
+        if (!profile_round(rep)) return false;
       for (const auto& [index, rep, measured] : due) {
         const Point& point = points[index];
         const std::string label = run_name(point, rep) + " from " + run_name(points[*baseline], rep);
@@ -726,17 +732,8 @@ int run_experiment(const ExperimentSpec& spec, const RunOptions& options, std::o
       // A good measurement whose predictions failed keeps its trace: only predict again.
       const auto measured = repredict.find({point.id, run.rep});
       const bool predict_only = measured != repredict.end() && fs::is_directory(layout.trace_dir(name));
-      if (!predict_only && !options.repredict) {
-        // The machine profile of this repetition, measured beside its runs (once: its files stay).
-        const auto failed = executor.measure_profile(run.rep);
-        if (!failed) {
-          progress.done();
-          err << "ddp-experiment: interrupted during the co-run profile of repetition " << run.rep
-              << "; rerun to resume\n";
-          return 130;
-        }
-        if (!failed->empty()) progress.note("co-run profile of repetition " + std::to_string(run.rep), "ERROR " + *failed);
-      }
+      // The machine profile of this repetition, measured beside its runs (once: its files stay).
+      if (!predict_only && !profile_round(run.rep)) return 130;
       auto run_rows = predict_only ? executor.predict_all(measured->second, point, run.rep)
                                    : executor.execute(point, run.rep);
       if (run_rows.empty() || interrupt_requested()) {
