@@ -9,16 +9,11 @@
 
 #include <nlohmann/json.hpp>
 
+#include "ddpsim/trace/stats.hpp"
 #include "names.hpp"
 
 namespace ddpsim::experiment {
 namespace {
-
-double median(std::vector<double> values) {
-  std::sort(values.begin(), values.end());
-  const size_t n = values.size();
-  return n % 2 ? values[n / 2] : (values[n / 2 - 1] + values[n / 2]) / 2;
-}
 
 double positive_seconds(const nlohmann::json& value, const std::string& file) {
   if (!value.is_number() || !(value.get<double>() > 0) || !std::isfinite(value.get<double>()))
@@ -69,7 +64,7 @@ std::optional<CorunProfile> pool_corun_rounds(const std::vector<std::string>& js
       std::vector<double> copies_s;
       for (const auto& t : round["together_s"]) copies_s.push_back(positive_seconds(t, file));
       alone.push_back(positive_seconds(round["alone_s"], file));
-      together.push_back(median(copies_s));
+      together.push_back(trace::median_of(copies_s));
       per_round.push_back(copies * alone.back() / together.back());
     }
   }
@@ -77,7 +72,7 @@ std::optional<CorunProfile> pool_corun_rounds(const std::vector<std::string>& js
   CorunProfile profile;
   profile.copies = copies;
   profile.rounds = static_cast<int>(alone.size());
-  profile.effective_cores = std::min<double>(copies, copies * median(alone) / median(together));
+  profile.effective_cores = std::min<double>(copies, copies * trace::median_of(alone) / trace::median_of(together));
   profile.round_low = *std::min_element(per_round.begin(), per_round.end());
   profile.round_high = *std::max_element(per_round.begin(), per_round.end());
   return profile;
