@@ -8,6 +8,7 @@
 // read or a write, so "unwritable" is a path under a regular file ({file}/x) or under /proc.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <filesystem>
 #include <fstream>
@@ -191,6 +192,23 @@ TEST_P(DdpExperimentBadInput, OneLineAndStatus) {
 }
 INSTANTIATE_TEST_SUITE_P(Table, DdpExperimentBadInput, ::testing::ValuesIn(ddp_experiment_cli_rows()),
                          row_name);
+
+// A spec with [predict] corun_profile needs corun_bench.sh to measure (one line, exit 2).
+TEST(DdpExperimentCorunProfile, ScriptRequiredToMeasure) {
+  Scratch scratch;
+  std::ofstream(scratch.path("world.toml"))
+      << "[workload]\nmodel = \"mlp\"\n[grid]\nworld_sizes = [2, 4]\n[predict]\n"
+         "baseline = { world_sizes = 2 }\ncorun_profile = [2, 4]\n";
+  std::ofstream(scratch.path("ddp-launch")) << "#!/bin/sh\nexit 0\n";
+  const auto measure = run_process({DDP_EXPERIMENT_BIN, "run", scratch.path("world.toml"), "--out", scratch.path("res"),
+                                    "--bin-dir", scratch.expand("{tmp}"), "--corun-script", scratch.expand("{none}")},
+                                   within(60));
+  EXPECT_EQ(measure.exit_code(), 2) << measure.err;
+  EXPECT_NE(measure.err.find("ddp-experiment: --corun-script " + scratch.expand("{none}") +
+                             ": expected the executable experiments/peer/corun_bench.sh"),
+            std::string::npos) << measure.err;
+  EXPECT_EQ(std::count(measure.err.begin(), measure.err.end(), '\n'), 1) << measure.err;
+}
 
 // A testbed spec needs scripts/testbed.sh to measure, and not to re-predict what was measured.
 TEST(DdpExperimentTestbed, ScriptRequiredToMeasureNotToRepredict) {
