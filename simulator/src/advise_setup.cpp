@@ -4,28 +4,23 @@
 
 #include "ddpsim/sim/advise.hpp"
 #include "ddpsim/sim/monte_carlo_runs.hpp"
+#include "ddpsim/sim/prepared_replay.hpp"
 #include "ddpsim/trace/summary.hpp"
 
 namespace ddpsim::sim {
 
 AdviceSetup prepare_advice(const trace::Trace& trace) {
   AdviceSetup setup;
-  setup.model = extract_workload(trace, ComputeMode::PerIteration);
+  // Replay's default model (per-iteration compute, the ring calibrated from the trace with its
+  // rate while autograd runs, a star): the one the what-if specs validate.
+  ReplayRequest request;
+  request.compute = ComputeMode::PerIteration;
+  PreparedReplay prepared = prepare_replay(request, trace);
+  setup.model = std::move(prepared.model);
+  setup.options = std::move(prepared.options);
+  setup.calibration = std::move(prepared.calibration);
   setup.median_iteration_s = trace::summarize(trace).median_iteration_s;
-  ReplayOptions& options = setup.options;
-  options.algorithm = AllreduceAlgorithm::RingAggregated;
-  options.iterations = static_cast<std::int64_t>(setup.model.source_iterations.size());
-  if (trace.world_size() < 2) {
-    options.alpha_s = 0;  // nothing is all-reduced; any finite network will do
-    options.beta_bytes_per_s = 1e9;
-  } else {
-    setup.calibration = calibrate(trace, AllreduceAlgorithm::Ring);
-    options.alpha_s = setup.calibration->alpha_s;
-    options.beta_bytes_per_s = setup.calibration->beta_bytes_per_s;
-  }
-  options.platform.kind = PlatformKind::Star;
-  options.platform.alpha_s = options.alpha_s;
-  options.platform.beta_bytes_per_s = options.beta_bytes_per_s;
+  const ReplayOptions& options = setup.options;
 
   char line[320];
   std::snprintf(line, sizeof line, "compute per-iteration over %zu iterations; %s on a star; alpha %.3f us, beta %.4f GB/s (%s",
@@ -35,6 +30,10 @@ AdviceSetup prepare_advice(const trace::Trace& trace) {
   setup.model_description = line;
   if (setup.calibration) {
     std::snprintf(line, sizeof line, ", fit rel. RMS %.1f%%", 100 * setup.calibration->fit.relative_rms);
+    setup.model_description += line;
+  }
+  if (options.overlap_bandwidth_fraction != 1) {
+    std::snprintf(line, sizeof line, "; x%.3g of it while autograd runs", options.overlap_bandwidth_fraction);
     setup.model_description += line;
   }
   setup.model_description += ")";

@@ -162,9 +162,11 @@ trace::Trace read_pooled(const ReplayRequest& request) {
 
 }  // namespace
 
-PreparedReplay prepare_replay(const ReplayRequest& request) {
+PreparedReplay prepare_replay(const ReplayRequest& request) { return prepare_replay(request, read_pooled(request)); }
+
+PreparedReplay prepare_replay(const ReplayRequest& request, trace::Trace measured) {
   PreparedReplay prepared;
-  prepared.measured = read_pooled(request);
+  prepared.measured = std::move(measured);
   const double compute_fraction = request.compute_fraction_during_allreduce.value_or(1.0);
   if (!(compute_fraction > 0 && compute_fraction <= 1)) {
     throw RequestError("--compute-fraction-during-allreduce: expected a fraction in (0, 1], got " + text_of(compute_fraction));

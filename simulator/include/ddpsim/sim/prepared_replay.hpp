@@ -1,6 +1,6 @@
 // A what-if request, made ready to replay: the trace read, its workload extracted (and
 // re-bucketed if asked), the network calibrated unless given, the platform chosen. Every
-// `ddp-sim` subcommand that replays (replay, timeout-curve, sweep) starts here, so they agree
+// `ddp-sim` subcommand that replays (replay, timeout-curve, sweep, advise) starts here, so they agree
 // on what a flag means; the CLI only turns flag text into this request.
 #pragma once
 
@@ -111,6 +111,9 @@ struct PreparedReplay {
 
 // Throws trace::TraceError (unreadable trace), WorkloadError, CalibrationError or RequestError.
 PreparedReplay prepare_replay(const ReplayRequest& request);
+// The same with the trace already read (request.trace_dir and pooled_runs are not read):
+// `ddp-sim advise` prepares its answers this way, so they rest on replay's model.
+PreparedReplay prepare_replay(const ReplayRequest& request, trace::Trace measured);
 
 // One --effective-cores K=C text: {K, C}; RequestError naming the flag unless K is an integer
 // >= 2 and C a number in (0, K].
