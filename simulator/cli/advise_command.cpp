@@ -8,7 +8,9 @@
 #include <stdexcept>
 
 #include "ddpsim/sim/advise.hpp"
+#include "ddpsim/sim/prepared_replay.hpp"
 #include "ddpsim/sim/text_of.hpp"
+#include "ddpsim/trace/concatenate.hpp"
 #include "ddpsim/trace/io.hpp"
 #include "ddpsim/trace/skew.hpp"
 #include "numeric_flags.hpp"
@@ -85,9 +87,14 @@ CLI::App* add_advise_command(CLI::App& app, AdviseFlags& flags) {
                       "stall model for the timeout advice instead of the trace's stalls (repeatable, one per rank)")
       ->expected(1)
       ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);
-  command->add_option("--repeats", flags.repeats,
-                      "Other measured runs of the trace's configuration: advise each alike and print the "
-                      "answers side by side (which hold on every run, which are the machine's drift)");
+  CLI::Option* repeats =
+      command->add_option("--repeats", flags.repeats,
+                          "Other measured runs of the trace's configuration: advise each alike and print the "
+                          "answers side by side (which hold on every run, which are the machine's drift)");
+  add_pool_flag(command, flags.pool, repeats,
+                "Also advise the trace and its --repeats as one run, their iterations one run after another: "
+                "the answers at the machine's typical speed, printed first (on a machine whose speed drifts "
+                "between runs)");
   return command;
 }
 
@@ -116,6 +123,15 @@ int run_advise(const AdviseFlags& flags) {
     if (!repeats.empty()) {
       std::vector<sim::Advice> runs = {advice};
       for (std::size_t i = 0; i < repeats.size(); ++i) runs.push_back(advise(repeats[i], flags.repeats[i]));
+      // With --pool the answers are the pooled run's; each run's own still show the drift.
+      if (flags.pool) {
+        std::vector<trace::Trace> all = {measured};
+        all.insert(all.end(), repeats.begin(), repeats.end());
+        const trace::Trace pooled = trace::concatenate_runs(all);
+        advice = advise(pooled, flags.trace_dir);
+        advice.pooled_runs = static_cast<int>(all.size());
+        advice.pooled_iterations = static_cast<int>(pooled.complete_iterations().size());
+      }
       advice.across_runs = sim::advice_across_runs(runs);
     }
     std::cout << sim::advice_to_text(advice);
@@ -134,6 +150,9 @@ int run_advise(const AdviseFlags& flags) {
     std::cerr << "ddp-sim: " << error.what() << "\n";
     return 2;
   } catch (const sim::SimulationError& error) {
+    std::cerr << "ddp-sim: " << error.what() << "\n";
+    return 2;
+  } catch (const sim::RequestError& error) {
     std::cerr << "ddp-sim: " << error.what() << "\n";
     return 2;
   }

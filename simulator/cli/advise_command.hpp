@@ -21,6 +21,7 @@ struct AdviseFlags {
   double iterations_per_day = 0;       // 0: from the trace's median iteration
   std::vector<std::string> stall_dist; // RANK|all=DIST (replay's --delay-dist syntax); empty: observed
   std::vector<std::string> repeats;    // other runs of the trace's configuration, advised alike
+  bool pool = false;                   // advise the trace and its repeats as one run
 };
 
 CLI::App* add_advise_command(CLI::App& app, AdviseFlags& flags);

@@ -36,13 +36,15 @@ std::vector<trace::Trace> read_repeats(const std::vector<std::string>& dirs, con
   return runs;
 }
 
+void add_pool_flag(CLI::App* command, bool& pool, CLI::Option* repeats, const std::string& description) {
+  command->add_flag("--pool", pool, description)->needs(repeats);
+}
+
 void add_pool_flag(CLI::App* command, bool& pool, CLI::Option* repeats) {
-  command
-      ->add_flag("--pool", pool,
-                 "Replay the trace and its --repeats as one run, their iterations one run after another: a "
-                 "prediction at the machine's typical speed, not at the one run's (on a machine whose speed "
-                 "drifts between runs)")
-      ->needs(repeats);
+  add_pool_flag(command, pool, repeats,
+                "Replay the trace and its --repeats as one run, their iterations one run after another: a "
+                "prediction at the machine's typical speed, not at the one run's (on a machine whose speed "
+                "drifts between runs)");
 }
 
 std::string pooled_to_text(std::size_t runs, const trace::Trace& pooled) {

@@ -20,7 +20,10 @@ namespace ddpsim::cli {
 std::vector<trace::Trace> read_repeats(const std::vector<std::string>& dirs, const std::string& source_dir,
                                        const trace::Trace& source, const std::string& source_name);
 
-// --pool (needs --repeats): the replay draws from every run's iterations, not only the trace's.
+// --pool (needs --repeats): the trace and its --repeats as one run (trace/concatenate.hpp), so
+// the answer draws from every run's iterations, not only the trace's. `description` says so for
+// the subcommand; without it, the prediction's (replay, sweep).
+void add_pool_flag(CLI::App* command, bool& pool, CLI::Option* repeats, const std::string& description);
 void add_pool_flag(CLI::App* command, bool& pool, CLI::Option* repeats);
 
 // "pooled: 5 runs (the trace and its --repeats), 146 complete iterations\n"

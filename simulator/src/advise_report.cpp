@@ -239,7 +239,12 @@ nlohmann::json across_runs_json(const AdviceAcrossRuns& across) {
 
 std::string advice_to_text(const Advice& advice) {
   std::ostringstream text;
-  text << "ddp-sim advise " << advice.trace_dir << "\n\n";
+  text << "ddp-sim advise " << advice.trace_dir << "\n";
+  if (advice.pooled_runs > 0) {
+    text << "pooled: " << advice.pooled_runs << " runs (the trace and its --repeats), " << advice.pooled_iterations
+         << " complete iterations; the answers below are of them as one run\n";
+  }
+  text << "\n";
   bucket_text(advice.bucket, text);
   timeout_text(advice.timeout, text);
   stragglers_text(advice.stragglers, text);
@@ -250,6 +255,7 @@ std::string advice_to_text(const Advice& advice) {
 std::string advice_to_json(const Advice& advice) {
   nlohmann::json json;
   json["trace"] = advice.trace_dir;
+  if (advice.pooled_runs > 0) json["pooled"] = {{"runs", advice.pooled_runs}, {"iterations", advice.pooled_iterations}};
   const BucketAdvice& bucket = advice.bucket;
   json["bucket"] = {{"available", bucket.available}, {"model", bucket.model}};
   if (bucket.available) {

@@ -746,6 +746,44 @@ TEST(CliAdvise, RepeatsAdviseEveryRunAndShowTheAnswersSideBySide) {
       << itself.err;
 }
 
+// --pool: the answers are of the trace and its --repeats as one run. Each synthetic run repeats
+// one iteration, so the pooled run's median iteration is the middle run's, not the advised
+// trace's; each run's own answers still stand side by side.
+TEST(CliAdvise, PoolAdvisesTheTraceAndItsRepeatsAsOneRun) {
+  test_support::TempDir dir;
+  const std::string measured = write_measured(dir);
+  testing::SyntheticRun slower, slowest;  // the machine slowed down after the advised run
+  slower.forward_s = 0.030;
+  slowest.forward_s = 0.040;
+  trace::write_trace(dir / "slower", testing::make_synthetic_trace(slower));
+  trace::write_trace(dir / "slowest", testing::make_synthetic_trace(slowest));
+  const auto advised = [&](const std::string& trace, const std::string& flags) {
+    const Outcome outcome =
+        run_cli(dir, "advise " + trace + " --runs 11 --bucket-caps 1 " + flags + " --json " + dir / "a.json");
+    EXPECT_EQ(outcome.status, 0) << outcome.err;
+    return std::make_pair(outcome.out, nlohmann::json::parse(slurp(dir / "a.json")));
+  };
+  const auto own_median = [](const nlohmann::json& json) {
+    return json["bucket"]["own"]["median_iteration_s"].get<double>();
+  };
+  const double alone = own_median(advised(measured, "").second);
+  const double middle = own_median(advised(dir / "slower", "").second);
+  ASSERT_GT(middle, 1.05 * alone);
+  const std::string repeats = "--repeats " + dir / "slower" + " " + dir / "slowest";
+  const auto [text, pooled] = advised(measured, repeats + " --pool");
+  EXPECT_NEAR(own_median(pooled), middle, 1e-6 * middle);
+  EXPECT_EQ(pooled["pooled"]["runs"], 3);
+  EXPECT_EQ(pooled["across_runs"]["traces"], nlohmann::json({measured, dir / "slower", dir / "slowest"}));
+  EXPECT_NE(text.find("pooled: 3 runs (the trace and its --repeats)"), std::string::npos) << text;
+  const auto [plain_text, plain] = advised(measured, repeats);
+  EXPECT_NEAR(own_median(plain), alone, 1e-9 * alone);
+  EXPECT_FALSE(plain.contains("pooled"));
+  EXPECT_EQ(plain_text.find("pooled:"), std::string::npos);
+
+  expect_one_line_error(run_cli(dir, "advise " + measured + " --pool --json " + dir / "bad.json"), "--pool");
+  EXPECT_FALSE(std::filesystem::exists(dir / "bad.json"));
+}
+
 TEST(CliAdvise, GivenStallModelIsUsedAndNamed) {
   test_support::TempDir dir;
   const std::string measured = write_measured(dir);

@@ -246,6 +246,8 @@ struct Advice {
   TimeoutAdvice timeout;
   StragglerAdvice stragglers;
   std::optional<AdviceAcrossRuns> across_runs;  // with --repeats: printed after the three answers
+  int pooled_runs = 0;        // > 0: the answers are of trace_dir and its repeats as one run (--pool)
+  int pooled_iterations = 0;  // that run's complete iterations
 };
 
 std::string advice_to_text(const Advice& advice);
