@@ -36,7 +36,7 @@ def advised_cap(bin_dir, trace, caps, extra, scratch):
 
 
 def folder_rows(bin_dir, folder, baseline, scratch):
-    rows = [r for r in read_summary(folder, {"kind", "point", "rep", "measured_iter_s"}) if r["kind"] == "reconstruction"]
+    rows = [r for r in read_summary(folder, {"kind", "point", "rep", "measured_iter_s", "trace_dir"}) if r["kind"] == "reconstruction"]
     measured = {}
     for row in rows:
         if row["point"].startswith("cap") and row["measured_iter_s"]:

@@ -13,7 +13,8 @@ BENCH = os.path.join(SOURCE_DIR, "simulator", "bench")
 EMPTY_FOLDER = {"run_drift.py": "summary.csv: expected a ddp-experiment summary",
                 "transfer_whatif.py": "summary.csv: expected a ddp-experiment summary",
                 "straggler_naming.py": "expected a ddp-experiment results folder with traces/",
-                "pooled_baselines.py": "summary.csv: expected a ddp-experiment summary"}
+                "pooled_baselines.py": "summary.csv: expected a ddp-experiment summary",
+                "advise_pooled.py": "summary.csv: expected a ddp-experiment summary"}
 
 
 class ResultsFolderScripts(unittest.TestCase):
@@ -47,6 +48,14 @@ class ResultsFolderScripts(unittest.TestCase):
             done = self.run_script("transfer_whatif.py", folder)
             self.assert_one_line(done, "transfer_whatif.py", "expected columns kind, predicted_dir, status, trace_dir, "
                                                              "got kind, status")
+
+    def test_a_bucket_folder_without_the_advised_baseline(self):
+        with tempfile.TemporaryDirectory() as folder:
+            with open(os.path.join(folder, "summary.csv"), "w") as handle:
+                handle.write("kind,point,rep,measured_iter_s,trace_dir\n"
+                             "reconstruction,cap1,0,0.2,traces/cap1-rep0\n")
+            done = self.run_script("advise_pooled.py", folder, "--baseline", "cap25")
+            self.assert_one_line(done, "advise_pooled.py", "expected measured runs of --baseline cap25, got points cap1")
 
 
 if __name__ == "__main__":
