@@ -12,8 +12,9 @@ row (kind prediction, status ok) of the original is paired with its pooled twin,
 measured run (point, rep, variant), so the machine's drift cancels out of the comparison.
 
 Per experiment it prints the pairs, the median and p90 |error| of the iteration time, single
-baseline and pooled, the median signed errors, how many pooled predictions came closer, and a
-two-sided sign test's p. Standard library only. Bad input: one line on stderr, exit 2.
+baseline and pooled, the median signed errors, how many pooled predictions came closer, a
+two-sided sign test's p and, for stall what-ifs (rows with ks_distance), the median
+Kolmogorov-Smirnov distance of each. Standard library only. Bad input: one line on stderr, exit 2.
 """
 import json
 import math
@@ -89,11 +90,13 @@ def p90(values):
 
 def compare(single, pooled):
     """Per experiment: the paired figures of the rows both folders predicted."""
-    table = {}
+    table, ks = {}, {}
     for key, row in single.items():
         twin = pooled.get(key)
         if twin is not None:
             table.setdefault(row["experiment"], []).append((float(row["error_pct"]), float(twin["error_pct"])))
+            if row.get("ks_distance") and twin.get("ks_distance"):  # stall what-ifs: the distribution too
+                ks.setdefault(row["experiment"], []).append((float(row["ks_distance"]), float(twin["ks_distance"])))
     out = {}
     for name, pairs in table.items():
         a = [abs(s) for s, _ in pairs]
@@ -105,6 +108,9 @@ def compare(single, pooled):
                      "single_median_pct": statistics.median(s for s, _ in pairs),
                      "pooled_median_pct": statistics.median(p for _, p in pairs),
                      "pooled_closer": closer, "sign_test_p": sign_test_p(closer, len(pairs) - ties)}
+        if name in ks:
+            out[name]["single_median_ks"] = statistics.median(k for k, _ in ks[name])
+            out[name]["pooled_median_ks"] = statistics.median(k for _, k in ks[name])
     return out
 
 
@@ -124,12 +130,13 @@ def main(argv):
         print(f"pooled_baselines.py: {error}", file=sys.stderr)
         return 2
     print(f"{'experiment':26} {'pairs':>5} {'single |err| %':>15} {'p90':>6} {'pooled |err| %':>15} {'p90':>6} "
-          f"{'signed %':>15} {'closer':>7} {'sign p':>8}")
+          f"{'signed %':>15} {'closer':>7} {'sign p':>8} {'KS single/pooled':>17}")
     for name, row in sorted(table.items()):
         print(f"{name:26} {row['pairs']:5d} {row['single_median_abs_pct']:15.1f} {row['single_p90_abs_pct']:6.1f} "
               f"{row['pooled_median_abs_pct']:15.1f} {row['pooled_p90_abs_pct']:6.1f} "
               f"{row['single_median_pct']:+7.1f}/{row['pooled_median_pct']:+6.1f} "
-              f"{row['pooled_closer']:3d}/{row['pairs']:<3d} {row['sign_test_p']:8.2g}")
+              f"{row['pooled_closer']:3d}/{row['pairs']:<3d} {row['sign_test_p']:8.2g} "
+              + (f"{row['single_median_ks']:8.3f}/{row['pooled_median_ks']:.3f}" if "single_median_ks" in row else f"{'-':>17}"))
     if args.json:
         rows = [{"experiment": name, **row} for name, row in sorted(table.items())]
         with open(args.json, "w") as handle:

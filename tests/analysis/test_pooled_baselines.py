@@ -38,6 +38,16 @@ class PooledBaselines(unittest.TestCase):
         self.assertAlmostEqual(table["x"]["single_median_pct"], -3)
         self.assertAlmostEqual(table["x"]["sign_test_p"], 0.5)
 
+    def test_stall_rows_compare_their_distributions_too(self):
+        single = {("s", str(r), "from-base"): {**row("d", "s", r, e), "ks_distance": str(k)}
+                  for r, e, k in ((0, 5, 0.30), (1, -3, 0.10), (2, 1, 0.20))}
+        pooled = {key: {**value, "ks_distance": str(k)} for (key, value), k in zip(single.items(), (0.05, 0.15, 0.25))}
+        table = pooled_baselines.compare(single, pooled)
+        self.assertAlmostEqual(table["d"]["single_median_ks"], 0.20)
+        self.assertAlmostEqual(table["d"]["pooled_median_ks"], 0.15)
+        self.assertNotIn("single_median_ks", pooled_baselines.compare(
+            {("a", "0", "from-base"): row("x", "a", 0, 1)}, {("a", "0", "from-base"): row("x", "a", 0, 2)})["x"])
+
     def test_a_spec_without_a_baseline_or_already_pooled_is_refused_before_any_copy(self):
         for spec, expected in (("[experiment]\nname = \"x\"\n", "expected a spec with [predict] baseline"),
                                ("[predict]\nbaseline = { bucket_cap_mb = 25 }\npool_baselines = true\n",
