@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # experiments/peer/allreduce_bench.py across testbed hosts (--nnodes): 2 hosts x 2 ranks at
 # 200 Mbit/s, busy and idle, one round. Host 0 must report on all 4 ranks: world size 4, a
-# bandwidth below the link's 25 MB/s and above a tenth of it, and both busy fractions in (0, 1].
+# bandwidth below 1.1 x the link's 25 MB/s (a fitted slope) and above a tenth of it, and both busy fractions in (0, 1].
 # Exits 77 (skipped) without root, namespaces or a PYTHON with torch (the build's DDPSIM_TORCH_PYTHON).
 # Usage: allreduce_bench_testbed.sh TESTBED PYTHON BENCH
 set -uo pipefail
@@ -31,7 +31,10 @@ d = json.load(open(sys.argv[1]))
 print(json.dumps({k: d[k] for k in ("world_size", "ranks_reported", "beta_bytes_per_s", "overlap_bandwidth_fraction",
                                      "compute_fraction_during_allreduce")}))
 assert d["world_size"] == 4 and d["ranks_reported"] == 4, (d["world_size"], d["ranks_reported"])
-assert 2.5e6 < d["beta_bytes_per_s"] < 25e6, d["beta_bytes_per_s"]  # 200 Mbit/s = 25 MB/s
+# 200 Mbit/s = 25 MB/s. The rate is a line's slope fitted to one round of sizes, so it may
+# come out a little above the link's (25.17 MB/s on 2026-11-27); one measured on a single host's
+# loopback would be GB/s.
+assert 2.5e6 < d["beta_bytes_per_s"] < 1.1 * 25e6, d["beta_bytes_per_s"]
 assert 0 < d["overlap_bandwidth_fraction"] <= 1
 assert 0 < d["compute_fraction_during_allreduce"] <= 1
 PY
