@@ -30,15 +30,22 @@ from results_folder import ROOT, InputError, arguments, read_summary  # noqa: E4
 KEY = ("point", "rep", "variant")
 
 
+def spec_text_of(folder):
+    """The spec the folder was measured with (provenance.json's spec_text); InputError naming
+    the file when there is none."""
+    path = os.path.join(folder, "provenance.json")
+    try:
+        with open(path) as handle:
+            return json.load(handle)["spec_text"]
+    except (OSError, ValueError, KeyError, TypeError):
+        raise InputError(f"{path}: expected ddp-experiment's provenance with spec_text, got none") from None
+
+
 def pooled_spec(folder):
     """The folder's spec text with pool_baselines = true in [predict]; InputError when it has no
     baseline to pool or already pools."""
     path = os.path.join(folder, "provenance.json")
-    try:
-        with open(path) as handle:
-            text = json.load(handle)["spec_text"]
-    except (OSError, ValueError, KeyError, TypeError):
-        raise InputError(f"{path}: expected ddp-experiment's provenance with spec_text, got none") from None
+    text = spec_text_of(folder)
     if "\n[predict]\n" not in "\n" + text or "baseline" not in text:
         raise InputError(f"{path}: expected a spec with [predict] baseline, got none")
     if "pool_baselines" in text:
@@ -46,13 +53,15 @@ def pooled_spec(folder):
     return ("\n" + text).replace("\n[predict]\n", "\n[predict]\npool_baselines = true\n", 1)[1:]
 
 
-def repredict(bin_dir, folder, work):
-    """Copies `folder` into `work`, re-predicts it pooled; the copy's path."""
+def repredict(bin_dir, folder, work, spec_text=None):
+    """Copies `folder` into `work`, re-predicts it with `spec_text` (default: its own spec,
+    pooled); the copy's path."""
     name = os.path.basename(os.path.normpath(folder))
     copy = os.path.join(work, name)
     if os.path.exists(copy):
         raise InputError(f"--work {work}: expected no {name} there yet (it would be overwritten), got one")
-    spec_text = pooled_spec(folder)
+    if spec_text is None:
+        spec_text = pooled_spec(folder)
     os.makedirs(os.path.join(work, "specs"), exist_ok=True)
     spec = os.path.join(work, "specs", name + ".toml")
     with open(spec, "w") as handle:

@@ -1,0 +1,90 @@
+#!/usr/bin/env python3
+"""resume_cost_repredict.py: would a resume cost measured in the sitting predict its slowdowns better?
+
+  simulator/bench/resume_cost_repredict.py RESULTS/NAME --resume-json SLEEP_RESUME.json
+      [--fraction 0.5] [--work DIR] [--json OUT.json] [--bin-dir build/release/bin]
+
+For a ddp-experiment results folder of a slowdown spec (experiments/whatif-*slowdown.toml,
+whose replay_args charge a constant --sleep-resume-cost): the folder is copied to WORK/NAME and
+predicted again (`ddp-experiment run --repredict`, measuring nothing) with the constant replaced
+by FRACTION x the lone-rank resume cost that simulator/bench/sleep_resume_cost.py measured
+(--resume-json: its resume_cost_ms_median; the specs' constants are half a quiet day's, so
+FRACTION defaults to 0.5). Each prediction is paired with its twin on the same measured run
+(pooled_baselines.compare), so the machine's drift cancels out of the comparison. Prints the
+pairs, the median and p90 |error| with the constant and with the measured cost, the median
+signed errors, how many came closer and a sign test's p. Standard library only. Bad input: one
+line on stderr, exit 2.
+"""
+import json
+import os
+import re
+import sys
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from pooled_baselines import compare, predictions, repredict, spec_text_of  # noqa: E402
+from results_folder import InputError, arguments  # noqa: E402
+
+CONSTANT = re.compile(r'("--sleep-resume-cost",\s*")([0-9.eE+-]+)(")')
+
+
+def resume_cost_s(path, fraction):
+    """FRACTION x the JSON's median lone-rank resume cost, in seconds; InputError naming the file."""
+    try:
+        with open(path) as handle:
+            median_ms = float(json.load(handle)["resume_cost_ms_median"])
+    except (OSError, ValueError, KeyError, TypeError):
+        raise InputError(f"--resume-json {path}: expected sleep_resume_cost.py's JSON with resume_cost_ms_median") from None
+    if not median_ms >= 0:
+        raise InputError(f"--resume-json {path}: expected a resume cost >= 0 ms, got {median_ms}")
+    return fraction * median_ms / 1e3
+
+
+def measured_spec(folder, cost_s):
+    """The folder's spec with its --sleep-resume-cost replaced by cost_s; InputError when it has none."""
+    text = spec_text_of(folder)
+    if len(CONSTANT.findall(text)) != 1:
+        raise InputError(f"{os.path.join(folder, 'provenance.json')}: expected a spec with one \"--sleep-resume-cost\" "
+                         f"in its replay_args, got {len(CONSTANT.findall(text))}")
+    return CONSTANT.sub(lambda m: f"{m.group(1)}{cost_s:.6g}{m.group(3)}", text)
+
+
+def main(argv):
+    try:
+        args = arguments(__doc__, argv, bin_dir=True, options=(
+            ("--resume-json", {"required": True, "metavar": "SLEEP_RESUME.json",
+                               "help": "simulator/bench/sleep_resume_cost.py's output, measured in the sitting"}),
+            ("--fraction", {"type": float, "default": 0.5, "help": "of the lone rank's cost charged (default 0.5)"}),
+            ("--work", {"default": "resume-cost-repredict", "metavar": "DIR",
+                        "help": "where the re-predicted copies go (default resume-cost-repredict)"})))
+        if not 0 < args.fraction <= 1:
+            raise InputError(f"--fraction: expected a fraction in (0, 1], got {args.fraction}")
+        cost_s = resume_cost_s(args.resume_json, args.fraction)
+        specs = {}
+        for folder in args.folders:  # every input checked before minutes of re-prediction
+            predictions(folder)
+            specs[folder] = measured_spec(folder, cost_s)
+        table = {}
+        for folder in args.folders:
+            table.update(compare(predictions(folder), predictions(repredict(args.bin_dir, folder, args.work, specs[folder]))))
+    except InputError as error:
+        print(f"resume_cost_repredict.py: {error}", file=sys.stderr)
+        return 2
+    print(f"--sleep-resume-cost {cost_s:.6g} s ({args.fraction:g} x the lone rank's, {args.resume_json})")
+    print(f"{'experiment':26} {'pairs':>5} {'constant |err| %':>17} {'p90':>6} {'measured |err| %':>17} {'p90':>6} "
+          f"{'signed %':>15} {'closer':>7} {'sign p':>8}")
+    for name, row in sorted(table.items()):
+        print(f"{name:26} {row['pairs']:5d} {row['single_median_abs_pct']:17.1f} {row['single_p90_abs_pct']:6.1f} "
+              f"{row['pooled_median_abs_pct']:17.1f} {row['pooled_p90_abs_pct']:6.1f} "
+              f"{row['single_median_pct']:+7.1f}/{row['pooled_median_pct']:+6.1f} "
+              f"{row['pooled_closer']:3d}/{row['pairs']:<3d} {row['sign_test_p']:8.2g}")
+    if args.json:
+        rows = [{"experiment": name, **{k.replace("single_", "constant_").replace("pooled_", "measured_"): v
+                                        for k, v in row.items()}} for name, row in sorted(table.items())]
+        with open(args.json, "w") as handle:
+            json.dump({"benchmark": "resume_cost_repredict", "sleep_resume_cost_s": cost_s, "fraction": args.fraction,
+                       "resume_json": args.resume_json, "rows": rows}, handle, indent=1)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
