@@ -123,6 +123,20 @@ def compare(single, pooled):
     return out
 
 
+def print_table(table, before="single", after="pooled"):
+    """compare()'s table, one line per experiment; `before` and `after` name its two sides."""
+    wide = {before: len(before) + 9, after: len(after) + 9}
+    ks = f"KS {before}/{after}"
+    print(f"{'experiment':26} {'pairs':>5} {before + ' |err| %':>{wide[before]}} {'p90':>6} "
+          f"{after + ' |err| %':>{wide[after]}} {'p90':>6} {'signed %':>15} {'closer':>7} {'sign p':>8} {ks:>17}")
+    for name, row in sorted(table.items()):
+        print(f"{name:26} {row['pairs']:5d} {row['single_median_abs_pct']:{wide[before]}.1f} {row['single_p90_abs_pct']:6.1f} "
+              f"{row['pooled_median_abs_pct']:{wide[after]}.1f} {row['pooled_p90_abs_pct']:6.1f} "
+              f"{row['single_median_pct']:+7.1f}/{row['pooled_median_pct']:+6.1f} "
+              f"{row['pooled_closer']:3d}/{row['pairs']:<3d} {row['sign_test_p']:8.2g} "
+              + (f"{row['single_median_ks']:8.3f}/{row['pooled_median_ks']:.3f}" if "single_median_ks" in row else f"{'-':>17}"))
+
+
 def main(argv):
     try:
         args = arguments(__doc__, argv, bin_dir=True, options=[(
@@ -138,14 +152,7 @@ def main(argv):
     except InputError as error:
         print(f"pooled_baselines.py: {error}", file=sys.stderr)
         return 2
-    print(f"{'experiment':26} {'pairs':>5} {'single |err| %':>15} {'p90':>6} {'pooled |err| %':>15} {'p90':>6} "
-          f"{'signed %':>15} {'closer':>7} {'sign p':>8} {'KS single/pooled':>17}")
-    for name, row in sorted(table.items()):
-        print(f"{name:26} {row['pairs']:5d} {row['single_median_abs_pct']:15.1f} {row['single_p90_abs_pct']:6.1f} "
-              f"{row['pooled_median_abs_pct']:15.1f} {row['pooled_p90_abs_pct']:6.1f} "
-              f"{row['single_median_pct']:+7.1f}/{row['pooled_median_pct']:+6.1f} "
-              f"{row['pooled_closer']:3d}/{row['pairs']:<3d} {row['sign_test_p']:8.2g} "
-              + (f"{row['single_median_ks']:8.3f}/{row['pooled_median_ks']:.3f}" if "single_median_ks" in row else f"{'-':>17}"))
+    print_table(table)
     if args.json:
         rows = [{"experiment": name, **row} for name, row in sorted(table.items())]
         with open(args.json, "w") as handle:

@@ -21,7 +21,7 @@ import re
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from pooled_baselines import compare, predictions, repredict, spec_text_of  # noqa: E402
+from pooled_baselines import compare, predictions, print_table, repredict, spec_text_of  # noqa: E402
 from results_folder import InputError, arguments  # noqa: E402
 
 CONSTANT = re.compile(r'("--sleep-resume-cost",\s*")([0-9.eE+-]+)(")')
@@ -70,13 +70,7 @@ def main(argv):
         print(f"resume_cost_repredict.py: {error}", file=sys.stderr)
         return 2
     print(f"--sleep-resume-cost {cost_s:.6g} s ({args.fraction:g} x the lone rank's, {args.resume_json})")
-    print(f"{'experiment':26} {'pairs':>5} {'constant |err| %':>17} {'p90':>6} {'measured |err| %':>17} {'p90':>6} "
-          f"{'signed %':>15} {'closer':>7} {'sign p':>8}")
-    for name, row in sorted(table.items()):
-        print(f"{name:26} {row['pairs']:5d} {row['single_median_abs_pct']:17.1f} {row['single_p90_abs_pct']:6.1f} "
-              f"{row['pooled_median_abs_pct']:17.1f} {row['pooled_p90_abs_pct']:6.1f} "
-              f"{row['single_median_pct']:+7.1f}/{row['pooled_median_pct']:+6.1f} "
-              f"{row['pooled_closer']:3d}/{row['pairs']:<3d} {row['sign_test_p']:8.2g}")
+    print_table(table, "constant", "measured")
     if args.json:
         rows = [{"experiment": name, **{k.replace("single_", "constant_").replace("pooled_", "measured_"): v
                                         for k, v in row.items()}} for name, row in sorted(table.items())]

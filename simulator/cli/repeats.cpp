@@ -47,11 +47,6 @@ void add_pool_flag(CLI::App* command, bool& pool, CLI::Option* repeats) {
                 "drifts between runs)");
 }
 
-std::string pooled_to_text(std::size_t runs, const trace::Trace& pooled) {
-  return "pooled: " + std::to_string(runs) + " runs (the trace and its --repeats), " +
-         std::to_string(pooled.complete_iterations().size()) + " complete iterations\n";
-}
-
 sim::RunToRunSpread run_to_run_of_repeats(const std::vector<std::string>& dirs, const std::string& replayed_dir,
                                           const trace::Trace& replayed, double replayed_median_s) {
   if (!(replayed_median_s > 0)) throw UsageError("--repeats: expected the replayed trace to have complete iterations, got none");

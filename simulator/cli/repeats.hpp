@@ -26,9 +26,6 @@ std::vector<trace::Trace> read_repeats(const std::vector<std::string>& dirs, con
 void add_pool_flag(CLI::App* command, bool& pool, CLI::Option* repeats, const std::string& description);
 void add_pool_flag(CLI::App* command, bool& pool, CLI::Option* repeats);
 
-// "pooled: 5 runs (the trace and its --repeats), 146 complete iterations\n"
-std::string pooled_to_text(std::size_t runs, const trace::Trace& pooled);
-
 // The run-to-run spread (run_to_run.hpp) of the replayed run's median iteration
 // (`replayed_median_s`, its summary's) and of every run in `dirs` (read_repeats checks them
 // against `replayed`). UsageError naming --repeats when a run, the replayed one included, has no

@@ -72,7 +72,10 @@ int run(const Flags& flags, bool runs_given) {
   report.compute_stretch = prepared.compute_stretch;
   report.measured = measured;
   report.predicted = trace::summarize(predicted);
-  if (flags.pool) std::cout << pooled_to_text(flags.repeats.size() + 1, prepared.measured);
+  if (flags.pool) {
+    std::cout << sim::pooled_runs_to_text(flags.repeats.size() + 1, prepared.measured.complete_iterations().size())
+              << "\n";
+  }
   std::cout << sim::report_to_text(report) << sim::distribution_to_text(distribution);
   std::optional<sim::MedianInterval> interval;
   if (plan.bootstrap) {

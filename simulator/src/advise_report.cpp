@@ -7,6 +7,7 @@
 #include <sstream>
 
 #include "ddpsim/sim/advise.hpp"
+#include "ddpsim/sim/run_to_run.hpp"
 
 namespace ddpsim::sim {
 
@@ -241,8 +242,8 @@ std::string advice_to_text(const Advice& advice) {
   std::ostringstream text;
   text << "ddp-sim advise " << advice.trace_dir << "\n";
   if (advice.pooled_runs > 0) {
-    text << "pooled: " << advice.pooled_runs << " runs (the trace and its --repeats), " << advice.pooled_iterations
-         << " complete iterations; the answers below are of them as one run\n";
+    text << pooled_runs_to_text(advice.pooled_runs, advice.pooled_iterations)
+         << "; the answers below are of them as one run\n";
   }
   text << "\n";
   bucket_text(advice.bucket, text);

@@ -44,6 +44,11 @@ MedianInterval widened(double predicted_median_s, const RunToRunSpread& spread) 
   return widened(point, spread);
 }
 
+std::string pooled_runs_to_text(std::size_t runs, std::size_t complete_iterations) {
+  return "pooled: " + std::to_string(runs) + " runs (the trace and its --repeats), " +
+         std::to_string(complete_iterations) + " complete iterations";
+}
+
 std::string run_to_run_interval_to_text(const MedianInterval& interval, const RunToRunSpread& spread) {
   std::ostringstream text;
   text << std::setprecision(6) << "median iteration, " << spread.level * 100

@@ -10,6 +10,7 @@
 // interval to what a comparison with another run needs.
 #pragma once
 
+#include <cstddef>
 #include <string>
 #include <vector>
 
@@ -37,5 +38,9 @@ MedianInterval widened(double predicted_median_s, const RunToRunSpread& spread);
 // "median iteration, 90 % interval with the run-to-run spread of 5 runs of the baseline
 // (ratios 0.93-1.07): [lo, hi] ms\n"
 std::string run_to_run_interval_to_text(const MedianInterval& interval, const RunToRunSpread& spread);
+
+// "pooled: 5 runs (the trace and its --repeats), 146 complete iterations": what `replay --pool`
+// and `advise --pool` replayed as one run (trace/concatenate.hpp).
+std::string pooled_runs_to_text(std::size_t runs, std::size_t complete_iterations);
 
 }  // namespace ddpsim::sim
