@@ -57,6 +57,16 @@ class ResultsFolderScripts(unittest.TestCase):
             done = self.run_script("advise_pooled.py", folder, "--baseline", "cap25")
             self.assert_one_line(done, "advise_pooled.py", "expected measured runs of --baseline cap25, got points cap1")
 
+    def test_a_bucket_folder_with_one_baseline_trace_has_nothing_to_pool(self):
+        with tempfile.TemporaryDirectory() as folder:
+            os.makedirs(os.path.join(folder, "traces", "cap25-rep0"))
+            with open(os.path.join(folder, "summary.csv"), "w") as handle:
+                handle.write("kind,point,rep,measured_iter_s,trace_dir\n"
+                             "reconstruction,cap25,0,0.2,traces/cap25-rep0\n"
+                             "reconstruction,cap25,1,0.2,traces/cap25-rep1\n")
+            done = self.run_script("advise_pooled.py", folder)
+            self.assert_one_line(done, "advise_pooled.py", "expected at least 2 baseline traces (cap25-repR) to pool, got 1")
+
 
 if __name__ == "__main__":
     unittest.main()

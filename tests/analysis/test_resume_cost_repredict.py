@@ -45,7 +45,8 @@ class ResumeCostRepredict(unittest.TestCase):
         for spec, resume, expected in (
                 ('[predict]\nreplay_args = ["--runs", "21"]\n', {"resume_cost_ms_median": 0.4},
                  'expected a spec with one "--sleep-resume-cost" in its replay_args, got 0'),
-                (SPEC, {"pairs": []}, "expected sleep_resume_cost.py's JSON with resume_cost_ms_median")):
+                (SPEC, {"pairs": []}, "expected sleep_resume_cost.py's JSON with resume_cost_ms_median"),
+                (SPEC, {"resume_cost_ms_median": -0.1}, "expected a resume cost >= 0 ms, got -0.1")):
             with self.subTest(expected=expected), tempfile.TemporaryDirectory() as root:
                 folder = results_folder(root, spec)
                 path = os.path.join(root, "resume.json")
@@ -59,6 +60,18 @@ class ResumeCostRepredict(unittest.TestCase):
                 self.assertTrue(done.stderr.startswith("resume_cost_repredict.py: "), done.stderr)
                 self.assertIn(expected, done.stderr)
                 self.assertFalse(os.path.exists(work))
+
+    def test_a_fraction_outside_0_1_is_refused(self):
+        with tempfile.TemporaryDirectory() as root:
+            folder = results_folder(root, SPEC)
+            path = os.path.join(root, "resume.json")
+            with open(path, "w") as handle:
+                json.dump({"resume_cost_ms_median": 0.4}, handle)
+            done = subprocess.run([sys.executable, os.path.join(BENCH, "resume_cost_repredict.py"), folder,
+                                   "--resume-json", path, "--fraction", "0", "--work", os.path.join(root, "w")],
+                                  capture_output=True, text=True)
+            self.assertEqual(done.returncode, 2, done.stderr)
+            self.assertEqual(done.stderr, "resume_cost_repredict.py: --fraction: expected a fraction in (0, 1], got 0.0\n")
 
 
 if __name__ == "__main__":
