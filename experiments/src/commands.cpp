@@ -112,7 +112,7 @@ bool changes_layout(const Point& baseline, const Point& point) {
 }
 
 WhatIf cross_prediction(const ExperimentSpec& spec, const Point& baseline, const Point& point,
-                        const std::vector<std::string>& profile_args) {
+                        const ProfileArgs& profile) {
   WhatIf what_if;
   what_if.name = "from-" + baseline.id;
   auto& args = what_if.args;
@@ -129,8 +129,9 @@ WhatIf cross_prediction(const ExperimentSpec& spec, const Point& baseline, const
   }
   if (changes_layout(baseline, point)) {
     args.insert(args.end(), spec.predict.world_size_args.begin(), spec.predict.world_size_args.end());
-    args.insert(args.end(), profile_args.begin(), profile_args.end());
+    args.insert(args.end(), profile.effective_cores.begin(), profile.effective_cores.end());
   }
+  args.insert(args.end(), profile.sleep_resume_cost.begin(), profile.sleep_resume_cost.end());
   if (point.timeout_s && point.timeout_s != baseline.timeout_s) {
     args.insert(args.end(), {spec.predict.timeout_flag, format_number(*point.timeout_s)});
     what_if.timeout_s = point.timeout_s;

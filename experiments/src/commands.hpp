@@ -12,6 +12,12 @@ namespace ddpsim::experiment {
 
 using Command = std::vector<std::string>;
 
+// The replay flags of the sitting's machine profile, for the cross predictions.
+struct ProfileArgs {
+  std::vector<std::string> effective_cores;    // [predict] corun_profile: predictions of another layout
+  std::vector<std::string> sleep_resume_cost;  // [predict] resume_profile: every cross prediction
+};
+
 // Where one experiment's results live: results/NAME/...
 struct Layout {
   std::string root;  // results/NAME
@@ -35,6 +41,10 @@ struct Layout {
     return root + "/profile/corun-" + std::to_string(copies) + "-rep" + std::to_string(rep) + ".json";
   }
   std::string profile_json() const { return root + "/profile/effective-cores.json"; }
+  // One pair of the resume profile ([predict] resume_profile), measured before repetition
+  // `rep`'s runs, and the cost pooled from the pairs.
+  std::string resume_json(int rep) const { return root + "/profile/resume-rep" + std::to_string(rep) + ".json"; }
+  std::string resume_profile_json() const { return root + "/profile/sleep-resume-cost.json"; }
   // ddp-sim replay's JSON report (--json) of a replay step: its interval, when bootstrapped.
   std::string report_json(const std::string& run, const std::string& step) const {
     return root + "/logs/" + run + "." + step + ".json";
@@ -69,10 +79,10 @@ Command replay_command(const ExperimentSpec& spec, const Point& point, const Wha
 // replay flags of every difference, named "from-BASELINE_ID". bucket_cap_mb -> --bucket-cap-mb,
 // first_bucket_cap_mb -> --first-bucket-cap-mb, slowdown/delay/delay_dist -> --slowdown/--delay/
 // --delay-dist (each flag), world size -> --world-size W + [predict] world_size_args +
-// `profile_args` (hosts alone -> the last two), timeout_s -> [predict] timeout_flag T.
-// `profile_args`: the --effective-cores of the sitting's co-run profile ([predict] corun_profile).
+// `profile.effective_cores` (hosts alone -> the last two), `profile.sleep_resume_cost`,
+// timeout_s -> [predict] timeout_flag T.
 WhatIf cross_prediction(const ExperimentSpec& spec, const Point& baseline, const Point& point,
-                        const std::vector<std::string>& profile_args = {});
+                        const ProfileArgs& profile = {});
 // Whether `point` runs another number of ranks or hosts than `baseline`: the predictions that
 // take world_size_args and the co-run profile.
 bool changes_layout(const Point& baseline, const Point& point);

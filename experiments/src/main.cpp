@@ -51,6 +51,10 @@ int main(int argc, char** argv) {
                   "experiments/peer/corun_bench.sh, for specs with [predict] corun_profile (default: relative "
                   "to the current directory, the repository root)")
       ->capture_default_str();
+  run->add_option("--resume-script", options.resume_script,
+                  "simulator/bench/sleep_resume_cost.py, for specs with [predict] resume_profile (default: "
+                  "relative to the current directory, the repository root)")
+      ->capture_default_str();
 
   try {
     app.parse(argc, argv);
@@ -87,6 +91,15 @@ int main(int argc, char** argv) {
         std::cerr << "ddp-experiment: --corun-script " << options.corun_script
                   << ": expected the executable experiments/peer/corun_bench.sh ([predict] corun_profile in "
                   << spec_path << "; run from the repository root or pass --corun-script)\n";
+        return 2;
+      }
+    }
+    if (spec.predict.resume_profile > 0) {
+      options.resume_script = fs::absolute(options.resume_script).lexically_normal().string();
+      if (!options.dry_run && !options.repredict && ::access(options.resume_script.c_str(), X_OK) != 0) {
+        std::cerr << "ddp-experiment: --resume-script " << options.resume_script
+                  << ": expected the executable simulator/bench/sleep_resume_cost.py ([predict] resume_profile in "
+                  << spec_path << "; run from the repository root or pass --resume-script)\n";
         return 2;
       }
     }

@@ -14,6 +14,7 @@
 #include "corun_profile.hpp"
 #include "names.hpp"
 #include "process.hpp"
+#include "resume_profile.hpp"
 #include "progress.hpp"
 #include "provenance.hpp"
 #include "trace_summary.hpp"
@@ -61,17 +62,31 @@ class RunExecutor {
  public:
   RunExecutor(const ExperimentSpec& spec, const Layout& layout, const RunOptions& options)
       : spec_(spec), layout_(layout), bin_dir_(options.bin_dir), testbed_script_(options.testbed_script),
-        corun_script_(options.corun_script) {}
+        corun_script_(options.corun_script), resume_script_(options.resume_script) {}
 
-  // The pooled co-run profile the last prediction was given, in words ("" before any).
-  const std::string& profile_summary() const { return profile_summary_; }
+  // The pooled profiles the last prediction was given, in words, by name ("co-run profile",
+  // "resume profile"); none before any.
+  const std::map<std::string, std::string>& profile_summaries() const { return profile_summaries_; }
 
-  // The co-run profile's round of repetition `rep` ([predict] corun_profile), for each number of
-  // ranks whose round is not there yet. Returns what went wrong ("" when nothing did, or nothing
-  // was due), nullopt when interrupted. A failed round leaves no file: the predictions pool the
-  // rounds there are, and a rerun measures it again before the predictions it serves.
+  // The machine profile's round of repetition `rep`: the co-run profile ([predict]
+  // corun_profile) for each number of ranks, and the resume profile's pair ([predict]
+  // resume_profile), each whose file is not there yet. Returns what went wrong ("" when nothing
+  // did, or nothing was due), nullopt when interrupted. A failed round leaves no file: the
+  // predictions pool the rounds there are, and a rerun measures it again before the predictions
+  // it serves.
   std::optional<std::string> measure_profile(int rep) {
     std::string failures;
+    if (spec_.predict.resume_profile > 0 && !fs::exists(layout_.resume_json(rep))) {
+      const std::string json = layout_.resume_json(rep);
+      const std::string log = layout_.log_file("profile-rep" + std::to_string(rep), "resume");
+      fs::remove(log);
+      // One rank alone, as it is and slowed: two jobs one after the other.
+      const ProcessResult result = run_process(resume_command(spec_, bin_dir_, resume_script_, json), log, log,
+                                               2 * spec_.limits.job_timeout_s);
+      if (!result.ok()) fs::remove(json);
+      if (result.interrupted) return std::nullopt;
+      if (!result.ok()) failures += "resume profile: " + describe_failure(result, log);
+    }
     for (const int copies : spec_.predict.corun_profile) {
       const std::string json = layout_.corun_json(copies, rep);
       if (fs::exists(json)) continue;
@@ -83,7 +98,8 @@ class RunExecutor {
       if (!result.ok()) fs::remove(json);
       if (result.interrupted) return std::nullopt;
       if (!result.ok())
-        failures += (failures.empty() ? "" : "; ") + std::to_string(copies) + " ranks: " + describe_failure(result, log);
+        failures += (failures.empty() ? "" : "; ") + std::string("co-run profile of ") + std::to_string(copies) +
+                    " ranks: " + describe_failure(result, log);
     }
     return failures;
   }
@@ -210,10 +226,38 @@ class RunExecutor {
   }
 
  private:
-  // The --effective-cores a prediction from `baseline` to `point` gets from the sitting's co-run
-  // profile: none when it keeps the layout or the spec has no profile. Sets `why` (and returns
-  // none) when the profile cannot be had: no round measured, or a file that cannot be read.
-  std::vector<std::string> profile_args(const Point& baseline, const Point& point, std::string& why) {
+  // What a prediction from `baseline` to `point` gets from the sitting's machine profile: the
+  // resume profile's --sleep-resume-cost, and, when it changes the layout, the co-run profile's
+  // --effective-cores. Sets `why` (and returns none) when a profile the spec asks for cannot be
+  // had: no round measured, or a file that cannot be read.
+  ProfileArgs profile_args(const Point& baseline, const Point& point, std::string& why) {
+    ProfileArgs args;
+    args.sleep_resume_cost = resume_args(why);
+    if (why.empty()) args.effective_cores = corun_args(baseline, point, why);
+    return why.empty() ? args : ProfileArgs{};
+  }
+
+  std::vector<std::string> resume_args(std::string& why) {
+    if (!(spec_.predict.resume_profile > 0)) return {};
+    std::vector<std::string> pairs;
+    for (int rep = 0; rep < spec_.repetitions; ++rep) pairs.push_back(layout_.resume_json(rep));
+    try {
+      const auto profile = pool_resume_pairs(pairs, spec_.predict.resume_profile);
+      if (!profile) {
+        why = "no resume profile: expected " + layout_.resume_json(0) +
+              " or another repetition's (a rerun without --repredict measures it)";
+        return {};
+      }
+      write_resume_json(layout_.resume_profile_json(), *profile);
+      profile_summaries_["resume profile"] = describe_resume(*profile);
+      return sleep_resume_cost_args(*profile);
+    } catch (const std::exception& e) {
+      why = e.what();
+      return {};
+    }
+  }
+
+  std::vector<std::string> corun_args(const Point& baseline, const Point& point, std::string& why) {
     if (spec_.predict.corun_profile.empty() || !changes_layout(baseline, point)) return {};
     std::vector<CorunProfile> profiles;
     try {
@@ -233,7 +277,7 @@ class RunExecutor {
       return {};
     }
     write_profile_json(layout_.profile_json(), profiles);
-    profile_summary_ = describe_profiles(profiles);
+    profile_summaries_["co-run profile"] = describe_profiles(profiles);
     return effective_cores_args(profiles);
   }
 
@@ -424,7 +468,8 @@ class RunExecutor {
   const std::string& bin_dir_;
   const std::string& testbed_script_;
   const std::string& corun_script_;
-  std::string profile_summary_;  // the co-run profile the last prediction was given, in words
+  const std::string& resume_script_;
+  std::map<std::string, std::string> profile_summaries_;  // what the last prediction was given, in words
   std::string calibrate_note_;
 };
 
@@ -518,10 +563,12 @@ void print_dry_run(const ExperimentSpec& spec, const Layout& layout, const RunOp
                    CrossState cross, std::ostream& out) {
   const std::string& bin_dir = options.bin_dir;
   const std::string& testbed_script = options.testbed_script;
-  // What the co-run profile will give the world-size predictions, unknown until measured.
-  std::vector<std::string> profile_placeholders;
+  // What the machine profile will give the cross predictions, unknown until measured.
+  ProfileArgs profile_placeholders;
   for (const int copies : spec.predict.corun_profile)
-    profile_placeholders.insert(profile_placeholders.end(), {"--effective-cores", std::to_string(copies) + "=PROFILE"});
+    profile_placeholders.effective_cores.insert(profile_placeholders.effective_cores.end(),
+                                                {"--effective-cores", std::to_string(copies) + "=PROFILE"});
+  if (spec.predict.resume_profile > 0) profile_placeholders.sleep_resume_cost = {"--sleep-resume-cost", "PROFILE"};
   std::set<int> profiled;  // the repetitions whose profile round is printed
   out << "# " << spec.name << ": " << points.size() << " points x " << spec.repetitions
       << " repetitions = " << total << " runs, " << pending.size() << " to do\n";
@@ -561,6 +608,10 @@ void print_dry_run(const ExperimentSpec& spec, const Layout& layout, const RunOp
         if (fs::exists(json)) continue;
         out << "# co-run profile of repetition " << run.rep << ", " << copies << " ranks\n";
         out << shell_quote(corun_command(spec, bin_dir, options.corun_script, json, copies)) << '\n';
+      }
+      if (spec.predict.resume_profile > 0 && !fs::exists(layout.resume_json(run.rep))) {
+        out << "# resume profile of repetition " << run.rep << '\n';
+        out << shell_quote(resume_command(spec, bin_dir, options.resume_script, layout.resume_json(run.rep))) << '\n';
       }
     }
     out << "# " << name << '\n';
@@ -690,13 +741,13 @@ int run_experiment(const ExperimentSpec& spec, const RunOptions& options, std::o
       const auto failed = executor.measure_profile(rep);
       if (!failed) {
         progress.done();
-        err << "ddp-experiment: interrupted during the co-run profile of repetition " << rep << "; rerun to resume\n";
+        err << "ddp-experiment: interrupted during the machine profile of repetition " << rep << "; rerun to resume\n";
         return false;
       }
-      if (!failed->empty()) progress.note("co-run profile of repetition " + std::to_string(rep), "ERROR " + *failed);
+      if (!failed->empty()) progress.note("profile of repetition " + std::to_string(rep), "ERROR " + *failed);
       return true;
     };
-    std::string profile_noted;
+    std::map<std::string, std::string> profiles_noted;
     auto predict_due = [&]() -> bool {
       if (baselines_left > 0) return true;
       const auto due = cross.due(spec.repetitions);
@@ -716,9 +767,10 @@ int run_experiment(const ExperimentSpec& spec, const RunOptions& options, std::o
         append_rows(layout.summary_csv(), {to_row(*row)});
         cross.add(*row);
         any_error = any_error || row->status != "ok";
-        if (executor.profile_summary() != profile_noted) {
-          profile_noted = executor.profile_summary();
-          progress.note("co-run profile", profile_noted);
+        for (const auto& [what, summary] : executor.profile_summaries()) {
+          if (profiles_noted[what] == summary) continue;
+          profiles_noted[what] = summary;
+          progress.note(what, summary);
         }
         progress.note(label, describe_prediction(*row));
       }

@@ -387,7 +387,7 @@ void parse_limits(const Section& s, Limits& l) {
 void parse_predict(const Section& s, const std::string& path, const Grid& grid, Prediction& p) {
   s.allow_only({"enabled", "replay_args", "calibrate_args", "world_sizes", "world_size_flag",
                 "timeouts_s", "timeout_flag", "whatif", "min_world_size", "baseline",
-                "world_size_args", "pool_baselines", "corun_profile"});
+                "world_size_args", "pool_baselines", "corun_profile", "resume_profile"});
   if (const auto* node = s.find("baseline")) parse_baseline(s, *node, grid, path, p.baseline);
   if (auto v = s.strings("world_size_args")) p.world_size_args = *v;
   if (auto v = s.boolean("enabled")) p.enabled = *v;
@@ -409,6 +409,20 @@ void parse_predict(const Section& s, const std::string& path, const Grid& grid, 
   }
   if (auto v = s.integer("min_world_size", 1)) p.min_world_size = *v;
   if (auto v = s.strings("replay_args")) p.replay_args = *v;
+  if (auto v = s.number("resume_profile", true)) {
+    const auto* node = s.find("resume_profile");
+    if (*v > 1)
+      s.fail(*node, "[predict] resume_profile: expected the fraction of the measured resume cost to charge, "
+                    "in (0, 1], got " + format_number(*v));
+    if (!p.baseline.enabled)
+      s.fail(*node, "[predict] resume_profile: expected a [predict] baseline (the profile serves the "
+                    "predictions from it), got none");
+    for (const auto& arg : p.replay_args)
+      if (arg == "--sleep-resume-cost" || arg.rfind("--sleep-resume-cost=", 0) == 0)
+        s.fail(*node, "[predict] resume_profile: expected no --sleep-resume-cost in replay_args (the "
+                      "profile measures it), got one");
+    p.resume_profile = *v;
+  }
   if (auto v = s.strings("calibrate_args")) p.calibrate_args = *v;
   const std::string world_size_flag = s.string("world_size_flag").value_or("--world-size");
   p.timeout_flag = s.string("timeout_flag").value_or("--timeout");

@@ -99,6 +99,13 @@ struct Prediction {
   // other moves with the machine's load (another tenant's work costs 2 ranks on 2 cores more
   // than 4), so a profile measured on another day mispredicts the stretch. Empty: none.
   std::vector<int> corun_profile;
+  // The straggler emulation's resume cost measured in the sitting: before each repetition's
+  // runs, simulator/bench/sleep_resume_cost.py runs the workload as one rank alone, as it is and
+  // slowed x3, and takes what the slowed rank computes more per injected sleep; the cross
+  // predictions get --sleep-resume-cost this fraction of the median over the pairs measured.
+  // The cost moves with the machine (0.16 to 0.45 ms on the MLP 1024x4 on different days), so a
+  // constant measured once mispredicts the slowdowns. 0: none.
+  double resume_profile = 0;
 };
 
 // How the real jobs are launched: on this machine (ddp-launch --nproc-per-node W), or, when

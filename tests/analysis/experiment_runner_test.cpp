@@ -662,7 +662,7 @@ TEST_F(CorunRunnerTest, AFailedProfileFailsOnlyTheWorldSizePredictionsAndIsRetri
   write(bin_ + "/corun-fail", "");
   const auto spec = parse_spec(kWorldSpec, root_ + "/world.toml");
   EXPECT_EQ(run(spec), 1) << stderr_;
-  EXPECT_NE(stderr_.find("co-run profile of repetition 0: ERROR 2 ranks: exit 1: corun_bench.sh: a 1-rank run failed"),
+  EXPECT_NE(stderr_.find("profile of repetition 0: ERROR co-run profile of 2 ranks: exit 1: corun_bench.sh: a 1-rank run failed"),
             std::string::npos) << stderr_;
   int failed = 0;
   for (const auto& row : read_summary(root_ + "/results/world/summary.csv")) {
@@ -699,6 +699,120 @@ TEST_F(CorunRunnerTest, DryRunPrintsTheProfileRoundsAndWhereTheirValuesGo) {
   EXPECT_LT(at("# co-run profile of repetition 1, 2 ranks"), at("# w4-rep1\n"));
   EXPECT_GT(at("# co-run profile of repetition 1, 2 ranks"), at("# w4-rep0\n"));
   EXPECT_NE(at("--independent-copies --effective-cores 2=PROFILE --effective-cores 4=PROFILE\n"), std::string::npos) << text;
+  EXPECT_FALSE(fs::exists(root_ + "/results"));
+  EXPECT_FALSE(fs::exists(bin_ + "/launch.log"));
+}
+
+// sleep_resume_cost.py --bin-dir B --out JSON ...: records "resume-repR" (its --out) in
+// launch.log, as a run, and writes one pair of 0.4 ms per sleep. With `resume-fail`, fails and
+// writes nothing.
+const char* kFakeResume = R"SH(#!/bin/bash
+here="$(dirname "$(dirname "$0")")/bin"
+[ "$1" = "--bin-dir" ] || { echo "resume: expected --bin-dir first" >&2; exit 2; }
+out="$4"
+basename "$out" .json >> "$here/launch.log"
+[ -f "$here/resume-fail" ] && { echo "sleep_resume_cost.py: the run exited 1" >&2; exit 1; }
+echo '{"pairs": [{"rep": 0, "resume_cost_ms": 0.4}]}' > "$out"
+)SH";
+
+const char* kSlowSpec = R"(
+[experiment]
+name = "slow"
+repetitions = 2
+[workload]
+model = "mlp"
+batch_size = 32
+[grid]
+slowdown = ["", "1=2"]
+[predict]
+baseline = { slowdown = "" }
+resume_profile = 0.5
+)";
+
+class ResumeRunnerTest : public RunnerTest {
+ protected:
+  void SetUp() override {
+    RunnerTest::SetUp();
+    fs::create_directories(root_ + "/scripts");
+    options_.resume_script = root_ + "/scripts/sleep_resume_cost.py";
+    write(options_.resume_script, kFakeResume);
+    ::chmod(options_.resume_script.c_str(), 0755);
+  }
+  // The replays sim.log recorded that predict the slowed point from the unslowed one.
+  std::vector<std::string> cross_replays() const {
+    std::vector<std::string> out;
+    for (const auto& call : lines(bin_ + "/sim.log"))
+      if (call.rfind("replay ", 0) == 0 && call.find("--slowdown 1=2") != std::string::npos) out.push_back(call);
+    return out;
+  }
+};
+
+TEST_F(ResumeRunnerTest, MeasuresAPairBeforeEachRepetitionAndChargesTheCrossPredictionsTheFraction) {
+  const auto spec = parse_spec(kSlowSpec, root_ + "/slow.toml");
+  ASSERT_EQ(run(spec), 0) << stderr_;
+  EXPECT_EQ(launched(), (std::vector<std::string>{"resume-rep0", "slownone-rep0", "slow1-2-rep0", "resume-rep1",
+                                                  "slow1-2-rep1", "slownone-rep1"}));
+  // Two pairs of 0.4 ms, half charged: 0.2 ms, to the cross predictions only.
+  const auto replays = cross_replays();
+  ASSERT_EQ(replays.size(), 2u);
+  for (const auto& call : replays)
+    EXPECT_NE(call.find("--slowdown 1=2 --sleep-resume-cost 0.0002000"), std::string::npos) << call;
+  size_t charged = 0;
+  for (const auto& call : lines(bin_ + "/sim.log")) charged += call.find("--sleep-resume-cost") != std::string::npos;
+  EXPECT_EQ(charged, 2u);
+  EXPECT_TRUE(fs::exists(root_ + "/results/slow/profile/sleep-resume-cost.json"));
+  EXPECT_NE(stderr_.find("resume profile: resume cost 0.400 ms per sleep (2 pairs, 0.400..0.400), charged x0.5: 0.200 ms"),
+            std::string::npos) << stderr_;
+  for (const auto& row : read_summary(root_ + "/results/slow/summary.csv")) EXPECT_EQ(row.at("status"), "ok");
+
+  // Done: a rerun measures no pair again, and neither does --repredict.
+  ASSERT_EQ(run(spec), 0) << stderr_;
+  options_.repredict = true;
+  ASSERT_EQ(run(spec), 0) << stderr_;
+  EXPECT_EQ(launched().size(), 6u);
+  EXPECT_EQ(cross_replays().size(), 4u);
+}
+
+TEST_F(ResumeRunnerTest, AFailedPairFailsOnlyTheCrossPredictionsAndIsRetried) {
+  write(bin_ + "/resume-fail", "");
+  const auto spec = parse_spec(kSlowSpec, root_ + "/slow.toml");
+  EXPECT_EQ(run(spec), 1) << stderr_;
+  EXPECT_NE(stderr_.find("profile of repetition 0: ERROR resume profile: exit 1: sleep_resume_cost.py: the run exited 1"),
+            std::string::npos) << stderr_;
+  int failed = 0;
+  for (const auto& row : read_summary(root_ + "/results/slow/summary.csv")) {
+    if (row.at("kind") != "prediction") {
+      EXPECT_EQ(row.at("status"), "ok") << row.at("point");
+      continue;
+    }
+    ++failed;
+    EXPECT_EQ(row.at("status"), "prediction_error");
+    EXPECT_EQ(row.at("message"), "no resume profile: expected " + root_ +
+                                     "/results/slow/profile/resume-rep0.json or another repetition's (a rerun "
+                                     "without --repredict measures it)");
+  }
+  EXPECT_EQ(failed, 2);
+  EXPECT_TRUE(cross_replays().empty());
+
+  fs::remove(bin_ + "/resume-fail");
+  EXPECT_EQ(run(spec), 0) << stderr_;
+  EXPECT_EQ(cross_replays().size(), 2u);
+  for (const auto& row : read_summary(root_ + "/results/slow/summary.csv")) EXPECT_EQ(row.at("status"), "ok");
+}
+
+TEST_F(ResumeRunnerTest, DryRunPrintsThePairsAndWhereTheirValueGoes) {
+  auto spec = parse_spec(kSlowSpec, root_ + "/slow.toml");
+  options_.dry_run = true;
+  std::ostringstream out, err;
+  ASSERT_EQ(run_experiment(spec, options_, out, err), 0);
+  const std::string text = out.str();
+  const auto at = [&](const std::string& what) { return text.find(what); };
+  ASSERT_NE(at("# resume profile of repetition 1\n" + options_.resume_script + " --bin-dir " + bin_ + " --out " +
+               root_ + "/results/slow/profile/resume-rep1.json --repetitions 1 --iterations"),
+            std::string::npos) << text;
+  EXPECT_LT(at("# resume profile of repetition 1"), at("# slow1-2-rep1\n"));
+  EXPECT_GT(at("# resume profile of repetition 1"), at("# slownone-rep0\n"));
+  EXPECT_NE(at("--slowdown 1=2 --sleep-resume-cost PROFILE\n"), std::string::npos) << text;
   EXPECT_FALSE(fs::exists(root_ + "/results"));
   EXPECT_FALSE(fs::exists(bin_ + "/launch.log"));
 }

@@ -222,6 +222,28 @@ TEST(ExperimentSpec, CorunProfileIsSortedAndNeedsABaseline) {
             "profile measures the effective cores), got one");
 }
 
+// [predict] resume_profile: the fraction of the resume cost measured in the sitting that the
+// cross predictions are charged.
+TEST(ExperimentSpec, ResumeProfileIsAFractionAndNeedsABaselineAndNoGivenCost) {
+  const std::string grid = "slowdown = [\"\", \"1=2\"]\n";
+  EXPECT_EQ(parse_spec(with_predict("baseline = { slowdown = \"\" }\nresume_profile = 0.5\n", grid), "p.toml")
+                .predict.resume_profile, 0.5);
+  EXPECT_EQ(parse_spec(with_predict("baseline = { slowdown = \"\" }\n", grid), "p.toml").predict.resume_profile, 0.0);
+  EXPECT_EQ(error_of(with_predict("baseline = { slowdown = \"\" }\nresume_profile = 0\n", grid)),
+            "bad.toml:6: [predict] resume_profile: expected a number > 0, got 0");
+  EXPECT_EQ(error_of(with_predict("baseline = { slowdown = \"\" }\nresume_profile = 2\n", grid)),
+            "bad.toml:6: [predict] resume_profile: expected the fraction of the measured resume cost to "
+            "charge, in (0, 1], got 2");
+  EXPECT_EQ(error_of(with_predict("resume_profile = 0.5\n", grid)),
+            "bad.toml:5: [predict] resume_profile: expected a [predict] baseline (the profile serves the "
+            "predictions from it), got none");
+  // A measured cost and a given one would be two answers to one question.
+  EXPECT_EQ(error_of(with_predict("baseline = { slowdown = \"\" }\nreplay_args = [\"--sleep-resume-cost=0.0001\"]\n"
+                                  "resume_profile = 0.5\n", grid)),
+            "bad.toml:7: [predict] resume_profile: expected no --sleep-resume-cost in replay_args (the "
+            "profile measures it), got one");
+}
+
 TEST(ExperimentSpec, FirstBucketCapCanFollowTheCap) {
   const ExperimentSpec spec = parse_spec(
       "[workload]\n[grid]\nbucket_cap_mb = [0.25, 25]\nfirst_bucket_cap_mb = \"bucket_cap_mb\"\n", "f.toml");

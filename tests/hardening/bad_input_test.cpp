@@ -210,6 +210,24 @@ TEST(DdpExperimentCorunProfile, ScriptRequiredToMeasure) {
   EXPECT_EQ(std::count(measure.err.begin(), measure.err.end(), '\n'), 1) << measure.err;
 }
 
+// A spec with [predict] resume_profile needs sleep_resume_cost.py to measure (one line, exit 2).
+TEST(DdpExperimentResumeProfile, ScriptRequiredToMeasure) {
+  Scratch scratch;
+  std::ofstream(scratch.path("slow.toml"))
+      << "[workload]\nmodel = \"mlp\"\n[grid]\nslowdown = [\"\", \"1=2\"]\n[predict]\n"
+         "baseline = { slowdown = \"\" }\nresume_profile = 0.5\n";
+  std::ofstream(scratch.path("ddp-launch")) << "#!/bin/sh\nexit 0\n";
+  const auto measure = run_process({DDP_EXPERIMENT_BIN, "run", scratch.path("slow.toml"), "--out", scratch.path("res"),
+                                    "--bin-dir", scratch.expand("{tmp}"), "--resume-script", scratch.expand("{none}")},
+                                   within(60));
+  EXPECT_EQ(measure.exit_code(), 2) << measure.err;
+  EXPECT_NE(measure.err.find("ddp-experiment: --resume-script " + scratch.expand("{none}") +
+                             ": expected the executable simulator/bench/sleep_resume_cost.py"),
+            std::string::npos) << measure.err;
+  EXPECT_EQ(std::count(measure.err.begin(), measure.err.end(), '\n'), 1) << measure.err;
+  EXPECT_FALSE(fs::exists(scratch.path("res"))) << "nothing written";
+}
+
 // A testbed spec needs scripts/testbed.sh to measure, and not to re-predict what was measured.
 TEST(DdpExperimentTestbed, ScriptRequiredToMeasureNotToRepredict) {
   Scratch scratch;
