@@ -3,7 +3,6 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
-#include <filesystem>
 #include <fstream>
 #include <stdexcept>
 
@@ -11,6 +10,7 @@
 
 #include "ddpsim/trace/stats.hpp"
 #include "names.hpp"
+#include "profile_file.hpp"
 
 namespace ddpsim::experiment {
 namespace {
@@ -43,20 +43,12 @@ Command corun_command(const ExperimentSpec& spec, const std::string& bin_dir,
 std::optional<CorunProfile> pool_corun_rounds(const std::vector<std::string>& json_files, int copies) {
   std::vector<double> alone, together, per_round;
   for (const auto& file : json_files) {
-    if (!std::filesystem::exists(file)) continue;
-    std::ifstream in(file);
-    nlohmann::json json;
-    try {
-      json = nlohmann::json::parse(in);
-    } catch (const nlohmann::json::exception&) {
-      throw std::runtime_error(file + ": expected corun_bench.sh's JSON, got text that is not JSON");
-    }
-    if (!json.is_object() || !json.contains("rounds") || !json["rounds"].is_array() || json["rounds"].empty())
-      throw std::runtime_error(file + ": expected corun_bench.sh's JSON with a non-empty \"rounds\" array");
-    if (!json.contains("copies") || json["copies"] != copies)
+    const auto json = read_profile_file(file, "corun_bench.sh", "rounds");
+    if (!json) continue;
+    if (!json->contains("copies") || (*json)["copies"] != copies)
       throw std::runtime_error(file + ": expected a profile of " + std::to_string(copies) +
-                               " co-located ranks (\"copies\"), got " + json.value("copies", nlohmann::json()).dump());
-    for (const auto& round : json["rounds"]) {
+                               " co-located ranks (\"copies\"), got " + json->value("copies", nlohmann::json()).dump());
+    for (const auto& round : (*json)["rounds"]) {
       if (!round.is_object() || !round.contains("alone_s") || !round.contains("together_s") ||
           !round["together_s"].is_array() || round["together_s"].size() != static_cast<size_t>(copies))
         throw std::runtime_error(file + ": expected each round to hold \"alone_s\" and " +

@@ -75,34 +75,26 @@ int main(int argc, char** argv) {
                 << ": expected a directory with ddp-launch, ddp-train, ddp-sim and ddp-trace\n";
       return 2;
     }
-    if (spec.launch.testbed()) {
-      options.testbed_script = fs::absolute(options.testbed_script).lexically_normal().string();
-      // --repredict launches nothing: re-predicting testbed runs needs no testbed.
-      if (!options.dry_run && !options.repredict && ::access(options.testbed_script.c_str(), X_OK) != 0) {
-        std::cerr << "ddp-experiment: --testbed-script " << options.testbed_script
-                  << ": expected the executable scripts/testbed.sh ([launch] testbed_rate in "
-                  << spec_path << "; run from the repository root or pass --testbed-script)\n";
-        return 2;
-      }
-    }
-    if (!spec.predict.corun_profile.empty()) {
-      options.corun_script = fs::absolute(options.corun_script).lexically_normal().string();
-      if (!options.dry_run && !options.repredict && ::access(options.corun_script.c_str(), X_OK) != 0) {
-        std::cerr << "ddp-experiment: --corun-script " << options.corun_script
-                  << ": expected the executable experiments/peer/corun_bench.sh ([predict] corun_profile in "
-                  << spec_path << "; run from the repository root or pass --corun-script)\n";
-        return 2;
-      }
-    }
-    if (spec.predict.resume_profile > 0) {
-      options.resume_script = fs::absolute(options.resume_script).lexically_normal().string();
-      if (!options.dry_run && !options.repredict && ::access(options.resume_script.c_str(), X_OK) != 0) {
-        std::cerr << "ddp-experiment: --resume-script " << options.resume_script
-                  << ": expected the executable simulator/bench/sleep_resume_cost.py ([predict] resume_profile in "
-                  << spec_path << "; run from the repository root or pass --resume-script)\n";
-        return 2;
-      }
-    }
+    // A script the spec needs to measure, made absolute; false (after its one-line error) when it
+    // is not an executable. --repredict launches nothing, so needs none of them.
+    const auto script_found = [&](std::string& script, const char* flag, const char* what, const char* why) {
+      script = fs::absolute(script).lexically_normal().string();
+      if (options.dry_run || options.repredict || ::access(script.c_str(), X_OK) == 0) return true;
+      std::cerr << "ddp-experiment: " << flag << ' ' << script << ": expected the executable " << what << " ("
+                << why << " in " << spec_path << "; run from the repository root or pass " << flag << ")\n";
+      return false;
+    };
+    if (spec.launch.testbed() &&
+        !script_found(options.testbed_script, "--testbed-script", "scripts/testbed.sh", "[launch] testbed_rate"))
+      return 2;
+    if (!spec.predict.corun_profile.empty() &&
+        !script_found(options.corun_script, "--corun-script", "experiments/peer/corun_bench.sh",
+                      "[predict] corun_profile"))
+      return 2;
+    if (spec.predict.resume_profile > 0 &&
+        !script_found(options.resume_script, "--resume-script", "simulator/bench/sleep_resume_cost.py",
+                      "[predict] resume_profile"))
+      return 2;
     return run_experiment(spec, options, std::cout, std::cerr);
   } catch (const fs::filesystem_error& error) {
     // --out under a file, a results folder that cannot be written: the path and why.

@@ -3,7 +3,6 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
-#include <filesystem>
 #include <fstream>
 #include <stdexcept>
 
@@ -11,6 +10,7 @@
 
 #include "ddpsim/trace/stats.hpp"
 #include "names.hpp"
+#include "profile_file.hpp"
 
 namespace ddpsim::experiment {
 
@@ -33,17 +33,9 @@ Command resume_command(const ExperimentSpec& spec, const std::string& bin_dir,
 std::optional<ResumeProfile> pool_resume_pairs(const std::vector<std::string>& json_files, double fraction) {
   std::vector<double> costs;
   for (const auto& file : json_files) {
-    if (!std::filesystem::exists(file)) continue;
-    std::ifstream in(file);
-    nlohmann::json json;
-    try {
-      json = nlohmann::json::parse(in);
-    } catch (const nlohmann::json::exception&) {
-      throw std::runtime_error(file + ": expected sleep_resume_cost.py's JSON, got text that is not JSON");
-    }
-    if (!json.is_object() || !json.contains("pairs") || !json["pairs"].is_array() || json["pairs"].empty())
-      throw std::runtime_error(file + ": expected sleep_resume_cost.py's JSON with a non-empty \"pairs\" array");
-    for (const auto& pair : json["pairs"]) {
+    const auto json = read_profile_file(file, "sleep_resume_cost.py", "pairs");
+    if (!json) continue;
+    for (const auto& pair : (*json)["pairs"]) {
       const auto cost = pair.is_object() ? pair.value("resume_cost_ms", nlohmann::json()) : nlohmann::json();
       if (!cost.is_number() || !std::isfinite(cost.get<double>()))
         throw std::runtime_error(file + ": expected each pair to hold a finite \"resume_cost_ms\", got " + pair.dump());

@@ -2,8 +2,6 @@
 // --effective-cores, and the command that measures one round.
 #include <gtest/gtest.h>
 
-#include <fstream>
-
 #include "corun_profile.hpp"
 #include "temp_dir.hpp"
 
@@ -21,11 +19,7 @@ std::string error_of(const std::vector<std::string>& files, int copies) {
 
 class CorunProfileTest : public ::testing::Test {
  protected:
-  std::string file(const std::string& name, const std::string& text) const {
-    const std::string path = scratch_.str() + "/" + name;
-    std::ofstream(path) << text;
-    return path;
-  }
+  std::string file(const std::string& name, const std::string& text) const { return scratch_.write(name, text); }
   const test_support::TempDir scratch_;
 };
 

@@ -2,8 +2,6 @@
 // --sleep-resume-cost the cross predictions are charged, and the command that measures a pair.
 #include <gtest/gtest.h>
 
-#include <fstream>
-
 #include "resume_profile.hpp"
 #include "spec.hpp"
 #include "temp_dir.hpp"
@@ -22,11 +20,7 @@ std::string error_of(const std::vector<std::string>& files) {
 
 class ResumeProfileTest : public ::testing::Test {
  protected:
-  std::string file(const std::string& name, const std::string& text) const {
-    const std::string path = scratch_.str() + "/" + name;
-    std::ofstream(path) << text;
-    return path;
-  }
+  std::string file(const std::string& name, const std::string& text) const { return scratch_.write(name, text); }
   const test_support::TempDir scratch_;
 };
 

@@ -7,6 +7,7 @@
 #include <stdlib.h>  // mkdtemp
 
 #include <filesystem>
+#include <fstream>
 #include <stdexcept>
 #include <string>
 #include <system_error>
@@ -33,6 +34,12 @@ class TempDir {
   std::string str() const { return path_.string(); }
   // The path of `name` inside the directory (nothing is created).
   std::string operator/(const std::string& name) const { return (path_ / name).string(); }
+  // Writes `text` to `name` inside the directory; returns its path.
+  std::string write(const std::string& name, const std::string& text) const {
+    const std::string path = *this / name;
+    std::ofstream(path) << text;
+    return path;
+  }
 
  private:
   std::filesystem::path path_;
