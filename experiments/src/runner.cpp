@@ -14,9 +14,9 @@
 #include "corun_profile.hpp"
 #include "names.hpp"
 #include "process.hpp"
-#include "resume_profile.hpp"
 #include "progress.hpp"
 #include "provenance.hpp"
+#include "resume_profile.hpp"
 #include "trace_summary.hpp"
 #include "ddpsim/trace/stats.hpp"
 
@@ -237,6 +237,8 @@ class RunExecutor {
     return why.empty() ? args : ProfileArgs{};
   }
 
+  // The resume profile's --sleep-resume-cost, pooled over the pairs measured so far; none when
+  // the spec has no resume profile.
   std::vector<std::string> resume_args(std::string& why) {
     if (!(spec_.predict.resume_profile > 0)) return {};
     std::vector<std::string> pairs;
@@ -257,6 +259,8 @@ class RunExecutor {
     }
   }
 
+  // The co-run profile's --effective-cores for a prediction that changes the layout; none for
+  // one that keeps it, or when the spec has no co-run profile.
   std::vector<std::string> corun_args(const Point& baseline, const Point& point, std::string& why) {
     if (spec_.predict.corun_profile.empty() || !changes_layout(baseline, point)) return {};
     std::vector<CorunProfile> profiles;
