@@ -139,6 +139,17 @@ WhatIf cross_prediction(const ExperimentSpec& spec, const Point& baseline, const
   return what_if;
 }
 
+Command lone_rank_flags(const Workload& w) {
+  Command flags = {"--model", w.model,
+                   "--batch-size", std::to_string(w.batch_size),
+                   "--threads", std::to_string(w.threads),
+                   "--seed", std::to_string(w.seed),
+                   "--optimizer", w.optimizer,
+                   "--lr", format_number(w.lr)};
+  flags.insert(flags.end(), w.args.begin(), w.args.end());
+  return flags;
+}
+
 Command summary_command(const std::string& bin_dir, const std::string& trace_dir) {
   return {bin_dir + "/ddp-trace", "summary", trace_dir, "--json"};
 }

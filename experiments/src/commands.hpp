@@ -86,6 +86,10 @@ WhatIf cross_prediction(const ExperimentSpec& spec, const Point& baseline, const
 // Whether `point` runs another number of ranks or hosts than `baseline`: the predictions that
 // take world_size_args and the co-run profile.
 bool changes_layout(const Point& baseline, const Point& point);
+// The workload's ddp-train flags for a job of one rank, as the machine profiles run it (no
+// all-reduce, so no bucket cap; the profile sets the iterations): --model, --batch-size,
+// --threads, --seed, --optimizer, --lr, then [workload] args.
+Command lone_rank_flags(const Workload& workload);
 // ddp-trace summary DIR --json (stdout is the JSON)
 Command summary_command(const std::string& bin_dir, const std::string& trace_dir);
 

@@ -9,7 +9,6 @@
 #include <nlohmann/json.hpp>
 
 #include "ddpsim/trace/stats.hpp"
-#include "names.hpp"
 #include "profile_file.hpp"
 
 namespace ddpsim::experiment {
@@ -25,18 +24,12 @@ double positive_seconds(const nlohmann::json& value, const std::string& file) {
 
 Command corun_command(const ExperimentSpec& spec, const std::string& bin_dir,
                       const std::string& corun_script, const std::string& out_json, int copies) {
-  const Workload& w = spec.workload;
   Command command = {corun_script.empty() ? "experiments/peer/corun_bench.sh" : corun_script,
                      "--bin-dir", bin_dir, "--out", out_json, "--copies", std::to_string(copies),
-                     "--rounds", "1", "--",
-                     "--model", w.model,
-                     "--iterations", std::to_string(w.iterations),
-                     "--batch-size", std::to_string(w.batch_size),
-                     "--threads", std::to_string(w.threads),
-                     "--seed", std::to_string(w.seed),
-                     "--optimizer", w.optimizer,
-                     "--lr", format_number(w.lr)};
-  command.insert(command.end(), w.args.begin(), w.args.end());
+                     "--rounds", "1", "--"};
+  const Command flags = lone_rank_flags(spec.workload);
+  command.insert(command.end(), flags.begin(), flags.end());
+  command.insert(command.end(), {"--iterations", std::to_string(spec.workload.iterations)});
   return command;
 }
 

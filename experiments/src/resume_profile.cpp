@@ -9,24 +9,17 @@
 #include <nlohmann/json.hpp>
 
 #include "ddpsim/trace/stats.hpp"
-#include "names.hpp"
 #include "profile_file.hpp"
 
 namespace ddpsim::experiment {
 
 Command resume_command(const ExperimentSpec& spec, const std::string& bin_dir,
                        const std::string& resume_script, const std::string& out_json) {
-  const Workload& w = spec.workload;
   Command command = {resume_script.empty() ? "simulator/bench/sleep_resume_cost.py" : resume_script,
                      "--bin-dir", bin_dir, "--out", out_json, "--repetitions", "1",
-                     "--iterations", std::to_string(std::max(w.iterations, 8)), "--",
-                     "--model", w.model,
-                     "--batch-size", std::to_string(w.batch_size),
-                     "--threads", std::to_string(w.threads),
-                     "--seed", std::to_string(w.seed),
-                     "--optimizer", w.optimizer,
-                     "--lr", format_number(w.lr)};
-  command.insert(command.end(), w.args.begin(), w.args.end());
+                     "--iterations", std::to_string(std::max(spec.workload.iterations, 8)), "--"};
+  const Command flags = lone_rank_flags(spec.workload);
+  command.insert(command.end(), flags.begin(), flags.end());
   return command;
 }
 

@@ -69,8 +69,8 @@ TEST_F(CorunProfileTest, OneRoundRunsTheWorkloadAsOneRankJobs) {
   spec.workload.args = {"--width", "256"};
   EXPECT_EQ(corun_command(spec, "/b", "/s/corun_bench.sh", "/r/corun-4-rep1.json", 4),
             (Command{"/s/corun_bench.sh", "--bin-dir", "/b", "--out", "/r/corun-4-rep1.json", "--copies", "4",
-                     "--rounds", "1", "--", "--model", "mlp", "--iterations", "30", "--batch-size", "2048",
-                     "--threads", "1", "--seed", "1", "--optimizer", "sgd", "--lr", "0.01", "--width", "256"}));
+                     "--rounds", "1", "--", "--model", "mlp", "--batch-size", "2048", "--threads", "1", "--seed",
+                     "1", "--optimizer", "sgd", "--lr", "0.01", "--width", "256", "--iterations", "30"}));
 }
 
 // Only predictions of another layout (ranks or hosts) take the profile, after world_size_args.
