@@ -166,6 +166,16 @@ def write_summary(path, rows, columns=None):
         writer.writerows(rows)
 
 
+def write_results_folder(folder, spec_text):
+    """A ddp-experiment results folder with no runs yet, as the bench scripts read one: an empty
+    summary.csv and provenance.json's spec_text. Creates `folder`; returns it."""
+    os.mkdir(folder)
+    write_summary(os.path.join(folder, "summary.csv"), [])
+    with open(os.path.join(folder, "provenance.json"), "w") as handle:
+        json.dump({"spec_text": spec_text}, handle)
+    return folder
+
+
 def load_plot():
     """analysis/ddpsim-plot as a module (its file name has no .py)."""
     loader = importlib.machinery.SourceFileLoader("ddpsim_plot", PLOT)

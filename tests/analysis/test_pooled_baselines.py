@@ -1,13 +1,12 @@
 """simulator/bench/pooled_baselines.py: its paired comparison against hand-worked answers, and
 the specs it refuses to pool (one line, exit 2, nothing copied)."""
-import json
 import os
 import subprocess
 import sys
 import tempfile
 import unittest
 
-from fixtures import SOURCE_DIR
+from fixtures import SOURCE_DIR, write_results_folder
 
 BENCH = os.path.join(SOURCE_DIR, "simulator", "bench")
 sys.path.insert(0, BENCH)
@@ -53,12 +52,7 @@ class PooledBaselines(unittest.TestCase):
                                ("[predict]\nbaseline = { bucket_cap_mb = 25 }\npool_baselines = true\n",
                                 "got pool_baselines already")):
             with self.subTest(expected=expected), tempfile.TemporaryDirectory() as folder:
-                results = os.path.join(folder, "x")
-                os.mkdir(results)
-                with open(os.path.join(results, "summary.csv"), "w") as handle:
-                    handle.write("experiment,point,rep,variant,kind,status,error_pct\n")
-                with open(os.path.join(results, "provenance.json"), "w") as handle:
-                    json.dump({"spec_text": spec}, handle)
+                results = write_results_folder(os.path.join(folder, "x"), spec)
                 work = os.path.join(folder, "work")
                 done = subprocess.run([sys.executable, os.path.join(BENCH, "pooled_baselines.py"), results,
                                        "--work", work], capture_output=True, text=True)

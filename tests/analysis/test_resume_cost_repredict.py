@@ -7,7 +7,7 @@ import sys
 import tempfile
 import unittest
 
-from fixtures import SOURCE_DIR
+from fixtures import SOURCE_DIR, write_results_folder
 
 BENCH = os.path.join(SOURCE_DIR, "simulator", "bench")
 sys.path.insert(0, BENCH)
@@ -18,13 +18,7 @@ SPEC = ('[predict]\nbaseline = { slowdown = "" }\n'
 
 
 def results_folder(root, spec):
-    folder = os.path.join(root, "whatif-slowdown")
-    os.mkdir(folder)
-    with open(os.path.join(folder, "summary.csv"), "w") as handle:
-        handle.write("experiment,point,rep,variant,kind,status,error_pct\n")
-    with open(os.path.join(folder, "provenance.json"), "w") as handle:
-        json.dump({"spec_text": spec}, handle)
-    return folder
+    return write_results_folder(os.path.join(root, "whatif-slowdown"), spec)
 
 
 class ResumeCostRepredict(unittest.TestCase):
