@@ -103,8 +103,9 @@ struct Prediction {
   // runs, simulator/bench/sleep_resume_cost.py runs the workload as one rank alone, as it is and
   // slowed x3, and takes what the slowed rank computes more per injected sleep; the cross
   // predictions get --sleep-resume-cost this fraction of the median over the pairs measured.
-  // The cost moves with the machine (0.16 to 0.45 ms on the MLP 1024x4 on different days), so a
-  // constant measured once mispredicts the slowdowns. 0: none.
+  // The cost moves with the machine (0.16 to 0.45 ms on the MLP 1024x4 on different days), which
+  // a constant cannot follow; but one lone-rank pair per repetition proved too noisy to follow it
+  // either (2026-11-27, docs/accuracy/README.md#sittings), so no shipped spec sets it. 0: none.
   double resume_profile = 0;
 };
 
