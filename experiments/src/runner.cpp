@@ -76,30 +76,29 @@ class RunExecutor {
   // it serves.
   std::optional<std::string> measure_profile(int rep) {
     std::string failures;
-    if (spec_.predict.resume_profile > 0 && !fs::exists(layout_.resume_json(rep))) {
-      const std::string json = layout_.resume_json(rep);
-      const std::string log = layout_.log_file("profile-rep" + std::to_string(rep), "resume");
+    // Runs `command`, which writes `json`, unless `json` is there; false when interrupted.
+    const auto round = [&](const Command& command, const std::string& json, const std::string& step,
+                           double timeout_s, const std::string& what) {
+      if (fs::exists(json)) return true;
+      const std::string log = layout_.log_file("profile-rep" + std::to_string(rep), step);
       fs::remove(log);
-      // One rank alone, as it is and slowed: two jobs one after the other.
-      const ProcessResult result = run_process(resume_command(spec_, bin_dir_, resume_script_, json), log, log,
-                                               2 * spec_.limits.job_timeout_s);
+      const ProcessResult result = run_process(command, log, log, timeout_s);
       if (!result.ok()) fs::remove(json);
-      if (result.interrupted) return std::nullopt;
-      if (!result.ok()) failures += "resume profile: " + describe_failure(result, log);
-    }
+      if (result.interrupted) return false;
+      if (!result.ok()) failures += (failures.empty() ? "" : "; ") + what + ": " + describe_failure(result, log);
+      return true;
+    };
+    // One rank alone, as it is and slowed: two jobs one after the other.
+    if (spec_.predict.resume_profile > 0 &&
+        !round(resume_command(spec_, bin_dir_, resume_script_, layout_.resume_json(rep)), layout_.resume_json(rep),
+               "resume", 2 * spec_.limits.job_timeout_s, "resume profile"))
+      return std::nullopt;
     for (const int copies : spec_.predict.corun_profile) {
       const std::string json = layout_.corun_json(copies, rep);
-      if (fs::exists(json)) continue;
-      const std::string log = layout_.log_file("profile-rep" + std::to_string(rep), "corun-" + std::to_string(copies));
-      fs::remove(log);
       // Alone, then `copies` at once: as long as copies + 1 jobs one after another at most.
-      const ProcessResult result = run_process(corun_command(spec_, bin_dir_, corun_script_, json, copies), log, log,
-                                               (copies + 1) * spec_.limits.job_timeout_s);
-      if (!result.ok()) fs::remove(json);
-      if (result.interrupted) return std::nullopt;
-      if (!result.ok())
-        failures += (failures.empty() ? "" : "; ") + std::string("co-run profile of ") + std::to_string(copies) +
-                    " ranks: " + describe_failure(result, log);
+      if (!round(corun_command(spec_, bin_dir_, corun_script_, json, copies), json, "corun-" + std::to_string(copies),
+                 (copies + 1) * spec_.limits.job_timeout_s, "co-run profile of " + std::to_string(copies) + " ranks"))
+        return std::nullopt;
     }
     return failures;
   }
