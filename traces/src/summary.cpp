@@ -139,7 +139,7 @@ void add_amp_and_evaluation_notes(const Trace& trace, const Timelines& rank0, Su
   }
 }
 
-// Lines about what a profiler import holds (see traces/src/kineto.cpp).
+// Lines about what a profiler import holds (see traces/src/kineto*.cpp).
 void add_notes(const Trace& trace, const Timelines& rank0, Summary& summary) {
   const RunMeta& meta = trace.meta();
   const auto setting = [&](const char* key) {

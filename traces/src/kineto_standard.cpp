@@ -1,0 +1,602 @@
+// Import of standard PyTorch profiler traces (torch.profiler, no sidecar) of a DDP job.
+//
+// What a torch.profiler trace of a DDP job holds, and what we use (PyTorch 1.13-2.x,
+// schemaVersion 1; see /work/shared/kineto-real/README.md for the real ones tested):
+//  - "ProfilerStep#N" (cpu_op / user_annotation) bounds iteration N;
+//  - every collective is a "c10d::<name>_" cpu_op (allreduce_, alltoall_base_,
+//    _allgather_base_, broadcast_, ...). Inside it, on the same thread: "record_param_comms"
+//    ("Collective name", "In msg nelems", "dtype" in newer PyTorch), the "nccl:<name>"
+//    annotation ("Input Dims" and "Input type" when record_shapes was on), and the CUDA
+//    runtime launch whose "correlation" names the NCCL kernel on the GPU;
+//  - DDP's Reducer launches bucket b's all-reduce when the bucket is ready, in bucket order:
+//    the k-th all-reduce of a step is bucket k, its launch (cpu_op start) is bucket_ready,
+//    and its kernel's start/end are allreduce_begin/end;
+//  - there are no per-parameter sizes or gradient times: each bucket becomes one
+//    pseudo-parameter ("parameters": "per-bucket" in settings), so the layout cannot be
+//    re-bucketed; the rest of the step (forward, backward compute, optimizer, and the other
+//    collectives, recorded as "collective" events) is replayed as measured compute.
+
+#include "kineto_detail.hpp"
+
+#include <algorithm>
+#include <cctype>
+#include <cmath>
+#include <cstdint>
+#include <limits>
+#include <map>
+#include <stdexcept>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "ddpsim/trace/io.hpp"
+#include "ddpsim/trace/kineto.hpp"
+
+namespace ddpsim::trace::detail {
+namespace {
+
+using nlohmann::json;
+
+struct KEvent {
+  std::string name;
+  std::string cat;
+  std::string thread;  // pid/tid
+  std::int64_t begin_ns = 0;
+  std::int64_t end_ns = 0;
+  const json* args = nullptr;
+};
+
+struct Collective {
+  std::string kind;  // "all_reduce", "all_to_all", ...
+  const KEvent* op = nullptr;
+  const KEvent* kernel = nullptr;  // NCCL: the kernel the launch enqueued (by correlation)
+  const KEvent* worker = nullptr;  // Gloo: the "gloo:all_reduce" span on Gloo's worker thread
+  std::int64_t numel = -1;
+  std::string dtype;  // ddpsim spelling when known, else the profiler's
+  std::int64_t bytes = -1;
+};
+
+std::string lower(std::string text) {
+  std::transform(text.begin(), text.end(), text.begin(),
+                 [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+  return text;
+}
+
+// The profiler's dtype names ("Float", "float", "c10::Half", "long int", ...) -> ddpsim's
+// spelling for the four parameter dtypes, or "" with the element size in `size`.
+std::string normalize_dtype(const std::string& name, std::int64_t& size) {
+  std::string d = lower(name);
+  if (starts_with(d, "c10::")) d = d.substr(5);
+  static const std::map<std::string, std::pair<std::string, std::int64_t>> table = {
+      {"float", {"float32", 4}},    {"float32", {"float32", 4}}, {"half", {"float16", 2}},
+      {"float16", {"float16", 2}},  {"bfloat16", {"bfloat16", 2}}, {"double", {"float64", 8}},
+      {"float64", {"float64", 8}},  {"long", {"", 8}},           {"long int", {"", 8}},
+      {"int64", {"", 8}},           {"int", {"", 4}},            {"int32", {"", 4}},
+      {"unsigned char", {"", 1}},   {"signed char", {"", 1}},    {"char", {"", 1}},
+      {"byte", {"", 1}},            {"bool", {"", 1}},           {"int8_t", {"", 1}},
+      {"uint8", {"", 1}},           {"int8", {"", 1}},           {"short", {"", 2}}};
+  const auto found = table.find(d);
+  if (found == table.end()) {
+    size = -1;
+    return "";
+  }
+  size = found->second.second;
+  return found->second.first;
+}
+
+// Parses a standard profile keeping only the events the importer reads: a real profile is
+// mostly operators and kernels of the model, and holding all of them costs ~9x the file in
+// memory. Kept: complete ("X") events that are steps, collectives (c10d::, nccl:, gloo:,
+// record_param_comms), CUDA runtime calls (their correlation ids lead to kernels) and NCCL
+// kernels; `saw_kernel` says whether any GPU kernel was dropped (a GPU trace).
+json parse_standard_profile(const std::string& path, const std::string& what, bool& saw_kernel) {
+  const std::string text = read_maybe_gzip(path, what);
+  bool in_events = false;
+  saw_kernel = false;
+  auto keep = [&in_events, &saw_kernel](int depth, json::parse_event_t event, json& parsed) {
+    if (depth == 1 && event == json::parse_event_t::key) {
+      in_events = parsed.is_string() && parsed.get_ref<const std::string&>() == "traceEvents";
+      return true;
+    }
+    if (depth != 2 || !in_events || event != json::parse_event_t::object_end) return true;
+    const auto text_of = [&parsed](const char* key) -> std::string {
+      const auto field = parsed.find(key);
+      return field != parsed.end() && field->is_string() ? field->get<std::string>() : "";
+    };
+    if (text_of("ph") != "X") return false;
+    const std::string name = text_of("name");
+    const std::string cat = text_of("cat");
+    if (cat == "kernel" && !starts_with(name, "nccl")) {
+      saw_kernel = true;
+      return false;
+    }
+    return cat == "kernel" || cat == "cuda_runtime" || starts_with(name, kProfilerStepPrefix) ||
+           starts_with(name, "c10d::") || starts_with(name, "nccl:") ||
+           starts_with(name, "gloo:") || name == "record_param_comms";
+  };
+  try {
+    return json::parse(text, keep);
+  } catch (const json::exception& error) {
+    throw TraceError(path, 0, what, std::string("invalid JSON (") + error.what() + ")");
+  }
+}
+
+// The first tensor's element count in an "Input Dims" list, or -1.
+std::int64_t first_dims_numel(const json& args, std::size_t* which = nullptr) {
+  const auto dims = args.find("Input Dims");
+  if (dims == args.end() || !dims->is_array()) return -1;
+  for (std::size_t i = 0; i < dims->size(); ++i) {
+    const json& shape = (*dims)[i];
+    if (!shape.is_array() || shape.empty()) continue;
+    std::int64_t numel = 1;
+    for (const json& extent : shape) {
+      if (!extent.is_number_integer()) return -1;
+      numel *= extent.get<std::int64_t>();
+    }
+    if (which != nullptr) *which = i;
+    return numel;
+  }
+  return -1;
+}
+
+std::string collective_kind(const std::string& op_name) {
+  std::string name = op_name.substr(std::char_traits<char>::length("c10d::"));
+  while (!name.empty() && name.front() == '_') name.erase(0, 1);
+  while (!name.empty() && name.back() == '_') name.pop_back();
+  if (name == "allreduce" || name == "allreduce_coalesced") return "all_reduce";
+  if (starts_with(name, "alltoall")) return "all_to_all";
+  if (starts_with(name, "allgather")) return "all_gather";
+  if (starts_with(name, "reduce_scatter")) return "reduce_scatter";
+  return name;  // broadcast, barrier, send, recv, reduce, gather, scatter, ...
+}
+
+bool is_nccl_kernel(const std::string& name) { return starts_with(name, "nccl"); }
+
+// Fills numel/dtype/bytes of a collective from what lies inside its cpu_op.
+void size_collective(Collective& c, const std::vector<const KEvent*>& inside) {
+  auto take = [&](std::int64_t numel, const std::string& dtype_name) {
+    if (numel < 0 || dtype_name.empty()) return false;
+    std::int64_t size = -1;
+    const std::string dtype = normalize_dtype(dtype_name, size);
+    c.numel = numel;
+    c.dtype = dtype.empty() ? lower(dtype_name) : dtype;
+    c.bytes = size > 0 ? numel * size : -1;
+    return true;
+  };
+  auto from_param_comms = [&](const json& args) {
+    const auto nelems = args.find("In msg nelems");
+    const auto dtype = args.find("dtype");
+    if (nelems == args.end() || !nelems->is_number_integer() || dtype == args.end() ||
+        !dtype->is_string()) {
+      return false;
+    }
+    return take(nelems->get<std::int64_t>(), dtype->get<std::string>());
+  };
+  auto from_dims = [&](const json& args) {
+    std::size_t which = 0;
+    const std::int64_t numel = first_dims_numel(args, &which);
+    const auto types = args.find("Input type");
+    if (numel < 0 || types == args.end() || !types->is_array() || types->size() <= which ||
+        !(*types)[which].is_string()) {
+      return false;
+    }
+    return take(numel, (*types)[which].get<std::string>());
+  };
+  for (const KEvent* e : inside) {
+    if (e->name == "record_param_comms" && e->args != nullptr && from_param_comms(*e->args)) return;
+  }
+  if (c.kernel != nullptr && c.kernel->args != nullptr && from_param_comms(*c.kernel->args)) return;
+  for (const KEvent* e : inside) {
+    if (starts_with(e->name, "nccl:") && e->args != nullptr && from_dims(*e->args)) return;
+  }
+  if (c.op->args != nullptr) from_dims(*c.op->args);
+}
+
+struct StandardFile {
+  json document;
+  std::vector<KEvent> events;  // complete events, sorted by begin
+};
+
+std::string thread_of(const json& event) {
+  const auto pid = event.find("pid");
+  const auto tid = event.find("tid");
+  return (pid == event.end() ? std::string() : pid->dump()) + "/" +
+         (tid == event.end() ? std::string() : tid->dump());
+}
+
+}  // namespace
+
+RankTrace import_standard(const std::string& path, int position, int file_count) {
+  const std::string what = "a PyTorch profiler trace (torch.profiler, .json or .json.gz)";
+  StandardFile file;
+  bool saw_compute_kernel = false;
+  file.document = parse_standard_profile(path, what, saw_compute_kernel);
+  const json& document = file.document;
+  if (document.is_array()) {
+    throw TraceError(kineto_sidecar_path(path), 0,
+                     "the sidecar of " + path +
+                         " (written by python_ddp_profiled.py): a legacy autograd-profiler "
+                         "trace holds no message sizes",
+                     "no such file");
+  }
+  if (!document.is_object() || !document.contains("traceEvents") ||
+      !document["traceEvents"].is_array()) {
+    throw TraceError(path, 0, what, "JSON without a traceEvents array");
+  }
+  // A profile's times are microseconds, since the Unix epoch in real traces (~1.8e15 in 2026).
+  // Beyond 4e15 (the year 2096) begin + duration could overflow int64 nanoseconds, so such an
+  // event is refused with the file named.
+  constexpr double kMaxMicroseconds = 4e15;
+  for (const json& event : document["traceEvents"]) {
+    if (!event.is_object()) continue;
+    const auto ph = event.find("ph");
+    if (ph == event.end() || !ph->is_string() || ph->get_ref<const std::string&>() != "X") continue;
+    const auto name = event.find("name");
+    const auto ts = event.find("ts");
+    const auto dur = event.find("dur");
+    if (name == event.end() || !name->is_string() || ts == event.end() || !ts->is_number() ||
+        dur == event.end() || !dur->is_number()) {
+      continue;
+    }
+    if (!(std::fabs(ts->get<double>()) < kMaxMicroseconds) ||
+        !(std::fabs(dur->get<double>()) < kMaxMicroseconds)) {
+      throw TraceError(path, 0, "event times (ts, dur) in microseconds below 4e15",
+                       "\"" + name->get<std::string>() + "\" at ts " + ts->dump() + ", dur " +
+                           dur->dump());
+    }
+    KEvent e;
+    e.name = name->get<std::string>();
+    const auto cat = event.find("cat");
+    e.cat = cat != event.end() && cat->is_string() ? cat->get<std::string>() : "";
+    e.thread = thread_of(event);
+    e.begin_ns = microseconds_to_ns(ts->get<double>());
+    e.end_ns = e.begin_ns + std::max<std::int64_t>(microseconds_to_ns(dur->get<double>()), 0);
+    const auto args = event.find("args");
+    if (args != event.end() && args->is_object()) e.args = &*args;
+    file.events.push_back(std::move(e));
+  }
+  std::stable_sort(file.events.begin(), file.events.end(),
+                   [](const KEvent& a, const KEvent& b) { return a.begin_ns < b.begin_ns; });
+  const auto& events = file.events;
+
+  // Steps.
+  struct Step {
+    std::int64_t number;
+    const KEvent* span;
+  };
+  std::vector<Step> steps;
+  for (const KEvent& e : events) {
+    if (!starts_with(e.name, kProfilerStepPrefix) || e.cat == "gpu_user_annotation") continue;
+    const std::string number = e.name.substr(std::char_traits<char>::length(kProfilerStepPrefix));
+    std::size_t used = 0;
+    long long value = -1;
+    try {
+      value = std::stoll(number, &used);
+    } catch (const std::exception&) {
+      used = 0;
+    }
+    if (used != number.size() || value < 0) {
+      throw TraceError(path, 0, std::string("step labels ") + kProfilerStepPrefix + "N",
+                       "\"" + e.name + "\"");
+    }
+    if (!steps.empty() && value <= steps.back().number) {
+      throw TraceError(path, 0, "ProfilerStep numbers increasing with time",
+                       e.name + " after " + steps.back().span->name);
+    }
+    // prof.step() ends one step where the next begins: overlapping steps are not one job's
+    // iterations, and their events would go back in time in the ddpsim trace (found by
+    // fuzz_kineto_import: the importer wrote a trace its own reader refused).
+    if (!steps.empty() && e.begin_ns < steps.back().span->end_ns) {
+      throw TraceError(path, 0, "each ProfilerStep to begin after the previous one ends",
+                       e.name + " beginning " + std::to_string(steps.back().span->end_ns - e.begin_ns) +
+                           " ns before " + steps.back().span->name + " ends");
+    }
+    steps.push_back({value, &e});
+  }
+  if (steps.empty()) {
+    throw TraceError(path, 0,
+                     "ProfilerStep#N events (torch.profiler with a schedule and prof.step())",
+                     "none");
+  }
+
+  // Kernels by correlation id; GPU presence.
+  std::map<std::int64_t, const KEvent*> kernels;
+  bool any_kernel = saw_compute_kernel;
+  bool any_allreduce_kernel = false;
+  for (const KEvent& e : events) {
+    if (e.cat != "kernel") continue;
+    any_kernel = true;
+    if (e.name.find("AllReduce") != std::string::npos && is_nccl_kernel(e.name)) {
+      any_allreduce_kernel = true;
+    }
+    if (e.args == nullptr) continue;
+    const auto correlation = e.args->find("correlation");
+    if (correlation != e.args->end() && correlation->is_number_integer()) {
+      kernels[correlation->get<std::int64_t>()] = &e;
+    }
+  }
+
+  // Collectives: c10d ops (or, in traces without them, the nccl:* CPU annotations).
+  std::vector<Collective> collectives;
+  for (const char* prefix : {"c10d::", "nccl:"}) {
+    for (const KEvent& e : events) {
+      if (!starts_with(e.name, prefix) || (e.cat != "cpu_op" && e.cat != "user_annotation")) {
+        continue;
+      }
+      Collective c;
+      c.op = &e;
+      c.kind = prefix[0] == 'c' ? collective_kind(e.name)
+                                : collective_kind("c10d::" + e.name.substr(5));
+      collectives.push_back(c);
+    }
+    if (!collectives.empty()) break;
+  }
+  for (Collective& c : collectives) {
+    std::vector<const KEvent*> inside;
+    for (const KEvent& e : events) {
+      if (e.begin_ns < c.op->begin_ns) continue;
+      if (e.begin_ns > c.op->end_ns) break;
+      if (&e == c.op || e.thread != c.op->thread || e.end_ns > c.op->end_ns) continue;
+      inside.push_back(&e);
+      if (e.cat == "cuda_runtime" && e.args != nullptr && c.kernel == nullptr) {
+        const auto correlation = e.args->find("correlation");
+        if (correlation != e.args->end() && correlation->is_number_integer()) {
+          const auto kernel = kernels.find(correlation->get<std::int64_t>());
+          if (kernel != kernels.end() && is_nccl_kernel(kernel->second->name)) {
+            c.kernel = kernel->second;
+          }
+        }
+      }
+    }
+    size_collective(c, inside);
+  }
+  // Gloo runs a collective on one of its worker threads, recorded as a "gloo:all_reduce" span
+  // from when a worker took the work to when it completed (CPU and CUDA tensors alike; the
+  // gpu_user_annotation copy of it is not a second one). Launches are FIFO, so a launch's span
+  // is the first unclaimed one that starts after it and carries as many elements.
+  std::vector<const KEvent*> gloo_spans;
+  for (const KEvent& e : events) {
+    if (e.name == "gloo:all_reduce" && e.cat == "user_annotation") gloo_spans.push_back(&e);
+  }
+  // A launch's work begins before its step ends (DDP waits for it in backward), so a launch
+  // with no span in its own step never takes the next step's.
+  auto end_of_step_at = [&steps](std::int64_t t_ns) {
+    for (const Step& step : steps) {
+      if (t_ns >= step.span->begin_ns && t_ns <= step.span->end_ns) return step.span->end_ns;
+    }
+    return std::numeric_limits<std::int64_t>::max();
+  };
+  std::vector<bool> claimed(gloo_spans.size(), false);
+  for (Collective& c : collectives) {
+    if (c.kind != "all_reduce" || c.kernel != nullptr) continue;
+    const std::int64_t latest_begin = end_of_step_at(c.op->begin_ns);
+    for (std::size_t g = 0; g < gloo_spans.size(); ++g) {
+      const KEvent& span = *gloo_spans[g];
+      if (span.begin_ns > latest_begin) break;
+      if (claimed[g] || span.begin_ns < c.op->begin_ns) continue;
+      Collective sized;
+      sized.op = &span;
+      size_collective(sized, {});
+      if (c.numel >= 0 && sized.numel != c.numel) continue;
+      claimed[g] = true;
+      c.worker = &span;
+      // c10d::allreduce_ lists a TensorList, which says no size: the worker's span does.
+      if (c.numel < 0) {
+        c.numel = sized.numel;
+        c.dtype = sized.dtype;
+        c.bytes = sized.bytes;
+      }
+      break;
+    }
+  }
+
+  // Distributed info.
+  const json info = document.value("distributedInfo", json::object());
+  int rank = position;
+  int world_size = file_count;
+  if (info.is_object() && info.contains("rank") && info["rank"].is_number_integer()) {
+    rank = info["rank"].get<int>();
+  }
+  if (info.is_object() && info.contains("world_size") && info["world_size"].is_number_integer()) {
+    world_size = info["world_size"].get<int>();
+  }
+  if (world_size < 1 || rank < 0 || rank >= world_size) {
+    throw TraceError(path, 0, "distributedInfo with 0 <= rank < world_size",
+                     info.dump());
+  }
+  const auto backend_field = info.is_object() ? info.find("backend") : info.end();
+  const std::string backend = backend_field != info.end() && backend_field->is_string()
+                                  ? backend_field->get<std::string>()
+                                  : "nccl";
+
+  // Every all-reduce needs its transfer's timing: an NCCL kernel or a Gloo worker span. A single
+  // NCCL rank has nothing to transfer and NCCL launches no kernel: its all-reduces take no time.
+  const bool lone_nccl_rank = world_size == 1 && backend == "nccl";
+  std::size_t allreduce_ops = 0;
+  std::size_t allreduce_untimed = 0;
+  std::size_t untimed_before_last_step = 0;
+  for (const Collective& c : collectives) {
+    if (c.kind != "all_reduce") continue;
+    ++allreduce_ops;
+    const bool kernel = c.kernel != nullptr && c.kernel->name.find("AllReduce") != std::string::npos;
+    if (kernel || c.worker != nullptr || lone_nccl_rank) continue;
+    ++allreduce_untimed;
+    // The last step may be cut by the profiler's stop: it is dropped below, not refused.
+    if (steps.size() == 1 || c.op->begin_ns < steps.back().span->begin_ns) {
+      ++untimed_before_last_step;
+    }
+  }
+  if (allreduce_ops == 0) {
+    throw TraceError(path, 0, "all-reduces (c10d::allreduce_ / nccl:all_reduce) in the profile",
+                     "none");
+  }
+  if (untimed_before_last_step > 0) {
+    const std::string counted = std::to_string(allreduce_untimed) + " of " +
+                                std::to_string(allreduce_ops) + " all-reduces without one";
+    if (backend == "gloo") {
+      throw TraceError(path, 0,
+                       "a gloo:all_reduce span (Gloo's worker thread) for every all-reduce launch",
+                       counted);
+    }
+    throw TraceError(
+        path, 0, "an NCCL AllReduce kernel linked (by correlation) to every all-reduce launch",
+        counted + (!any_kernel ? " and no GPU kernels (a CPU-only trace of an NCCL job?)"
+                   : any_allreduce_kernel ? ""
+                                          : " and no AllReduce kernel at all (an event-sampled "
+                                            "or filtered trace?)"));
+  }
+
+  if (file_count > 1 && (world_size != file_count || rank != position)) {
+    throw TraceError(path, 0,
+                     "rank " + std::to_string(position) + " of " + std::to_string(file_count) +
+                         " (one file per rank, in rank order, or a single rank's file)",
+                     "rank " + std::to_string(rank) + " of " + std::to_string(world_size) +
+                         " (distributedInfo)");
+  }
+
+  // Per step: its all-reduces (buckets, in launch order) and other collectives.
+  RankTrace result;
+  RunMeta& meta = result.meta;
+  meta.source = "imported";
+  meta.tool = {"ddp-trace", DDPSIM_VERSION, DDPSIM_GIT_SHA};
+  meta.rank = rank;
+  meta.local_rank = rank;
+  meta.world_size = world_size;
+  meta.backend = backend;
+  meta.workload_name = "kineto-import";
+  meta.settings["profiler"] = "kineto";
+  meta.settings["imported_from"] = path;
+  meta.settings["parameters"] = "per-bucket";
+  meta.settings["comm_hook"] = "allreduce";
+  meta.settings["allreduce_timing"] = !gloo_spans.empty() ? "gloo worker spans"
+                                      : lone_nccl_rank && !any_allreduce_kernel
+                                          ? "none (one NCCL rank transfers nothing)"
+                                          : "nccl kernels";
+  if (info.is_object()) {
+    for (const char* key : {"nccl_version", "pg_count"}) {
+      if (info.contains(key)) {
+        meta.settings[key] = info[key].is_string() ? info[key].get<std::string>() : info[key].dump();
+      }
+    }
+  }
+  for (const char* key : {"traceName", "schemaVersion"}) {
+    if (document.contains(key)) {
+      meta.settings[std::string("profile_") + key] =
+          document[key].is_string() ? document[key].get<std::string>() : document[key].dump();
+    }
+  }
+
+  std::vector<std::vector<const Collective*>> step_allreduces(steps.size());
+  std::vector<std::vector<const Collective*>> step_others(steps.size());
+  for (const Collective& c : collectives) {
+    for (std::size_t s = 0; s < steps.size(); ++s) {
+      if (c.op->begin_ns >= steps[s].span->begin_ns && c.op->begin_ns <= steps[s].span->end_ns) {
+        (c.kind == "all_reduce" ? step_allreduces : step_others)[s].push_back(&c);
+        break;
+      }
+    }
+  }
+  // The first step with all-reduces sets the layout; every step must match it (a cut last
+  // step is dropped, like a rank's cut last line).
+  std::size_t reference = 0;
+  while (reference < steps.size() && step_allreduces[reference].empty()) ++reference;
+  if (reference == steps.size()) {
+    throw TraceError(path, 0, "all-reduces inside a ProfilerStep", "none inside any step");
+  }
+  const auto& layout = step_allreduces[reference];
+  for (std::size_t b = 0; b < layout.size(); ++b) {
+    const Collective& c = *layout[b];
+    if (c.numel < 0 || dtype_size(c.dtype) == 0) {
+      throw TraceError(path, 0,
+                       "the size of every all-reduce (record_param_comms \"In msg nelems\" and "
+                       "\"dtype\", or \"Input Dims\" with record_shapes=True) in a float dtype",
+                       "all-reduce " + std::to_string(b) + " of " + steps[reference].span->name +
+                           (c.numel < 0 ? " without a size" : " of dtype " + c.dtype));
+    }
+    Parameter parameter;
+    parameter.index = static_cast<int>(b);
+    parameter.name = "bucket" + std::to_string(b) + ".allreduce";
+    parameter.numel = c.numel;
+    parameter.dtype = c.dtype;
+    meta.parameters.push_back(parameter);
+  }
+  BucketAssignment assignment;
+  assignment.first_iteration = steps[reference].number;
+  for (std::size_t b = 0; b < layout.size(); ++b) assignment.buckets.push_back({static_cast<int>(b)});
+  meta.bucket_assignments.push_back(assignment);
+
+  // A step whose all-reduces differ from the layout (another count or size, or one without
+  // its kernel or worker span) cannot be timed bucket by bucket. A cut last step is dropped;
+  // an odd step in the middle (seen once in a profile taken while the cores were loaded) is
+  // skipped and said in settings.skipped_steps, as long as most steps keep the layout: when
+  // they do not, the layout itself is in doubt and the trace is refused.
+  std::vector<std::string> skipped;
+  const auto refusal = [&](std::size_t s) {
+    return TraceError(path, 0,
+                      "the same all-reduces (buckets) in most steps as in " + steps[reference].span->name +
+                          " (" + std::to_string(layout.size()) + ")",
+                      std::to_string(step_allreduces[s].size()) + " of other sizes in " + steps[s].span->name +
+                          " and " + std::to_string(skipped.size()) + " of " +
+                          std::to_string(steps.size() - reference) + " steps unlike it");
+  };
+  for (std::size_t s = reference; s < steps.size(); ++s) {
+    const auto& allreduces = step_allreduces[s];
+    bool same = allreduces.size() == layout.size();
+    for (std::size_t b = 0; same && b < layout.size(); ++b) {
+      same = allreduces[b]->numel == layout[b]->numel && allreduces[b]->dtype == layout[b]->dtype;
+    }
+    for (std::size_t b = 0; same && b < allreduces.size(); ++b) {
+      same = lone_nccl_rank || allreduces[b]->kernel != nullptr || allreduces[b]->worker != nullptr;
+    }
+    if (!same) {
+      if (s + 1 == steps.size() && s > reference) break;
+      skipped.push_back("ProfilerStep#" + std::to_string(steps[s].number));  // not the raw name: any bytes
+      if (2 * skipped.size() >= steps.size() - reference) throw refusal(s);
+      continue;
+    }
+    const KEvent& whole = *steps[s].span;
+    const std::int64_t n = steps[s].number;
+    std::vector<Event> step;
+    add(step, rank, n, EventType::IterationBegin, whole.begin_ns);
+    for (std::size_t b = 0; b < allreduces.size(); ++b) {
+      const Collective& c = *allreduces[b];
+      const int bucket = static_cast<int>(b);
+      const std::int64_t ready = c.op->begin_ns;
+      const KEvent* timed = c.kernel != nullptr ? c.kernel : c.worker;
+      const std::int64_t begin = timed != nullptr ? std::max(timed->begin_ns, ready) : ready;
+      const std::int64_t end = timed != nullptr ? std::max(timed->end_ns, begin) : begin;
+      add(step, rank, n, EventType::BucketReady, ready, bucket, c.bytes);
+      add(step, rank, n, EventType::AllreduceBegin, begin, bucket, c.bytes);
+      add(step, rank, n, EventType::AllreduceEnd, end, bucket, c.bytes);
+    }
+    for (const Collective* c : step_others[s]) {
+      const KEvent& timed = c->kernel != nullptr ? *c->kernel : *c->op;
+      Event event;
+      event.rank = rank;
+      event.iteration = n;
+      event.type = EventType::Collective;
+      event.t_ns = timed.begin_ns;
+      event.bytes = c->bytes;
+      event.dur_ns = timed.end_ns - timed.begin_ns;
+      event.kind = c->kind;
+      event.message = c->kernel != nullptr ? "gpu kernel" : "cpu op (no kernel)";
+      step.push_back(std::move(event));
+    }
+    add(step, rank, n, EventType::IterationEnd, whole.end_ns);
+    // GPU work may outlast the CPU's step: clamp to the step so time never runs backwards.
+    for (Event& event : step) event.t_ns = std::clamp(event.t_ns, whole.begin_ns, whole.end_ns);
+    std::stable_sort(step.begin(), step.end(),
+                     [](const Event& a, const Event& b) { return a.t_ns < b.t_ns; });
+    result.events.insert(result.events.end(), step.begin(), step.end());
+  }
+  if (!skipped.empty()) {
+    std::string names;
+    for (const std::string& name : skipped) names += (names.empty() ? "" : " ") + name;
+    result.meta.settings["skipped_steps"] = names;
+  }
+  return result;
+}
+
+}  // namespace ddpsim::trace::detail
