@@ -3,6 +3,8 @@
 #include <signal.h>
 
 #include <chrono>
+#include <fstream>
+#include <sstream>
 
 #include "ddpsim/process/spawn.hpp"
 #include "ddpsim/process/wait.hpp"
@@ -51,6 +53,28 @@ ProcessResult run_process(const std::vector<std::string>& argv, const std::strin
   result.interrupted = waited.how == process::Waited::How::kStopRequested;
   result.exit_code = process::exit_code(waited.wait_status);
   return result;
+}
+
+std::string read_file(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  std::ostringstream text;
+  text << in.rdbuf();
+  return text.str();
+}
+
+// The last non-empty line of a log: usually the tool's one-line error.
+std::string last_line(const std::string& path) {
+  std::istringstream in(read_file(path));
+  std::string line, last;
+  while (std::getline(in, line))
+    if (!line.empty()) last = line;
+  return last.empty() ? "(no output; see " + path + ")" : last;
+}
+
+std::string describe_failure(const ProcessResult& result, const std::string& log) {
+  if (!result.launch_error.empty()) return result.launch_error;
+  if (result.timed_out) return "killed after the time limit; see " + log;
+  return "exit " + std::to_string(result.exit_code) + ": " + last_line(log);
 }
 
 }  // namespace ddpsim::experiment

@@ -25,4 +25,10 @@ ProcessResult run_process(const std::vector<std::string>& argv, const std::strin
 void install_interrupt_handlers();
 bool interrupt_requested();
 
+// The whole of a text file; "" when it cannot be read.
+std::string read_file(const std::string& path);
+// Why a child failed, in one line: its launch error, the time limit (with its log), or its exit
+// status and the last non-empty line of `log` (usually the tool's one-line error).
+std::string describe_failure(const ProcessResult& result, const std::string& log);
+
 }  // namespace ddpsim::experiment

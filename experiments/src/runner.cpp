@@ -4,19 +4,16 @@
 #include <chrono>
 #include <cstdio>
 #include <filesystem>
-#include <fstream>
 #include <map>
 #include <set>
-#include <sstream>
 #include <tuple>
 
 #include "commands.hpp"
-#include "corun_profile.hpp"
+#include "machine_profile.hpp"
 #include "names.hpp"
 #include "process.hpp"
 #include "progress.hpp"
 #include "provenance.hpp"
-#include "resume_profile.hpp"
 #include "trace_summary.hpp"
 #include "ddpsim/trace/stats.hpp"
 
@@ -24,28 +21,6 @@ namespace fs = std::filesystem;
 
 namespace ddpsim::experiment {
 namespace {
-
-std::string read_file(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::ostringstream text;
-  text << in.rdbuf();
-  return text.str();
-}
-
-// The last non-empty line of a log: usually the tool's one-line error.
-std::string last_line(const std::string& path) {
-  std::istringstream in(read_file(path));
-  std::string line, last;
-  while (std::getline(in, line))
-    if (!line.empty()) last = line;
-  return last.empty() ? "(no output; see " + path + ")" : last;
-}
-
-std::string describe_failure(const ProcessResult& result, const std::string& log) {
-  if (!result.launch_error.empty()) return result.launch_error;
-  if (result.timed_out) return "killed after the time limit; see " + log;
-  return "exit " + std::to_string(result.exit_code) + ": " + last_line(log);
-}
 
 // Runs the tools of one point × repetition and turns their outputs into rows.
 // The trace directories of `baseline`'s repetitions in `reps` other than `rep`: what a
@@ -60,48 +35,11 @@ std::vector<std::string> other_repetitions(const Layout& layout, const Point& ba
 
 class RunExecutor {
  public:
-  RunExecutor(const ExperimentSpec& spec, const Layout& layout, const RunOptions& options)
+  // `profile` gives the cross predictions their machine profile's flags.
+  RunExecutor(const ExperimentSpec& spec, const Layout& layout, const RunOptions& options,
+              MachineProfile& profile)
       : spec_(spec), layout_(layout), bin_dir_(options.bin_dir), testbed_script_(options.testbed_script),
-        corun_script_(options.corun_script), resume_script_(options.resume_script) {}
-
-  // The pooled profiles the last prediction was given, in words, by name ("co-run profile",
-  // "resume profile"); none before any.
-  const std::map<std::string, std::string>& profile_summaries() const { return profile_summaries_; }
-
-  // The machine profile's round of repetition `rep`: the co-run profile ([predict]
-  // corun_profile) for each number of ranks, and the resume profile's pair ([predict]
-  // resume_profile), each whose file is not there yet. Returns what went wrong ("" when nothing
-  // did, or nothing was due), nullopt when interrupted. A failed round leaves no file: the
-  // predictions pool the rounds there are, and a rerun measures it again before the predictions
-  // it serves.
-  std::optional<std::string> measure_profile(int rep) {
-    std::string failures;
-    // Runs `command`, which writes `json`, unless `json` is there; false when interrupted.
-    const auto round = [&](const Command& command, const std::string& json, const std::string& step,
-                           double timeout_s, const std::string& what) {
-      if (fs::exists(json)) return true;
-      const std::string log = layout_.log_file("profile-rep" + std::to_string(rep), step);
-      fs::remove(log);
-      const ProcessResult result = run_process(command, log, log, timeout_s);
-      if (!result.ok()) fs::remove(json);
-      if (result.interrupted) return false;
-      if (!result.ok()) failures += (failures.empty() ? "" : "; ") + what + ": " + describe_failure(result, log);
-      return true;
-    };
-    // One rank alone, as it is and slowed: two jobs one after the other.
-    if (spec_.predict.resume_profile > 0 &&
-        !round(resume_command(spec_, bin_dir_, resume_script_, layout_.resume_json(rep)), layout_.resume_json(rep),
-               "resume", 2 * spec_.limits.job_timeout_s, "resume profile"))
-      return std::nullopt;
-    for (const int copies : spec_.predict.corun_profile) {
-      const std::string json = layout_.corun_json(copies, rep);
-      // Alone, then `copies` at once: as long as copies + 1 jobs one after another at most.
-      if (!round(corun_command(spec_, bin_dir_, corun_script_, json, copies), json, "corun-" + std::to_string(copies),
-                 (copies + 1) * spec_.limits.job_timeout_s, "co-run profile of " + std::to_string(copies) + " ranks"))
-        return std::nullopt;
-    }
-    return failures;
-  }
+        profile_(profile) {}
 
   // Empty when interrupted (nothing is recorded, so the run is redone next time).
   std::vector<ResultRow> execute(const Point& point, int rep) {
@@ -203,7 +141,7 @@ class RunExecutor {
     const std::string name = run_name(point, rep);
     const std::string base_name = run_name(baseline, rep);
     std::string no_profile;
-    const WhatIf what_if = cross_prediction(spec_, baseline, point, profile_args(baseline, point, no_profile));
+    const WhatIf what_if = cross_prediction(spec_, baseline, point, profile_.args_for(baseline, point, no_profile));
     ResultRow row = new_row(point, rep, what_if.name);
     row.kind = "prediction";
     row.measured = measured.measured;
@@ -225,65 +163,6 @@ class RunExecutor {
   }
 
  private:
-  // What a prediction from `baseline` to `point` gets from the sitting's machine profile: the
-  // resume profile's --sleep-resume-cost, and, when it changes the layout, the co-run profile's
-  // --effective-cores. Sets `why` (and returns none) when a profile the spec asks for cannot be
-  // had: no round measured, or a file that cannot be read.
-  ProfileArgs profile_args(const Point& baseline, const Point& point, std::string& why) {
-    ProfileArgs args;
-    args.sleep_resume_cost = resume_args(why);
-    if (why.empty()) args.effective_cores = corun_args(baseline, point, why);
-    return why.empty() ? args : ProfileArgs{};
-  }
-
-  // The resume profile's --sleep-resume-cost, pooled over the pairs measured so far; none when
-  // the spec has no resume profile.
-  std::vector<std::string> resume_args(std::string& why) {
-    if (!(spec_.predict.resume_profile > 0)) return {};
-    std::vector<std::string> pairs;
-    for (int rep = 0; rep < spec_.repetitions; ++rep) pairs.push_back(layout_.resume_json(rep));
-    try {
-      const auto profile = pool_resume_pairs(pairs, spec_.predict.resume_profile);
-      if (!profile) {
-        why = "no resume profile: expected " + layout_.resume_json(0) +
-              " or another repetition's (a rerun without --repredict measures it)";
-        return {};
-      }
-      write_resume_json(layout_.resume_profile_json(), *profile);
-      profile_summaries_["resume profile"] = describe_resume(*profile);
-      return sleep_resume_cost_args(*profile);
-    } catch (const std::exception& e) {
-      why = e.what();
-      return {};
-    }
-  }
-
-  // The co-run profile's --effective-cores for a prediction that changes the layout; none for
-  // one that keeps it, or when the spec has no co-run profile.
-  std::vector<std::string> corun_args(const Point& baseline, const Point& point, std::string& why) {
-    if (spec_.predict.corun_profile.empty() || !changes_layout(baseline, point)) return {};
-    std::vector<CorunProfile> profiles;
-    try {
-      for (const int copies : spec_.predict.corun_profile) {
-        std::vector<std::string> rounds;
-        for (int rep = 0; rep < spec_.repetitions; ++rep) rounds.push_back(layout_.corun_json(copies, rep));
-        const auto profile = pool_corun_rounds(rounds, copies);
-        if (!profile) {
-          why = "no co-run profile of " + std::to_string(copies) + " ranks: expected " +
-                layout_.corun_json(copies, 0) + " or another repetition's (a rerun without --repredict measures it)";
-          return {};
-        }
-        profiles.push_back(*profile);
-      }
-    } catch (const std::exception& e) {
-      why = e.what();
-      return {};
-    }
-    write_profile_json(layout_.profile_json(), profiles);
-    profile_summaries_["co-run profile"] = describe_profiles(profiles);
-    return effective_cores_args(profiles);
-  }
-
   // other_repetitions that are there (a re-prediction keeps the rows of runs whose trace is gone).
   std::vector<std::string> repeats_of(const Point& baseline, int rep, const std::vector<int>& baseline_reps) const {
     std::vector<std::string> repeats = other_repetitions(layout_, baseline, rep, baseline_reps);
@@ -470,9 +349,7 @@ class RunExecutor {
   const Layout& layout_;
   const std::string& bin_dir_;
   const std::string& testbed_script_;
-  const std::string& corun_script_;
-  const std::string& resume_script_;
-  std::map<std::string, std::string> profile_summaries_;  // what the last prediction was given, in words
+  MachineProfile& profile_;
   std::string calibrate_note_;
 };
 
@@ -562,16 +439,12 @@ size_t baseline_runs(const std::vector<RunKey>& pending, size_t baseline) {
 }
 
 void print_dry_run(const ExperimentSpec& spec, const Layout& layout, const RunOptions& options,
-                   const std::vector<Point>& points, const std::vector<RunKey>& pending, size_t total,
-                   CrossState cross, std::ostream& out) {
+                   const MachineProfile& profile, const std::vector<Point>& points,
+                   const std::vector<RunKey>& pending, size_t total, CrossState cross, std::ostream& out) {
   const std::string& bin_dir = options.bin_dir;
   const std::string& testbed_script = options.testbed_script;
   // What the machine profile will give the cross predictions, unknown until measured.
-  ProfileArgs profile_placeholders;
-  for (const int copies : spec.predict.corun_profile)
-    profile_placeholders.effective_cores.insert(profile_placeholders.effective_cores.end(),
-                                                {"--effective-cores", std::to_string(copies) + "=PROFILE"});
-  if (spec.predict.resume_profile > 0) profile_placeholders.sleep_resume_cost = {"--sleep-resume-cost", "PROFILE"};
+  const ProfileArgs profile_placeholders = profile.placeholders();
   std::set<int> profiled;  // the repetitions whose profile round is printed
   out << "# " << spec.name << ": " << points.size() << " points x " << spec.repetitions
       << " repetitions = " << total << " runs, " << pending.size() << " to do\n";
@@ -605,18 +478,7 @@ void print_dry_run(const ExperimentSpec& spec, const Layout& layout, const RunOp
     const std::string name = run_name(point, run.rep);
     const std::string trace = layout.trace_dir(name);
     const std::string calibration = layout.calibration_json(name);
-    if (!options.repredict && profiled.insert(run.rep).second) {
-      for (const int copies : spec.predict.corun_profile) {
-        const std::string json = layout.corun_json(copies, run.rep);
-        if (fs::exists(json)) continue;
-        out << "# co-run profile of repetition " << run.rep << ", " << copies << " ranks\n";
-        out << shell_quote(corun_command(spec, bin_dir, options.corun_script, json, copies)) << '\n';
-      }
-      if (spec.predict.resume_profile > 0 && !fs::exists(layout.resume_json(run.rep))) {
-        out << "# resume profile of repetition " << run.rep << '\n';
-        out << shell_quote(resume_command(spec, bin_dir, options.resume_script, layout.resume_json(run.rep))) << '\n';
-      }
-    }
+    if (!options.repredict && profiled.insert(run.rep).second) profile.print_round(run.rep, out);
     out << "# " << name << '\n';
     out << shell_quote(train_command(spec, point, bin_dir, trace, testbed_script, run.rep)) << '\n';
     out << shell_quote(summary_command(bin_dir, trace)) << '\n';
@@ -673,6 +535,8 @@ int run_experiment(const ExperimentSpec& spec, const RunOptions& options, std::o
                                              : std::nullopt;
   const std::string cross_variant = baseline ? "from-" + points[*baseline].id : "";
 
+  MachineProfile profile(spec, layout, options);
+
   auto rows = read_summary(layout.summary_csv());
   if (options.repredict) {
     for (auto& row : rows)
@@ -701,7 +565,7 @@ int run_experiment(const ExperimentSpec& spec, const RunOptions& options, std::o
 
   if (options.dry_run) {
     for (const auto& [key, row] : repredict) cross.add(row);
-    print_dry_run(spec, layout, options, points, pending, schedule.size(), cross, out);
+    print_dry_run(spec, layout, options, profile, points, pending, schedule.size(), cross, out);
     return 0;
   }
 
@@ -731,17 +595,17 @@ int run_experiment(const ExperimentSpec& spec, const RunOptions& options, std::o
   try {
     install_interrupt_handlers();
     Progress progress(err, pending.size(), options.progress_bar);
-    RunExecutor executor(spec, layout, options);
+    RunExecutor executor(spec, layout, options, profile);
     bool any_error = false;
     // Every point of a repetition predicted from that repetition's baseline, once both are
     // measured and so is every repetition of the baseline that is still to run: each
     // prediction's interval then spans the baseline's run-to-run spread over all of them
     // (replay --repeats). A rerun after an interruption only adds what is missing.
     size_t baselines_left = baseline ? baseline_runs(pending, *baseline) : 0;
-    // The co-run profile's round of repetition `rep` where it is missing; false when interrupted.
+    // The machine profile's round of repetition `rep` where it is missing; false when interrupted.
     auto profile_round = [&](int rep) -> bool {
       if (options.repredict) return true;  // measures nothing
-      const auto failed = executor.measure_profile(rep);
+      const auto failed = profile.measure(rep);
       if (!failed) {
         progress.done();
         err << "ddp-experiment: interrupted during the machine profile of repetition " << rep << "; rerun to resume\n";
@@ -770,7 +634,7 @@ int run_experiment(const ExperimentSpec& spec, const RunOptions& options, std::o
         append_rows(layout.summary_csv(), {to_row(*row)});
         cross.add(*row);
         any_error = any_error || row->status != "ok";
-        for (const auto& [what, summary] : executor.profile_summaries()) {
+        for (const auto& [what, summary] : profile.summaries()) {
           if (profiles_noted[what] == summary) continue;
           profiles_noted[what] = summary;
           progress.note(what, summary);

@@ -693,11 +693,11 @@ TEST_F(CorunRunnerTest, DryRunPrintsTheProfileRoundsAndWhereTheirValuesGo) {
   ASSERT_EQ(run_experiment(spec, options_, out, err), 0);
   const std::string text = out.str();
   const auto at = [&](const std::string& what) { return text.find(what); };
-  ASSERT_NE(at("# co-run profile of repetition 1, 4 ranks\n" + options_.corun_script + " --bin-dir " + bin_ +
+  ASSERT_NE(at("# co-run profile of 4 ranks, repetition 1\n" + options_.corun_script + " --bin-dir " + bin_ +
                " --out " + root_ + "/results/world/profile/corun-4-rep1.json --copies 4 --rounds 1 -- --model mlp"),
             std::string::npos) << text;
-  EXPECT_LT(at("# co-run profile of repetition 1, 2 ranks"), at("# w4-rep1\n"));
-  EXPECT_GT(at("# co-run profile of repetition 1, 2 ranks"), at("# w4-rep0\n"));
+  EXPECT_LT(at("# co-run profile of 2 ranks, repetition 1"), at("# w4-rep1\n"));
+  EXPECT_GT(at("# co-run profile of 2 ranks, repetition 1"), at("# w4-rep0\n"));
   EXPECT_NE(at("--independent-copies --effective-cores 2=PROFILE --effective-cores 4=PROFILE\n"), std::string::npos) << text;
   EXPECT_FALSE(fs::exists(root_ + "/results"));
   EXPECT_FALSE(fs::exists(bin_ + "/launch.log"));
@@ -807,14 +807,37 @@ TEST_F(ResumeRunnerTest, DryRunPrintsThePairsAndWhereTheirValueGoes) {
   ASSERT_EQ(run_experiment(spec, options_, out, err), 0);
   const std::string text = out.str();
   const auto at = [&](const std::string& what) { return text.find(what); };
-  ASSERT_NE(at("# resume profile of repetition 1\n" + options_.resume_script + " --bin-dir " + bin_ + " --out " +
+  ASSERT_NE(at("# resume profile, repetition 1\n" + options_.resume_script + " --bin-dir " + bin_ + " --out " +
                root_ + "/results/slow/profile/resume-rep1.json --repetitions 1 --iterations"),
             std::string::npos) << text;
-  EXPECT_LT(at("# resume profile of repetition 1"), at("# slow1-2-rep1\n"));
-  EXPECT_GT(at("# resume profile of repetition 1"), at("# slownone-rep0\n"));
+  EXPECT_LT(at("# resume profile, repetition 1"), at("# slow1-2-rep1\n"));
+  EXPECT_GT(at("# resume profile, repetition 1"), at("# slownone-rep0\n"));
   EXPECT_NE(at("--slowdown 1=2 --sleep-resume-cost PROFILE\n"), std::string::npos) << text;
   EXPECT_FALSE(fs::exists(root_ + "/results"));
   EXPECT_FALSE(fs::exists(bin_ + "/launch.log"));
+}
+
+// One machine profile round, one order: the run and --dry-run both take the resume pair first,
+// then the co-run rounds (MachineProfile::due_jobs).
+TEST_F(ResumeRunnerTest, TheRunAndTheDryRunTakeTheRoundInOneOrder) {
+  options_.corun_script = root_ + "/scripts/corun_bench.sh";
+  write(options_.corun_script, kFakeCorun);
+  ::chmod(options_.corun_script.c_str(), 0755);
+  const std::string text = std::string(kSlowSpec) + "corun_profile = [2]\n";
+  const auto spec = parse_spec(text, root_ + "/slow.toml");
+
+  options_.dry_run = true;
+  std::ostringstream out, err;
+  ASSERT_EQ(run_experiment(spec, options_, out, err), 0) << err.str();
+  const std::string dry = out.str();
+  ASSERT_NE(dry.find("# co-run profile of 2 ranks, repetition 0\n"), std::string::npos) << dry;
+  EXPECT_LT(dry.find("# resume profile, repetition 0\n"), dry.find("# co-run profile of 2 ranks, repetition 0\n"));
+  EXPECT_LT(dry.find("# co-run profile of 2 ranks, repetition 0\n"), dry.find("# slownone-rep0\n"));
+
+  options_.dry_run = false;
+  ASSERT_EQ(run(spec), 0) << stderr_;
+  EXPECT_EQ(launched(), (std::vector<std::string>{"resume-rep0", "corun-2-rep0", "slownone-rep0", "slow1-2-rep0",
+                                                  "resume-rep1", "corun-2-rep1", "slow1-2-rep1", "slownone-rep1"}));
 }
 
 }  // namespace
