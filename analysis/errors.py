@@ -16,7 +16,8 @@ of points with delay_dist add a distribution table (KS distance with a perfect m
 repeat floor: one measured run of a configuration taken as the "prediction" of another run of
 that configuration, the error a perfect model would still show on this machine. Then the bias
 (bias.py): the median signed error over repetitions with an exact interval, which says whether
-the model errs one way beyond the machine's noise where |error| cannot. Plus the CDF of
+the model errs one way beyond the machine's noise where |error| cannot. Plus issue 16's targets
+checked on the 2-rank what-ifs beside a perfect model's score (targets.py). Plus the CDF of
 the absolute errors, predictions solid, reconstructions dashed, and every prediction's signed
 error against the repeat floor's band (error_pairs.py)."""
 import numpy as np
@@ -26,6 +27,7 @@ import bias
 import error_pairs
 import output
 import style
+import targets
 from inputs import InputError, read_summary
 from stats import quantile
 
@@ -271,6 +273,11 @@ def plot(paths, out_dir, name="errors"):
         print()
         print(bias.format_table(biases))
         written.append(output.save_table(biases, out_dir, name + "-bias"))
+    goals = targets.table(summaries, pairs, distributions)
+    if not goals.empty:
+        print()
+        print(targets.format_table(goals))
+        written.append(output.save_table(goals, out_dir, name + "-targets"))
     # CDF of |error| per experiment and kind: the figure's CSV holds its exact steps.
     fig, ax = style.figure()
     steps = []

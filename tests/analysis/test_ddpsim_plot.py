@@ -467,6 +467,86 @@ class Errors(PlotTest):
         self.assert_close(table[0]["bias_pct"], 0.0, "pooled median")
         self.assertEqual(table[0]["verdict"], "none beyond noise")
 
+    def targets_summary(self, slowed_errors, cap_errors, measured_spread=(1.0, 1.0)):
+        """A sitting in one summary: 2-rank runs of a baseline, slowed points and cap points (their
+        predictions' signed errors given per repetition), a stall point with a KS per repetition,
+        and a 1 -> 2 rank world-size prediction that the targets leave out. Each point's runs
+        measure measured_spread[rep % 2] s, so the repeat floor is known."""
+        rows = []
+        def run(experiment, point, rep, measured, world_size=2, **fields):
+            trace = f"traces/{point}-rep{rep}"
+            rows.append(fixtures.summary_row(experiment=experiment, point=point, rep=rep, kind="reconstruction",
+                                             world_size=world_size, trace_dir=trace, measured_iter_s=measured,
+                                             predicted_iter_s=measured, **fields))
+            return trace
+        for rep in range(len(slowed_errors)):
+            m = measured_spread[rep % 2]
+            base = run("slow", "none", rep, m)
+            for point, error in slowed_errors[rep].items():
+                run("slow", point, rep, m, slowdown=f"1={point}")
+                rows.append(fixtures.summary_row(
+                    experiment="slow", point=point, rep=rep, variant="from-none", kind="prediction",
+                    slowdown=f"1={point}", trace_dir=f"traces/{point}-rep{rep}", replayed_trace=base,
+                    measured_iter_s=m, predicted_iter_s=m * (1 + error / 100)))
+            base = run("caps", "cap25", rep, m)
+            for point, error in cap_errors[rep].items():
+                run("caps", point, rep, m)
+                rows.append(fixtures.summary_row(
+                    experiment="caps", point=point, rep=rep, variant="from-cap25", kind="prediction",
+                    trace_dir=f"traces/{point}-rep{rep}", replayed_trace=base, measured_iter_s=m,
+                    predicted_iter_s=m * (1 + error / 100)))
+            base = run("stall", "quiet", rep, m)
+            run("stall", "stalled", rep, m, delay_dist="1=exp:5")
+            rows.append(fixtures.summary_row(
+                experiment="stall", point="stalled", rep=rep, variant="from-quiet", kind="prediction",
+                delay_dist="1=exp:5", trace_dir=f"traces/stalled-rep{rep}", replayed_trace=base,
+                measured_iter_s=m, predicted_iter_s=m, ks_distance=0.1, p50_error_pct=0, p90_error_pct=0,
+                p99_error_pct=0, measured_iterations=100))
+            one = run("world", "w1", rep, m, world_size=1)
+            run("world", "w2", rep, m)
+            rows.append(fixtures.summary_row(
+                experiment="world", point="w2", rep=rep, variant="from-w1", kind="prediction",
+                trace_dir=f"traces/w2-rep{rep}", replayed_trace=one, measured_iter_s=m, predicted_iter_s=m * 1.5))
+        return self.summary(rows)
+
+    def test_targets_over_two_rank_what_ifs_beside_a_perfect_models_score(self):
+        sys.path.insert(0, os.path.join(SOURCE_DIR, "analysis"))
+        import errors  # noqa: E402 (analysis/ is not a package)
+        rng = random.Random(5)
+        slowed = [{f"{f}": rng.uniform(-4, 4) for f in (1.5, 2, 3)} for _ in range(6)]
+        caps = [{f"cap{c}": rng.uniform(-9, 9) for c in (1, 5)} for _ in range(6)]
+        result = self.plot("errors", self.targets_summary(slowed, caps))
+        table = {r["target"]: r for r in read_csv(os.path.join(self.out, "errors-targets.csv"))}
+        two_rank = [abs(e) for rep in slowed + caps for e in rep.values()] + [0.0] * 6  # + the stalls
+        straggler = [abs(e) for rep in slowed for e in rep.values()]
+        self.assertEqual(int(table["median |err| %"]["pairs"]), 36)  # the 1 -> 2 ranks left out
+        self.assert_close(table["median |err| %"]["value"], statistics.median(two_rank), "median")
+        self.assert_close(table["p90 |err| %"]["value"], quantile(two_rank, 0.9), "p90")
+        self.assert_close(table["stragglers median |err| %"]["value"], statistics.median(straggler), "stragglers")
+        self.assertEqual(int(table["stragglers median |err| %"]["pairs"]), 18)
+        self.assert_close(table["stall KS"]["value"], 0.1, "ks")
+        self.assert_close(table["stall KS"]["perfect_model"], errors.ks_floor(99), "ks floor")
+        # Every run measured 1.0 s: a perfect model scores 0 here.
+        self.assert_close(table["median |err| %"]["perfect_model"], 0.0, "floor")
+        self.assertEqual(table["median |err| %"]["met"], str(statistics.median(two_rank) <= 3.0))
+        self.assertEqual(table["stragglers median |err| %"]["met"], "True")
+        self.assertEqual(table["stall KS"]["met"], "True")
+        self.assertIn("Against issue 16's first targets", result.stdout)
+
+    def test_a_target_missed_where_a_perfect_model_misses_it_too_says_so(self):
+        # Runs alternate 1.0 and 1.2 s: one as the prediction of another is off 0, 20 or -16.7 %.
+        slowed = [{"2": 6.0} for _ in range(6)]
+        caps = [{"cap1": 0.5} for _ in range(6)]
+        result = self.plot("errors", self.targets_summary(slowed, caps, measured_spread=(1.0, 1.2)))
+        table = {r["target"]: r for r in read_csv(os.path.join(self.out, "errors-targets.csv"))}
+        self.assertEqual(table["stragglers median |err| %"]["met"], "False")
+        self.assert_close(table["stragglers median |err| %"]["perfect_model"],
+                          quantile([0.0] * 12 + [100 / 6] * 9 + [20.0] * 9, 0.5), "floor of the slowed point")
+        self.assertIn("missed; a perfect model would too", result.stdout)
+        # 18 pairs: a median under 3 % is not the target met.
+        self.assertEqual(table["median |err| %"]["met"], "False")
+        self.assertIn("met, but fewer than 30 pairs", result.stdout)
+
     def test_repeat_floor_of_runs_of_one_configuration(self):
         # Point "a" measured 1.0, 1.1, 1.2 s in three repetitions, "b" 2.0 and 2.5 s, "c" once:
         # run s as the prediction of run r gives 100 (m_s - m_r) / m_r over the ordered pairs.
