@@ -23,18 +23,10 @@ import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from pooled_baselines import p90, predictions, repredict, sign_test_p  # noqa: E402
-from resume_cost_repredict import CONSTANT  # noqa: E402
+from resume_cost_repredict import CONSTANT, with_cost  # noqa: E402
 from results_folder import InputError, arguments  # noqa: E402
 
 STEP_S = 1e-5
-
-
-def spec_with_cost(text, cost_s, where):
-    """`text` with its one --sleep-resume-cost set to cost_s; InputError naming `where` otherwise."""
-    if len(CONSTANT.findall(text)) != 1:
-        raise InputError(f"{where}: expected a spec with one \"--sleep-resume-cost\" in its replay_args, "
-                         f"got {len(CONSTANT.findall(text))}")
-    return CONSTANT.sub(lambda m: f"{m.group(1)}{cost_s:.6g}{m.group(3)}", text)
 
 
 def spec_cost_s(text):
@@ -101,7 +93,7 @@ def main(argv):
                 text = handle.read()
         except OSError as error:
             raise InputError(f"--spec {args.spec}: expected a spec file, got {error.strerror}") from None
-        specs = {cost_s: spec_with_cost(text, cost_s, f"--spec {args.spec}") for cost_s in (0.0, args.high)}
+        specs = {cost_s: with_cost(text, cost_s, f"--spec {args.spec}") for cost_s in (0.0, args.high)}
         for folder in args.folders:  # every input checked before minutes of re-prediction
             predictions(folder)
         errors = {}

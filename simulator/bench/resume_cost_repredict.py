@@ -39,13 +39,18 @@ def resume_cost_s(path, fraction):
     return fraction * median_ms / 1e3
 
 
+def with_cost(text, cost_s, where):
+    """Spec `text` with its one --sleep-resume-cost set to cost_s; InputError naming `where` when it
+    has none or several."""
+    if len(CONSTANT.findall(text)) != 1:
+        raise InputError(f"{where}: expected a spec with one \"--sleep-resume-cost\" in its replay_args, "
+                         f"got {len(CONSTANT.findall(text))}")
+    return CONSTANT.sub(lambda m: f"{m.group(1)}{cost_s:.6g}{m.group(3)}", text)
+
+
 def measured_spec(folder, cost_s):
     """The folder's spec with its --sleep-resume-cost replaced by cost_s; InputError when it has none."""
-    text = spec_text_of(folder)
-    if len(CONSTANT.findall(text)) != 1:
-        raise InputError(f"{os.path.join(folder, 'provenance.json')}: expected a spec with one \"--sleep-resume-cost\" "
-                         f"in its replay_args, got {len(CONSTANT.findall(text))}")
-    return CONSTANT.sub(lambda m: f"{m.group(1)}{cost_s:.6g}{m.group(3)}", text)
+    return with_cost(spec_text_of(folder), cost_s, os.path.join(folder, "provenance.json"))
 
 
 def main(argv):
