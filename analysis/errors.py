@@ -11,7 +11,8 @@ predicted median iteration time, the median signed error, and the fraction of ru
 measured median lies in the prediction's bootstrap interval (where the replays had one), and in
 that interval widened by the baseline's run-to-run spread (summary column inside_run_to_run:
 ddp-experiment replays each baseline with --repeats naming its other repetitions; summaries
-written before that column have none). Rows
+written before that column have none). Then the predictions per configuration
+(configurations.py: the median of its predictions against the median of its measured runs). Rows
 of points with delay_dist add a distribution table (KS distance with a perfect model's KS floor, p50/p90/p99 errors). Then the
 repeat floor: one measured run of a configuration taken as the "prediction" of another run of
 that configuration, the error a perfect model would still show on this machine. Then the bias
@@ -24,6 +25,7 @@ import numpy as np
 import pandas as pd
 
 import bias
+import configurations
 import error_pairs
 import output
 import style
@@ -256,6 +258,11 @@ def plot(paths, out_dir, name="errors"):
     print(format_table(summary))
     table_path = output.save_table(summary, out_dir, name)
     written = [table_path]
+    per_configuration = configurations.table(configurations.configuration_rows(summaries))
+    if not per_configuration.empty:
+        print()
+        print(configurations.format_table(per_configuration))
+        written.append(output.save_table(per_configuration, out_dir, name + "-configurations"))
     distributions = distribution_table(errors)
     if not distributions.empty:
         print()

@@ -1,0 +1,66 @@
+"""What-if errors per configuration: the median of a configuration's predictions over its
+repetitions against the median of its measured runs (issue 16: "interleaved, >= 5 repetitions
+each, medians"), beside errors.py's per-pair table (each repetition's prediction against that
+repetition's measured run).
+
+A pair carries two runs' drift, its baseline's and its measured run's; a configuration's medians
+carry less of it, so what stays is mostly the model's (or a drift that lasted the whole sitting).
+A family whose configurations are off by about as much as its pairs errs in the model, not in
+the draws. The error of two medians is written as trace::relative_error writes a pair's:
+100 (predicted - measured) / measured."""
+import pandas as pd
+
+from stats import quantile
+
+COLUMNS = ["experiment", "configurations", "repetitions", "median_abs_error_pct", "p90_abs_error_pct",
+           "max_abs_error_pct", "median_error_pct"]
+
+
+def configuration_rows(summaries):
+    """Per summary (source), experiment and point of its ok predictions: the repetitions, the
+    medians of measured_iter_s and predicted_iter_s over them, and the error of the medians in %.
+    Summaries without a point column give none."""
+    rows = []
+    for path, frame in summaries:
+        if "point" not in frame.columns or "kind" not in frame.columns:
+            continue
+        predictions = frame[(frame["kind"] == "prediction") & (frame["status"] == "ok")].dropna(
+            subset=["measured_iter_s", "predicted_iter_s"])
+        predictions = predictions[predictions["measured_iter_s"] > 0]
+        for (experiment, point), group in predictions.groupby(["experiment", "point"], sort=False):
+            measured = quantile(group["measured_iter_s"], 0.5)
+            predicted = quantile(group["predicted_iter_s"], 0.5)
+            rows.append({"source": path, "experiment": experiment, "point": point,
+                         "repetitions": len(group), "measured_median_s": measured,
+                         "predicted_median_s": predicted,
+                         "error_pct": 100 * (predicted - measured) / measured})
+    return pd.DataFrame(rows, columns=["source", "experiment", "point", "repetitions", "measured_median_s",
+                                       "predicted_median_s", "error_pct"])
+
+
+def table(rows):
+    """Per experiment, then "all": configurations, repetitions per configuration (the fewest),
+    median / p90 / max |error| and the median signed error of the configurations' medians."""
+    out = []
+    groups = list(rows.groupby("experiment", sort=True)) + [("all", rows)]
+    for experiment, group in groups:
+        if group.empty:
+            continue
+        errors = group["error_pct"].abs()
+        out.append({"experiment": experiment, "configurations": len(group),
+                    "repetitions": int(group["repetitions"].min()),
+                    "median_abs_error_pct": quantile(errors, 0.5), "p90_abs_error_pct": quantile(errors, 0.9),
+                    "max_abs_error_pct": float(errors.max()), "median_error_pct": quantile(group["error_pct"], 0.5)})
+    return pd.DataFrame(out, columns=COLUMNS)
+
+
+def format_table(frame):
+    lines = ["What-if predictions per configuration (median of its predictions over the repetitions "
+             "against the median of its measured runs):",
+             f"{'experiment':<24} {'configurations':>14} {'reps':>5} {'median |err| %':>15} {'p90 |err| %':>12} "
+             f"{'max |err| %':>12} {'median err %':>13}"]
+    for _, row in frame.iterrows():
+        lines.append(f"{row['experiment']:<24} {row['configurations']:>14d} {row['repetitions']:>5d} "
+                     f"{row['median_abs_error_pct']:>15.1f} {row['p90_abs_error_pct']:>12.1f} "
+                     f"{row['max_abs_error_pct']:>12.1f} {row['median_error_pct']:>+13.1f}")
+    return "\n".join(lines)
