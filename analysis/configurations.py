@@ -10,7 +10,7 @@ the draws. The error of two medians is written as trace::relative_error writes a
 100 (predicted - measured) / measured."""
 import pandas as pd
 
-from stats import quantile
+from stats import per_experiment_and_all, quantile
 
 COLUMNS = ["experiment", "configurations", "repetitions", "median_abs_error_pct", "p90_abs_error_pct",
            "max_abs_error_pct", "median_error_pct"]
@@ -42,10 +42,7 @@ def table(rows):
     """Per experiment, then "all": configurations, repetitions per configuration (the fewest),
     median / p90 / max |error| and the median signed error of the configurations' medians."""
     out = []
-    groups = list(rows.groupby("experiment", sort=True)) + [("all", rows)]
-    for experiment, group in groups:
-        if group.empty:
-            continue
+    for experiment, group in per_experiment_and_all(rows):
         errors = group["error_pct"].abs()
         out.append({"experiment": experiment, "configurations": len(group),
                     "repetitions": int(group["repetitions"].min()),

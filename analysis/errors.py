@@ -31,7 +31,7 @@ import output
 import style
 import targets
 from inputs import InputError, read_summary
-from stats import quantile
+from stats import per_experiment_and_all, quantile
 
 REQUIRED = ["experiment", "variant", "status", "measured_iter_s", "predicted_iter_s", "error_pct"]
 KINDS = ["prediction", "reconstruction"]
@@ -116,10 +116,7 @@ def floor_rows(summaries):
 def floor_table(floor):
     """Per experiment, then "all": pairs, median and p90 |error| of the repeat floor."""
     rows = []
-    groups = list(floor.groupby("experiment", sort=True)) + [("all", floor)]
-    for experiment, group in groups:
-        if group.empty:
-            continue
+    for experiment, group in per_experiment_and_all(floor):
         errors = group["error_pct"].abs()
         rows.append({"experiment": experiment, "pairs": len(group),
                      "configurations": group["point"].nunique() if experiment != "all" else

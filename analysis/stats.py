@@ -27,3 +27,10 @@ def relative_error(predicted, measured):
     if measured == 0:
         return float("nan")
     return (predicted - measured) / measured
+
+
+def per_experiment_and_all(frame):
+    """The groups of a per-family table: (experiment, its rows) for each experiment of a pandas
+    DataFrame, in name order, then ("all", every row); no empty group."""
+    groups = list(frame.groupby("experiment", sort=True)) + [("all", frame)]
+    return [(name, group) for name, group in groups if not group.empty]
