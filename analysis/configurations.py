@@ -6,18 +6,18 @@ repetition's measured run).
 A pair carries two runs' drift, its baseline's and its measured run's; a configuration's medians
 carry less of it, so what stays is mostly the model's (or a drift that lasted the whole sitting).
 A family whose configurations are off by about as much as its pairs errs in the model, not in
-the draws. The error of two medians is written as trace::relative_error writes a pair's:
-100 (predicted - measured) / measured."""
+the draws. The error of two medians is stats.relative_error, as trace::relative_error writes a
+pair's: 100 (predicted - measured) / measured."""
 import pandas as pd
 
-from stats import per_experiment_and_all, quantile
+from stats import per_experiment_and_all, quantile, relative_error
 
 COLUMNS = ["experiment", "configurations", "repetitions", "median_abs_error_pct", "p90_abs_error_pct",
            "max_abs_error_pct", "median_error_pct"]
 
 
 def configuration_rows(summaries):
-    """Per summary (source), experiment and point of its ok predictions: the repetitions, the
+    """Per summary (source), experiment, variant and point of its ok predictions: the repetitions, the
     medians of measured_iter_s and predicted_iter_s over them, and the error of the medians in %.
     Summaries without a point column give none."""
     rows = []
@@ -27,14 +27,16 @@ def configuration_rows(summaries):
         predictions = frame[(frame["kind"] == "prediction") & (frame["status"] == "ok")].dropna(
             subset=["measured_iter_s", "predicted_iter_s"])
         predictions = predictions[predictions["measured_iter_s"] > 0]
-        for (experiment, point), group in predictions.groupby(["experiment", "point"], sort=False):
+        # A point predicted from two baselines (variants) is two configurations of prediction.
+        for (experiment, variant, point), group in predictions.groupby(["experiment", "variant", "point"],
+                                                                      sort=False):
             measured = quantile(group["measured_iter_s"], 0.5)
             predicted = quantile(group["predicted_iter_s"], 0.5)
-            rows.append({"source": path, "experiment": experiment, "point": point,
+            rows.append({"source": path, "experiment": experiment, "variant": variant, "point": point,
                          "repetitions": len(group), "measured_median_s": measured,
                          "predicted_median_s": predicted,
-                         "error_pct": 100 * (predicted - measured) / measured})
-    return pd.DataFrame(rows, columns=["source", "experiment", "point", "repetitions", "measured_median_s",
+                         "error_pct": 100 * relative_error(predicted, measured)})
+    return pd.DataFrame(rows, columns=["source", "experiment", "variant", "point", "repetitions", "measured_median_s",
                                        "predicted_median_s", "error_pct"])
 
 

@@ -587,11 +587,14 @@ class Errors(PlotTest):
     def test_per_configuration_errors_compare_the_medians_over_repetitions(self):
         # Point "a": measured 1.0, 1.4, 1.1 s, predicted 1.3, 1.0, 1.2 s: every pair is off by
         # 10 % or more, the medians (1.1 against 1.2 s) by 100 / 11 %. Point "b": one repetition
-        # predicted 2.2 s of a measured 2.0 s, one failed. Reconstructions are not configurations.
+        # predicted 2.2 s of a measured 2.0 s, one failed. Reconstructions are not configurations;
+        # point "a" predicted from another baseline (1.1 s each time, 0 %) is another one.
         rows = []
         for rep, (m, p) in enumerate(((1.0, 1.3), (1.4, 1.0), (1.1, 1.2))):
             rows.append(fixtures.summary_row(experiment="e", point="a", rep=rep, variant="from-z",
                                              kind="prediction", measured_iter_s=m, predicted_iter_s=p))
+            rows.append(fixtures.summary_row(experiment="e", point="a", rep=rep, variant="from-w",
+                                             kind="prediction", measured_iter_s=m, predicted_iter_s=1.1))
             rows.append(fixtures.summary_row(experiment="e", point="z", rep=rep, kind="reconstruction",
                                              measured_iter_s=m, predicted_iter_s=3 * m))
         rows.append(fixtures.summary_row(experiment="f", point="b", rep=0, variant="from-y", kind="prediction",
@@ -602,13 +605,14 @@ class Errors(PlotTest):
         result = self.plot("errors", self.summary(rows + [failed]))
         table = {r["experiment"]: r for r in read_csv(os.path.join(self.out, "errors-configurations.csv"))}
         self.assertEqual(list(table), ["e", "f", "all"])
-        self.assertEqual((int(table["e"]["configurations"]), int(table["e"]["repetitions"])), (1, 3))
-        self.assert_close(table["e"]["median_error_pct"], 100 / 11, "medians of a")
+        self.assertEqual((int(table["e"]["configurations"]), int(table["e"]["repetitions"])), (2, 3))
+        self.assert_close(table["e"]["max_abs_error_pct"], 100 / 11, "medians of a from z")
+        self.assert_close(table["e"]["median_error_pct"], 50 / 11, "a from z and from w")
         self.assertEqual(int(table["f"]["repetitions"]), 1)  # the failed repetition left out
         self.assert_close(table["f"]["median_error_pct"], 10.0, "b")
-        self.assertEqual(int(table["all"]["configurations"]), 2)
+        self.assertEqual(int(table["all"]["configurations"]), 3)
         self.assert_close(table["all"]["max_abs_error_pct"], 10.0, "max")
-        self.assert_close(table["all"]["median_abs_error_pct"], (100 / 11 + 10) / 2, "median")
+        self.assert_close(table["all"]["median_abs_error_pct"], 100 / 11, "median of 100/11, 0 and 10")
         self.assertIn("per configuration", result.stdout)
 
     def test_predictions_first_and_reconstructions_apart(self):
