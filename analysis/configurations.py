@@ -16,26 +16,22 @@ COLUMNS = ["experiment", "configurations", "repetitions", "median_abs_error_pct"
            "max_abs_error_pct", "median_error_pct"]
 
 
-def configuration_rows(summaries):
-    """Per summary (source), experiment, variant and point of its ok predictions: the repetitions, the
-    medians of measured_iter_s and predicted_iter_s over them, and the error of the medians in %.
-    Summaries without a point column give none."""
+def configuration_rows(errors):
+    """From errors.error_rows (the pairs the per-pair table compares): per summary (source),
+    experiment, variant and point of its predictions, the repetitions, the medians of
+    measured_iter_s and predicted_iter_s over them, and the error of the medians in %. Rows
+    without a point (summaries before that column) give none."""
+    predictions = errors[(errors["kind"] == "prediction") & (errors["point"] != "")]
     rows = []
-    for path, frame in summaries:
-        if "point" not in frame.columns or "kind" not in frame.columns:
-            continue
-        predictions = frame[(frame["kind"] == "prediction") & (frame["status"] == "ok")].dropna(
-            subset=["measured_iter_s", "predicted_iter_s"])
-        predictions = predictions[predictions["measured_iter_s"] > 0]
-        # A point predicted from two baselines (variants) is two configurations of prediction.
-        for (experiment, variant, point), group in predictions.groupby(["experiment", "variant", "point"],
-                                                                      sort=False):
-            measured = quantile(group["measured_iter_s"], 0.5)
-            predicted = quantile(group["predicted_iter_s"], 0.5)
-            rows.append({"source": path, "experiment": experiment, "variant": variant, "point": point,
-                         "repetitions": len(group), "measured_median_s": measured,
-                         "predicted_median_s": predicted,
-                         "error_pct": 100 * relative_error(predicted, measured)})
+    # A point predicted from two baselines (variants) is two configurations of prediction.
+    for (source, experiment, variant, point), group in predictions.groupby(
+            ["source", "experiment", "variant", "point"], sort=False):
+        measured = quantile(group["measured_iter_s"], 0.5)
+        predicted = quantile(group["predicted_iter_s"], 0.5)
+        rows.append({"source": source, "experiment": experiment, "variant": variant, "point": point,
+                     "repetitions": len(group), "measured_median_s": measured,
+                     "predicted_median_s": predicted,
+                     "error_pct": 100 * relative_error(predicted, measured)})
     return pd.DataFrame(rows, columns=["source", "experiment", "variant", "point", "repetitions", "measured_median_s",
                                        "predicted_median_s", "error_pct"])
 

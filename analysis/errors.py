@@ -62,8 +62,8 @@ def read_summaries(paths):
 
 def error_rows(summaries):
     """Per compared row of every summary: its source (the summary's path) and rep (NaN where the
-    summary has none), experiment, kind, variant, point, signed and absolute error in %, inside
-    (1/0/NaN) and the distribution columns."""
+    summary has none), experiment, kind, variant, point, signed and absolute error in %, the
+    measured and predicted iteration times, inside (1/0/NaN) and the distribution columns."""
     frames = []
     for path, frame in summaries:
         if "kind" in frame.columns:
@@ -82,7 +82,9 @@ def error_rows(summaries):
                              "experiment": frame["experiment"], "kind": frame["kind"],
                              "variant": frame["variant"],
                              "point": frame["point"] if "point" in frame.columns else "",
-                             "error_pct": error, "abs_error_pct": error.abs()})
+                             "error_pct": error, "abs_error_pct": error.abs(),
+                             "measured_iter_s": frame["measured_iter_s"],
+                             "predicted_iter_s": frame["predicted_iter_s"]})
         for column in EXTRA_NUMERIC:
             rows[column] = _numbers(frame, column, path)
         frames.append(rows)
@@ -255,7 +257,7 @@ def plot(paths, out_dir, name="errors"):
     print(format_table(summary))
     table_path = output.save_table(summary, out_dir, name)
     written = [table_path]
-    per_configuration = configurations.table(configurations.configuration_rows(summaries))
+    per_configuration = configurations.table(configurations.configuration_rows(errors))
     if not per_configuration.empty:
         print()
         print(configurations.format_table(per_configuration))
