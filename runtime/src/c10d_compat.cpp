@@ -81,7 +81,10 @@ c10::intrusive_ptr<c10d::ProcessGroup> make_gloo_group(const c10::intrusive_ptr<
   // As torch.distributed's _new_process_group_helper does: the backend is attached to a
   // dispatching ProcessGroup for the device type it serves.
   auto group = c10::make_intrusive<c10d::ProcessGroup>(store, spec.rank, spec.world_size);
+  // CUDA too, as torch.distributed registers "gloo" for both: under --device cuda the buckets are
+  // CUDA tensors, which ProcessGroupGloo stages through host memory.
   group->setBackend(c10::DeviceType::CPU, c10d::ProcessGroup::BackendType::GLOO, gloo);
+  group->setBackend(c10::DeviceType::CUDA, c10d::ProcessGroup::BackendType::GLOO, gloo);
   group->setDefaultBackend(c10d::ProcessGroup::BackendType::GLOO);
   return group;
 }
@@ -167,13 +170,22 @@ void check_backend_available(const std::string& backend) {
   throw UnsupportedBackendError("--backend " + backend + ": expected gloo or nccl");
 }
 
-int bind_cuda_device(int local_rank) {
+void check_cuda_available() {
+#ifndef USE_C10D_NCCL
+  throw UnsupportedBackendError(
+      "--device cuda: this build of ddp-train has no CUDA (LibTorch without CUDA); use --device cpu");
+#endif
+}
+
+int bind_cuda_device(int local_rank, GpuSharing sharing) {
 #ifdef USE_C10D_NCCL
-  const int device = cuda_device_for_rank(local_rank, static_cast<int>(torch::cuda::device_count()));
+  const int device =
+      cuda_device_for_rank(local_rank, static_cast<int>(torch::cuda::device_count()), sharing);
   c10::cuda::set_device(static_cast<c10::DeviceIndex>(device));
   return device;
 #else
   (void)local_rank;
+  if (sharing == GpuSharing::Shared) check_cuda_available();  // throws: no CUDA in this build
   check_backend_available("nccl");  // throws: no CUDA in this build
   return -1;
 #endif

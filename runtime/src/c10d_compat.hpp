@@ -29,6 +29,8 @@
 #include <utility>
 #include <vector>
 
+#include "ddpsim/runtime/device_selection.hpp"
+
 namespace ddpsim::runtime::compat {
 
 // The owning pointer to a parameter's AccumulateGrad node: c10::intrusive_ptr since LibTorch
@@ -67,11 +69,14 @@ struct ProcessGroupSpec {
 // (nccl without CUDA). Cheap: call it before anything else so the error comes first.
 void check_backend_available(const std::string& backend);
 
+// Throws UnsupportedBackendError when this LibTorch has no CUDA (--device cuda on the CPU build).
+void check_cuda_available();
+
 // Makes the rank's CUDA device (cuda_device_for_rank) the current one, as a Python DDP script's
 // torch.cuda.set_device(local_rank) does before init_process_group: NCCL binds its communicator to
 // the current device. Returns the device index; throws UsageError (no device, too few devices) or
-// UnsupportedBackendError (no CUDA in this build).
-int bind_cuda_device(int local_rank);
+// UnsupportedBackendError (no CUDA in this build). Gloo's ranks may share a device (Shared).
+int bind_cuda_device(int local_rank, GpuSharing sharing = GpuSharing::OneRankPerGpu);
 
 // Rendezvous through the store, then the backend's own connection setup. Every rank must call
 // it; it returns once all world_size ranks have joined (or throws after the timeout).

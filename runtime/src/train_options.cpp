@@ -111,6 +111,10 @@ void validate(const TrainOptions& o) {
           "--optimizer " + o.optimizer + ": expected sgd or adam");
   require(o.backend == "gloo" || o.backend == "nccl",
           "--backend " + o.backend + ": expected gloo or nccl");
+  require(o.device == "auto" || o.device == "cpu" || o.device == "cuda",
+          "--device " + o.device + ": expected auto, cpu or cuda");
+  require(o.backend != "nccl" || o.device != "cpu",
+          "--device cpu: --backend nccl all-reduces CUDA tensors only; use --backend gloo on the CPU");
   require(o.iterations >= 1, "--iterations: expected a positive integer");
   require(o.batch_size >= 1, "--batch-size: expected a positive integer");
   require(o.threads >= 1 && o.threads <= kMaxThreads,
@@ -173,6 +177,10 @@ std::int64_t TrainOptions::first_bucket_cap_bytes() const {
   // Python DDP with bucket_cap_mb_list: first_bucket_bytes_cap = bucket_bytes_cap = max(list).
   if (!bucket_caps_mb.empty()) return bucket_cap_bytes();
   return static_cast<std::int64_t>(first_bucket_cap_mb * kBytesPerMiB);
+}
+
+bool TrainOptions::on_cuda() const {
+  return device == "cuda" || (device == "auto" && backend == "nccl");
 }
 
 std::vector<std::int64_t> TrainOptions::bucket_cap_bytes_list() const {
@@ -261,6 +269,10 @@ std::optional<TrainOptions> parse_train_options(int argc, const char* const* arg
       "per-bucket caps in MiB, e.g. 1,4,25: bucket i's cap, the last repeating (DDP's "
       "bucket_cap_mb_list); not with --bucket-cap-mb/--first-bucket-cap-mb");
   app.add_option("--backend", o.backend, "gloo | nccl")->capture_default_str();
+  app.add_option("--device", o.device,
+                 "auto | cpu | cuda: where the model and gradients live (auto: cuda under nccl, "
+                 "cpu under gloo); gloo with cuda lets ranks share a GPU")
+      ->capture_default_str();
   app.add_option("--init", o.init_method, "env:// | file:///PATH | tcp://HOST:PORT")
       ->capture_default_str();
   app.add_option("--timeout", o.timeout_s, "process-group timeout in seconds")

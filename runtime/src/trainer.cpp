@@ -150,6 +150,7 @@ trace::RunMeta make_run_meta(const TrainOptions& o, const launch::DistEnv& env,
       {"threads", std::to_string(o.threads)},
       {"launcher_env", launch::to_string(env.source)},
       {"amp", o.amp},
+      {"device", o.on_cuda() ? "cuda" : "cpu"},
   };
   if (o.amp != "none") {
     std::ostringstream scale;
@@ -220,8 +221,13 @@ class Trainer {
     const launch::InitMethod init = launch::parse_init_method(o_.init_method);
     torch::set_num_threads(o_.threads);
     install_stop_signal_handler();
-    // NCCL: this rank's GPU becomes the current device before anything touches CUDA.
-    const int device = o_.backend == "nccl" ? compat::bind_cuda_device(env_.local_rank) : -1;
+    // On CUDA (NCCL, or Gloo with --device cuda): this rank's GPU becomes the current device
+    // before anything touches CUDA. NCCL ranks need a GPU each; Gloo's may share one.
+    const int device =
+        o_.on_cuda() ? compat::bind_cuda_device(env_.local_rank, o_.backend == "nccl"
+                                                                     ? GpuSharing::OneRankPerGpu
+                                                                     : GpuSharing::Shared)
+                     : -1;
     workload_ = make_workload(o_, env_.local_rank);
     auto module = workload_->module();
     // mp-mlp places its two stages itself.
@@ -232,7 +238,7 @@ class Trainer {
     if (on_cuda) module->to(module_device);
     // torch.autocast("cpu") casts to bfloat16; float16 autocast is CUDA's.
     if (o_.amp == "fp16" && !on_cuda) {
-      throw UsageError("--amp fp16: expected a CUDA device (--backend nccl), got the CPU; use "
+      throw UsageError("--amp fp16: expected a CUDA device (--device cuda), got the CPU; use "
                        "--amp bf16 there");
     }
     amp_.autocast = o_.amp != "none";
@@ -606,6 +612,7 @@ int run_training(const TrainOptions& options) {
   launch::DistEnv env;
   try {
     compat::check_backend_available(options.backend);
+    if (options.on_cuda()) compat::check_cuda_available();
     env = launch::detect_dist_env();
     const launch::InitMethod init = launch::parse_init_method(options.init_method);
     options.skew.check_ranks(env.world_size);

@@ -334,5 +334,22 @@ TEST(DdpBackend, NcclWithoutAGpuIsAOneLineUsageError) {
 #endif
 }
 
+// --device cuda with Gloo on a machine without a GPU: the same, naming --device.
+TEST(DdpBackend, GlooOnCudaWithoutAGpuIsAOneLineUsageError) {
+  TempDir dir;
+  auto results = testing::run_ranks(DDP_TRAIN_PATH, {"--device", "cuda", "--quiet"}, 1, 0,
+                                    dir.str(), kDeadline);
+  ASSERT_EQ(results.size(), 1u);
+  EXPECT_EQ(results[0].exit_code, 2);
+#ifdef DDPSIM_RUNTIME_HAS_NCCL
+  EXPECT_EQ(results[0].err,
+            "ddp-train: --device cuda: no CUDA device is visible to this process; use --device cpu\n");
+#else
+  EXPECT_EQ(results[0].err,
+            "ddp-train: --device cuda: this build of ddp-train has no CUDA (LibTorch without CUDA); "
+            "use --device cpu\n");
+#endif
+}
+
 }  // namespace
 }  // namespace ddpsim::runtime

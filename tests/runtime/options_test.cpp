@@ -62,7 +62,8 @@ TEST(TrainOptions, RejectsBadValuesWithTheFlagName) {
       {"--no-such-flag"},          {"--iterations", "many"},  {"--amp", "fp8"},
       {"--loss-scale-init", "0"},  {"--lr-schedule", "linear"}, {"--warmup-steps", "-1"},
       {"--eval-every", "-2"},      {"--inject-inf-at", "3"},  {"--clip-grad-norm", "-1"},
-      {"--eval-every", "1", "--model", "transformer"}};
+      {"--eval-every", "1", "--model", "transformer"}, {"--device", "gpu"},
+      {"--device", "cpu", "--backend", "nccl"}};
   for (const auto& args : bad) {
     try {
       parse(args);
@@ -74,6 +75,16 @@ TEST(TrainOptions, RejectsBadValuesWithTheFlagName) {
           << "'" << message << "' does not name " << args.front();
     }
   }
+}
+
+// --device auto follows the backend as a Python DDP script does (NCCL: CUDA, Gloo: CPU); Gloo
+// may be asked for CUDA tensors.
+TEST(TrainOptions, DeviceAutoFollowsTheBackendAndGlooMayUseCuda) {
+  EXPECT_FALSE(parse({}).on_cuda());
+  EXPECT_TRUE(parse({"--backend", "nccl"}).on_cuda());
+  EXPECT_TRUE(parse({"--backend", "gloo", "--device", "cuda"}).on_cuda());
+  EXPECT_TRUE(parse({"--backend", "nccl", "--device", "cuda"}).on_cuda());
+  EXPECT_FALSE(parse({"--device", "cpu"}).on_cuda());
 }
 
 // --bucket-caps-mb: DDP's bucket_cap_mb_list. The list in bytes for the Reducer and the trace;
@@ -200,8 +211,24 @@ TEST(DeviceSelection, TooFewDevicesOrNoneIsAOneLineUsageError) {
             "--backend nccl: no CUDA device is visible to this process; use --backend gloo");
   EXPECT_EQ(selection_error(8, 8),
             "--backend nccl: LOCAL_RANK 8 but 8 CUDA device(s) visible; expected one process per "
-            "GPU (--nproc-per-node <= 8)");
+            "GPU (--nproc-per-node <= 8, or --backend gloo --device cuda to share)");
   EXPECT_NE(selection_error(-1, 8), "");
+}
+
+// Gloo with --device cuda: more ranks than GPUs share them round-robin (2 ranks on 1 GPU both
+// drive cuda:0); with none visible, the error names --device.
+TEST(DeviceSelection, GlooRanksShareTheGpusRoundRobin) {
+  EXPECT_EQ(cuda_device_for_rank(0, 1, GpuSharing::Shared), 0);
+  EXPECT_EQ(cuda_device_for_rank(1, 1, GpuSharing::Shared), 0);
+  EXPECT_EQ(cuda_device_for_rank(5, 4, GpuSharing::Shared), 1);
+  EXPECT_EQ(cuda_device_for_rank(3, 8, GpuSharing::Shared), 3);
+  try {
+    cuda_device_for_rank(0, 0, GpuSharing::Shared);
+    ADD_FAILURE() << "no device accepted";
+  } catch (const UsageError& error) {
+    EXPECT_STREQ(error.what(),
+                 "--device cuda: no CUDA device is visible to this process; use --device cpu");
+  }
 }
 
 }  // namespace

@@ -52,6 +52,10 @@ struct TrainOptions {
   // Python DDP sets them.
   std::vector<double> bucket_caps_mb;
   std::string backend = "gloo";  // gloo | nccl
+  // Where the model and its gradients live: auto (cuda under NCCL, cpu under Gloo) | cpu | cuda.
+  // Gloo with cuda: its collectives stage the buckets through host memory, and ranks may share a
+  // GPU (2 ranks on a 1-GPU machine: GPU compute, a real all-reduce).
+  std::string device = "auto";
   std::string init_method = "env://";
   double timeout_s = 1800.0;  // torch.distributed's default process-group timeout
   std::string comm_hook = "allreduce";  // allreduce | fp16 | bf16 (PyTorch's default hooks)
@@ -102,6 +106,7 @@ struct TrainOptions {
   std::int64_t bucket_cap_bytes() const;
   std::int64_t first_bucket_cap_bytes() const;
   std::vector<std::int64_t> bucket_cap_bytes_list() const;  // empty without --bucket-caps-mb
+  bool on_cuda() const;  // --device resolved: cuda, or auto under NCCL
   // The workload settings recorded in the trace metadata (only those that shape this model).
   std::map<std::string, std::string> workload_settings() const;
 };
