@@ -111,7 +111,8 @@ Calibration calibrate(const trace::Trace& trace, AllreduceAlgorithm algorithm) {
   }
   const double span = x.front() > 0 ? x.back() / x.front() : 0;
   if (span >= kMinSizeSpanForLatencyFit) calibration.fit = fit_line(x, y);
-  if (span < kMinSizeSpanForLatencyFit || !(calibration.fit.slope_s_per_byte > 0)) {
+  const bool line_misses = calibration.fit.relative_rms > kMaxTrustedRelativeRms;
+  if (span < kMinSizeSpanForLatencyFit || !(calibration.fit.slope_s_per_byte > 0) || line_misses) {
     // Latency and bandwidth cannot be told apart: charge everything to bandwidth through a
     // zero latency (fit_line with one x value goes through the origin), so the replay
     // reproduces the measured time at the sizes that were measured.
@@ -119,9 +120,17 @@ Calibration calibrate(const trace::Trace& trace, AllreduceAlgorithm algorithm) {
     why << std::setprecision(3);
     if (span < kMinSizeSpanForLatencyFit) {
       why << "bandwidth only, latency 0: sizes span " << span << "x < " << kMinSizeSpanForLatencyFit << "x";
-    } else {
+    } else if (!(calibration.fit.slope_s_per_byte > 0)) {
       why << "bandwidth only, latency 0: the free fit's slope was " << calibration.fit.slope_s_per_byte
           << " s/byte";
+    } else {
+      // Sizes alike in bytes but far apart in time: the per-size medians measure how the
+      // buckets overlapped, not a line. Seen on Gloo over loopback (the same 16 MiB took 5 or
+      // 13 ms, bucket by bucket) and with CUDA tensors on a GPU, where the least-squares line
+      // of one repetition and the busy-time rate of the next predicted the same cap 34 % apart.
+      why << "bandwidth only, latency 0: the line through the per-size medians missed them by "
+          << calibration.fit.relative_rms * 100 << " % RMS (> " << kMaxTrustedRelativeRms * 100
+          << " %)";
     }
     // The per-bucket samples assume one all-reduce at a time per rank (a bucket's transfer
     // starts when the previous one ends), but Gloo runs two at once: a bucket launched while

@@ -2,6 +2,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 
 #include "ddpsim/sim/calibrate.hpp"
@@ -112,11 +113,11 @@ TEST(Calibrate, EqualSizedBucketsFitBandwidthOnly) {
 // 1 MB, as DDP's first bucket differs a little), launched every 20 ms and run as Gloo does,
 // several in flight at once on one shared link: they end at 40, 150, 160 and 170 ms. Rank 1
 // launches each bucket 1 ms after rank 0.
-trace::Trace overlapping_buckets_trace() {
+trace::Trace overlapping_buckets_trace(
+    const std::array<std::int64_t, 4>& bytes = {1010000, 1000000, 1000000, 1000000}) {
   trace::Trace trace;
   const std::int64_t ms = 1000000;
   const std::int64_t ends_ms[] = {40, 150, 160, 170};
-  const std::int64_t bytes[] = {1010000, 1000000, 1000000, 1000000};
   for (int r = 0; r < 2; ++r) {
     trace::RankTrace rank;
     rank.meta.rank = r;
@@ -150,6 +151,26 @@ TEST(Calibrate, OverlappingAllreducesOfAlmostOneSizeGiveTheLinkRate) {
   // the link 2.4x too fast.
   EXPECT_NEAR(calibration.beta_bytes_per_s, 4.01e6 / 0.169, 1.0);
   EXPECT_LT(calibration.fit.relative_rms, 1e-9);
+}
+
+// The same overlap with the second bucket twice as large: the sizes now span 2x, so a line is
+// tried, but its per-size medians (1 MB: 10 ms, 1.01 MB: 39 ms, 2 MB: 110 ms) say how the
+// buckets overlapped, not what a byte costs; the line misses them by far more than
+// kMaxTrustedRelativeRms, and the rate of the busy time is used instead.
+TEST(Calibrate, ALineThatMissesThePerSizeMediansFallsBackToTheBusyRate) {
+  const trace::Trace trace = overlapping_buckets_trace({1010000, 2000000, 1000000, 1000000});
+  const Calibration calibration = calibrate(trace, AllreduceAlgorithm::Ring);
+  ASSERT_EQ(calibration.points.size(), 3u);
+  EXPECT_NEAR(calibration.points[0].median_s, 0.010, 1e-9);
+  EXPECT_NEAR(calibration.points[1].median_s, 0.039, 1e-9);
+  EXPECT_NEAR(calibration.points[2].median_s, 0.110, 1e-9);
+  const LineFit line = fit_line({1e6, 1.01e6, 2e6}, {0.010, 0.039, 0.110});
+  ASSERT_GT(line.slope_s_per_byte, 0);  // a physical line: only its misfit rules it out
+  ASSERT_GT(line.relative_rms, kMaxTrustedRelativeRms);
+  EXPECT_NE(calibration.method.find("missed them by"), std::string::npos) << calibration.method;
+  EXPECT_EQ(calibration.alpha_s, 0.0);
+  EXPECT_NEAR(calibration.beta_bytes_per_s, 5.01e6 / 0.169, 1.0);
+  EXPECT_LT(calibration.fit.relative_rms, 1e-9);  // every iteration's busy time, exactly
 }
 
 // A rank's all-reduce can start once every all-reduce that ended before it (in the order the

@@ -89,16 +89,18 @@ struct OverlapRates {
 };
 OverlapRates fit_overlap_rates(const trace::Trace& trace);
 
-// Fits t(S) over the per-size medians and converts the line into α and β for the
-// algorithm's formula (allreduce_formula_shape). When the sizes span less than
-// kMinSizeSpanForLatencyFit, or the free fit is not physical (slope ≤ 0), it falls back to a
-// bandwidth-only fit through the origin (α = 0) and says so in `method`. Throws
-// CalibrationError only when the trace has nothing to fit (world size 1, no all-reduce).
-Calibration calibrate(const trace::Trace& trace, AllreduceAlgorithm algorithm);
-
 // A fit's relative RMS above this means the alpha-beta line does not describe the trace's
 // all-reduces (concurrent transfers, CPU contention): the prediction inherits the misfit.
 inline constexpr double kMaxTrustedRelativeRms = 0.25;
+
+// Fits t(S) over the per-size medians and converts the line into α and β for the
+// algorithm's formula (allreduce_formula_shape). When the sizes span less than
+// kMinSizeSpanForLatencyFit, the free fit is not physical (slope ≤ 0), or the line misses the
+// medians by more than kMaxTrustedRelativeRms, it falls back to a bandwidth-only fit through
+// the origin (α = 0: per iteration, the bytes over the time any all-reduce was in flight) and
+// says so in `method`. Throws CalibrationError only when the trace has nothing to fit (world
+// size 1, no all-reduce).
+Calibration calibrate(const trace::Trace& trace, AllreduceAlgorithm algorithm);
 
 // What a reader must know before trusting the fit, one sentence each (empty: nothing):
 // fewer than 3 distinct message sizes (a line through 2 points fits exactly, so R^2 says
