@@ -14,8 +14,18 @@ fraction of the idle one: ddp-sim's --overlap-bandwidth-fraction (a 1-rank basel
 all-reduce to fit it from). It also reports the other side: the load's own rate while an
 all-reduce runs over its rate for as long alone (Gloo's threads take CPU from autograd).
 
+With --concurrent K, each size is also all-reduced K times at once (K tensors, async_op, then
+every wait), as DDP hands its buckets to Gloo, which runs two collectives at a time: the report
+adds the time per all-reduce so (concurrent_points) and the line through them, and says whether
+K in flight pay the per-collective latency once each or overlap it.
+
+With --device cuda, the tensors are CUDA tensors (each rank on GPU local_rank % GPUs, as
+ddp-train --backend gloo --device cuda), so a time includes Gloo's copies to the host and back;
+the clock stops after torch.cuda.synchronize().
+
 Usage (with the project's torch, .venv/bin/python; Debian's python3 has none since PyTorch 2.x):
-  allreduce_bench.py --out FILE.json [--world-size 2] [--rounds 15] [--busy]
+  allreduce_bench.py --out FILE.json [--world-size 2] [--rounds 15] [--busy] [--concurrent K]
+                          [--device cpu|cuda]
                           [--nnodes N --node-rank I --master-addr A [--master-port P]]
 
 With --nnodes, the W ranks span N hosts, W/N on each (as ddp-launch places them): run it once on
@@ -71,9 +81,18 @@ def worker(local_rank, args, results):
     rank = args.node_rank * (args.world_size // args.nnodes) + local_rank
     os.environ["MASTER_ADDR"] = args.master_addr
     os.environ["MASTER_PORT"] = str(args.port)
+    device = torch.device("cpu")
+    if args.device == "cuda":
+        device = torch.device("cuda", local_rank % torch.cuda.device_count())
+        torch.cuda.set_device(device)
     dist.init_process_group("gloo", rank=rank, world_size=args.world_size)
-    tensors = {size: torch.ones(size // 4) for size in SIZES}
+    tensors = {size: torch.ones(size // 4, device=device) for size in SIZES}
+    together = {size: [torch.ones(size // 4, device=device) for _ in range(args.concurrent)]
+                for size in SIZES} if args.concurrent > 1 else {}
+    sync = torch.cuda.synchronize if device.type == "cuda" else (lambda: None)
     modes = ["idle", "busy"] if args.busy else ["idle"]
+    if together:
+        modes.append("concurrent")
     times = {(mode, size): [] for mode in modes for size in SIZES}
     # With --busy: products done and seconds, while all-reduces run and while nothing else does.
     work = {"allreduce": [0, 0.0], "alone": [0, 0.0]}
@@ -89,8 +108,15 @@ def worker(local_rank, args, results):
                 dist.barrier()
                 start = time.perf_counter()
                 before = load.done if load is not None else 0
-                dist.all_reduce(tensors[size])
-                elapsed = time.perf_counter() - start
+                if mode == "concurrent":  # K at once, then every wait: seconds per all-reduce
+                    for handle in [dist.all_reduce(t, async_op=True) for t in together[size]]:
+                        handle.wait()
+                    sync()
+                    elapsed = (time.perf_counter() - start) / len(together[size])
+                else:
+                    dist.all_reduce(tensors[size])
+                    sync()
+                    elapsed = time.perf_counter() - start
                 if round_ > 0:
                     times[(mode, size)].append(elapsed)
                 if mode == "busy" and round_ > 0 and size >= (1 << 20):
@@ -133,6 +159,10 @@ def main():
     parser.add_argument("--rounds", type=int, default=15)
     parser.add_argument("--busy", action="store_true",
                         help="also time all-reduces while each rank computes; report the rate fraction")
+    parser.add_argument("--concurrent", type=int, default=1,
+                        help="also time K all-reduces in flight at once (K >= 2; 1: off)")
+    parser.add_argument("--device", default="cpu",
+                        help="cpu | cuda: where the tensors live (cuda: Gloo stages them through the host)")
     parser.add_argument("--nnodes", type=int, default=1, help="hosts the ranks span (run once on each)")
     parser.add_argument("--node-rank", type=int, default=0, help="this host, 0..nnodes-1")
     parser.add_argument("--master-addr", default="127.0.0.1", help="host 0's address (with --nnodes)")
@@ -145,6 +175,12 @@ def main():
         refuse(f"--nnodes {args.nnodes}: expected a divisor of --world-size {args.world_size}")
     if not 0 <= args.node_rank < args.nnodes:
         refuse(f"--node-rank {args.node_rank}: expected 0..{args.nnodes - 1}")
+    if args.concurrent < 1:
+        refuse(f"--concurrent {args.concurrent}: expected a positive count (1: off)")
+    if args.device not in ("cpu", "cuda"):
+        refuse(f"--device {args.device}: expected cpu or cuda")
+    if args.device == "cuda" and not torch.cuda.is_available():
+        refuse("--device cuda: expected a visible CUDA GPU, got none (or a CPU build of torch)")
     if args.nnodes > 1 and args.master_port == 0:
         refuse("--master-port: expected a port every host agrees on (with --nnodes > 1)")
     args.port = args.master_port
@@ -175,6 +211,13 @@ def main():
         "alpha_s": max(intercept, 0.0) / (2 * (w - 1)),
         "beta_bytes_per_s": (2 * (w - 1) / w) / slope,
     }
+    report["device"] = args.device
+    if args.concurrent > 1:
+        together, together_intercept, together_slope = fit("concurrent")
+        report["concurrent"] = args.concurrent
+        report["concurrent_points"] = [{"bytes": s, "median_s_per_allreduce": together[s]} for s in SIZES]
+        report["concurrent_intercept_s"] = together_intercept
+        report["concurrent_slope_s_per_byte"] = together_slope
     if args.busy:
         busy, _, busy_slope = fit("busy")
         report["busy_points"] = [{"bytes": s, "median_s": busy[s]} for s in SIZES]
@@ -192,6 +235,10 @@ def main():
         json.dump(report, f, indent=1)
     line = (f"gloo all-reduce W={w}: alpha {report['alpha_s'] * 1e6:.1f} us, "
             f"beta {report['beta_bytes_per_s'] / 1e9:.3f} GB/s")
+    if args.concurrent > 1:
+        line += (f"; {args.concurrent} at once: {together_intercept * 1e6:.1f} us + "
+                 f"{together_slope * 1e9:.3f} ns/byte per all-reduce (alone: {intercept * 1e6:.1f} us + "
+                 f"{slope * 1e9:.3f} ns/byte)")
     if args.busy:
         line += (f", x{report['overlap_bandwidth_fraction']:.3f} of it while computing; compute at "
                  f"x{report['compute_fraction_during_allreduce']:.3f} while all-reducing")

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# experiments/peer/allreduce_bench.py refuses bad host flags before starting any rank: one line
+# experiments/peer/allreduce_bench.py refuses bad flags before starting any rank: one line
 # on stderr naming the flag and what it expected, exit 2, no report written.
 # Exits 77 (skipped) when PYTHON has no torch.
 # Usage: allreduce_bench_bad_flags.sh PYTHON BENCH
@@ -30,4 +30,10 @@ expect --world-size 4 --nnodes 0 -- "allreduce_bench.py: --nnodes 0: expected a 
 expect --world-size 4 --nnodes 2 --node-rank 2 --master-port 29614 -- "allreduce_bench.py: --node-rank 2: expected 0..1"
 expect --world-size 4 --nnodes 2 -- \
   "allreduce_bench.py: --master-port: expected a port every host agrees on (with --nnodes > 1)"
+expect --concurrent 0 -- "allreduce_bench.py: --concurrent 0: expected a positive count (1: off)"
+expect --device tpu -- "allreduce_bench.py: --device tpu: expected cpu or cuda"
+if "$python" -c "import torch, sys; sys.exit(torch.cuda.is_available())"; then  # no GPU here
+  expect --device cuda -- \
+    "allreduce_bench.py: --device cuda: expected a visible CUDA GPU, got none (or a CPU build of torch)"
+fi
 exit $failed
