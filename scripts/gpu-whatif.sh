@@ -14,7 +14,8 @@
 #   tar -xzf OUT_DIR/results.tar.gz -C DIR
 #   ddp-experiment run experiments/whatif-gpu-bucket.toml --out DIR/results --repredict
 #   analysis/ddpsim-plot errors DIR/results/whatif-gpu-*/summary.csv
-# Usage: scripts/gpu-whatif.sh [OUT_DIR [SPEC...]]   (DDPSIM_DEPS_PREFIX: see gpu-check.sh)
+# Usage: scripts/gpu-whatif.sh [OUT_DIR [SPEC...]]   (DDPSIM_DEPS_PREFIX: see gpu-check.sh;
+#        GPU_WHATIF_STEPS: the steps to run, default "1 2 3")
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 out=$(realpath -m "${1:-gpu-whatif}")
@@ -23,6 +24,8 @@ specs=("$@")
 (( ${#specs[@]} )) || specs=(experiments/whatif-gpu-bucket.toml experiments/whatif-gpu-bucket-many.toml
                              experiments/whatif-gpu-delay.toml)
 reps=${GPU_WHATIF_REPS:-5}
+steps=" ${GPU_WHATIF_STEPS:-1 2 3} "
+step() { [[ $steps == *" $1 "* ]]; }
 mkdir -p "$out"
 exec > >(tee "$out/log.txt") 2>&1
 py=$(command -v "${DDPSIM_TORCH_PYTHON:-python3}")
@@ -46,11 +49,14 @@ cmake -S . -B build/gpu -G Ninja -DCMAKE_BUILD_TYPE=Release -DDDPSIM_TORCH_PYTHO
 time cmake --build build/gpu --target ddp-train ddp-launch ddp-trace ddp-experiment -j "$(nproc)"
 bin=build/gpu/bin
 
-echo "== 1. Gloo all-reduce of CUDA tensors, alone and 16 at once"
-"$py" experiments/peer/allreduce_bench.py --device cuda --concurrent 16 --rounds 10 \
-  --out "$out/allreduce-cuda.json"
+if step 1; then
+  echo "== 1. Gloo all-reduce of CUDA tensors, alone and 16 at once"
+  "$py" experiments/peer/allreduce_bench.py --device cuda --concurrent 16 --rounds 10 \
+    --out "$out/allreduce-cuda.json"
+fi
 
 status=0
+step 2 || specs=()
 for spec in "${specs[@]}"; do
   echo "== 2. $spec"
   # Exit status 1 is expected: every prediction fails without ddp-sim. What counts is that
@@ -58,8 +64,12 @@ for spec in "${specs[@]}"; do
   "$bin/ddp-experiment" run "$spec" --out "$out/results" --bin-dir "$bin" || status=$?
 done
 # Traces, measurements and provenance; the failed predictions' logs stay out.
-tar -C "$out" -czf "$out/results.tar.gz" --exclude=predictions --exclude=calibration results
+if step 2; then
+  tar -C "$out" -czf "$out/results.tar.gz" --exclude=predictions --exclude=calibration results
+fi
 
+echo "ddp-experiment's last status: $status (1: predictions failed without ddp-sim, expected)"
+step 3 || exit 0
 echo "== 3. ddp-train --device cuda against Python DDP, Gloo, 2 ranks on GPU 0, $reps pairs"
 root=$PWD
 source runtime/bench/bench_common.sh
@@ -77,4 +87,3 @@ run_b() {
 interleave "$reps" "$out/cpp-vs-python" ddp-train python-ddp
 tar -C "$out" -czf "$out/cpp-vs-python.tar.gz" cpp-vs-python
 ls -la "$out"
-echo "ddp-experiment's last status: $status (1: predictions failed without ddp-sim, expected)"
