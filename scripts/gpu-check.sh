@@ -22,24 +22,9 @@ exec > >(tee "$out/log.txt") 2>&1
 py=$(command -v "${DDPSIM_TORCH_PYTHON:-python3}")
 reps=${GPU_CHECK_REPS:-5}
 mlp=(--model mlp --width 2048 --depth 8 --batch-size 256 --iterations 60)
-{
-  nvidia-smi || true
-  "$py" -c 'import torch; print("torch", torch.__version__, "cuda", torch.version.cuda,
-  "nccl", ".".join(map(str, torch.cuda.nccl.version())), torch.cuda.get_device_name(0))'
-} > "$out/env.txt" 2>&1
-cat "$out/env.txt"
-
-deps=${DDPSIM_DEPS_PREFIX:-}
-cmake_extra=()
-if [[ -n $deps ]]; then
-  export CPATH="$deps/usr/include${CPATH:+:$CPATH}"
-  cmake_extra+=(-DCMAKE_PREFIX_PATH="$deps/usr")
-fi
-cmake -S . -B build/gpu -G Ninja -DCMAKE_BUILD_TYPE=Release -DDDPSIM_TORCH_PYTHON="$py" \
-  -DDDPSIM_TORCH_ANY_VERSION=ON -DDDPSIM_BUILD_SIMULATOR=OFF -DDDPSIM_BUILD_TESTS=OFF \
-  "${cmake_extra[@]}"
-time cmake --build build/gpu --target ddp-train ddp-launch ddp-trace -j "$(nproc)"
-bin=build/gpu/bin
+source scripts/gpu_common.sh
+gpu_env "$out"
+gpu_build ddp-train ddp-launch ddp-trace
 
 echo "== 1. ddp-train --backend nccl, 1 rank, traced"
 rm -rf "$out/cpp-nccl" && mkdir -p "$out/cpp-nccl"  # --step-times wants its folder to exist

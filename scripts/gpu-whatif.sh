@@ -29,25 +29,9 @@ step() { [[ $steps == *" $1 "* ]]; }
 mkdir -p "$out"
 exec > >(tee "$out/log.txt") 2>&1
 py=$(command -v "${DDPSIM_TORCH_PYTHON:-python3}")
-{
-  nvidia-smi || true
-  "$py" -c 'import torch; print("torch", torch.__version__, "cuda", torch.version.cuda,
-  torch.cuda.get_device_name(0))'
-  nproc
-} > "$out/env.txt" 2>&1
-cat "$out/env.txt"
-
-deps=${DDPSIM_DEPS_PREFIX:-}
-cmake_extra=()
-if [[ -n $deps ]]; then
-  export CPATH="$deps/usr/include${CPATH:+:$CPATH}"
-  cmake_extra+=(-DCMAKE_PREFIX_PATH="$deps/usr")
-fi
-cmake -S . -B build/gpu -G Ninja -DCMAKE_BUILD_TYPE=Release -DDDPSIM_TORCH_PYTHON="$py" \
-  -DDDPSIM_TORCH_ANY_VERSION=ON -DDDPSIM_BUILD_SIMULATOR=OFF -DDDPSIM_BUILD_TESTS=OFF \
-  "${cmake_extra[@]}"
-time cmake --build build/gpu --target ddp-train ddp-launch ddp-trace ddp-experiment -j "$(nproc)"
-bin=build/gpu/bin
+source scripts/gpu_common.sh
+gpu_env "$out"
+gpu_build ddp-train ddp-launch ddp-trace ddp-experiment
 
 if step 1; then
   echo "== 1. Gloo all-reduce of CUDA tensors, alone and 16 at once"

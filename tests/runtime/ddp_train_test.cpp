@@ -317,35 +317,29 @@ TEST(DdpFailure, SurvivorRecordsThePeersDeathAndExits) {
   }
 }
 
-// Without a GPU, --backend nccl is refused in one line before any rendezvous: on a CPU LibTorch
-// because NCCL is not compiled in, on a CUDA LibTorch (CI's CUDA leg) because no device is seen.
-TEST(DdpBackend, NcclWithoutAGpuIsAOneLineUsageError) {
+// What one rank of `ddp-train FLAGS` prints on stderr, checked to exit 2 (a usage error).
+std::string usage_error_of(std::vector<std::string> flags) {
   TempDir dir;
-  auto results = testing::run_ranks(DDP_TRAIN_PATH, {"--backend", "nccl", "--quiet"}, 1, 0,
-                                    dir.str(), kDeadline);
-  ASSERT_EQ(results.size(), 1u);
+  flags.push_back("--quiet");
+  auto results = testing::run_ranks(DDP_TRAIN_PATH, flags, 1, 0, dir.str(), kDeadline);
+  if (results.size() != 1u) return "expected 1 rank, got " + std::to_string(results.size());
   EXPECT_EQ(results[0].exit_code, 2);
-#ifdef DDPSIM_RUNTIME_HAS_NCCL
-  EXPECT_EQ(results[0].err,
-            "ddp-train: --backend nccl: no CUDA device is visible to this process; use --backend gloo\n");
-#else
-  EXPECT_EQ(results[0].err,
-            "ddp-train: this build of ddp-train has no NCCL (LibTorch without CUDA); use --backend gloo\n");
-#endif
+  return results[0].err;
 }
 
-// --device cuda with Gloo on a machine without a GPU: the same, naming --device.
-TEST(DdpBackend, GlooOnCudaWithoutAGpuIsAOneLineUsageError) {
-  TempDir dir;
-  auto results = testing::run_ranks(DDP_TRAIN_PATH, {"--device", "cuda", "--quiet"}, 1, 0,
-                                    dir.str(), kDeadline);
-  ASSERT_EQ(results.size(), 1u);
-  EXPECT_EQ(results[0].exit_code, 2);
+// Without a GPU, --backend nccl is refused in one line before any rendezvous: on a CPU LibTorch
+// because NCCL is not compiled in, on a CUDA LibTorch (CI's CUDA leg) because no device is seen.
+// --device cuda with Gloo: the same, naming --device.
+TEST(DdpBackend, CudaWithoutAGpuIsAOneLineUsageError) {
 #ifdef DDPSIM_RUNTIME_HAS_NCCL
-  EXPECT_EQ(results[0].err,
+  EXPECT_EQ(usage_error_of({"--backend", "nccl"}),
+            "ddp-train: --backend nccl: no CUDA device is visible to this process; use --backend gloo\n");
+  EXPECT_EQ(usage_error_of({"--device", "cuda"}),
             "ddp-train: --device cuda: no CUDA device is visible to this process; use --device cpu\n");
 #else
-  EXPECT_EQ(results[0].err,
+  EXPECT_EQ(usage_error_of({"--backend", "nccl"}),
+            "ddp-train: this build of ddp-train has no NCCL (LibTorch without CUDA); use --backend gloo\n");
+  EXPECT_EQ(usage_error_of({"--device", "cuda"}),
             "ddp-train: --device cuda: this build of ddp-train has no CUDA (LibTorch without CUDA); "
             "use --device cpu\n");
 #endif
