@@ -1,0 +1,24 @@
+#!/usr/bin/env bash
+# experiments/peer/allreduce_bench.py --concurrent K on 2 CPU ranks: the report holds, beside the
+# lone all-reduces' points, one time per all-reduce with K in flight for every size, and the line
+# through them. Exits 77 (skipped) when PYTHON has no torch.
+# Usage: allreduce_bench_concurrent.sh PYTHON BENCH
+set -uo pipefail
+[ $# -eq 2 ] || { echo "usage: $0 PYTHON BENCH" >&2; exit 64; }
+python="$1" bench="$2"
+"$python" -c "import torch.distributed" 2>/dev/null || { echo "SKIP: $python has no torch.distributed" >&2; exit 77; }
+scratch="$(mktemp -d "${TMPDIR:-/tmp}/ddpsim-bench-XXXXXX")"
+trap 'rm -rf "$scratch"' EXIT
+"$python" "$bench" --out "$scratch/report.json" --concurrent 3 --rounds 1 || exit 1
+"$python" - "$scratch/report.json" <<'PY'
+import json, sys
+report = json.load(open(sys.argv[1]))
+assert report["device"] == "cpu", report["device"]
+assert report["concurrent"] == 3, report.get("concurrent")
+sizes = [p["bytes"] for p in report["points"]]
+together = report["concurrent_points"]
+assert [p["bytes"] for p in together] == sizes, together
+assert all(p["median_s_per_allreduce"] > 0 for p in together), together
+assert "concurrent_intercept_s" in report and report["concurrent_slope_s_per_byte"] != 0, report
+print("ok:", len(together), "sizes with 3 in flight")
+PY
