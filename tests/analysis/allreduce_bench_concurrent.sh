@@ -4,11 +4,7 @@
 # through them. Exits 77 (skipped) when PYTHON has no torch.
 # Usage: allreduce_bench_concurrent.sh PYTHON BENCH
 set -uo pipefail
-[ $# -eq 2 ] || { echo "usage: $0 PYTHON BENCH" >&2; exit 64; }
-python="$1" bench="$2"
-"$python" -c "import torch.distributed" 2>/dev/null || { echo "SKIP: $python has no torch.distributed" >&2; exit 77; }
-scratch="$(mktemp -d "${TMPDIR:-/tmp}/ddpsim-bench-XXXXXX")"
-trap 'rm -rf "$scratch"' EXIT
+source "$(dirname "${BASH_SOURCE[0]}")/bench_test_setup.sh"
 "$python" "$bench" --out "$scratch/report.json" --concurrent 3 --rounds 1 || exit 1
 "$python" - "$scratch/report.json" <<'PY'
 import json, sys
