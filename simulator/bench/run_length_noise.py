@@ -19,18 +19,13 @@ import os
 import statistics
 import subprocess
 import sys
-import tempfile
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from bench_jobs import add_job_arguments, launch, setup_error, trace_root  # noqa: E402
 
 
 def run_median(bin_dir, trace_dir, world_size, iterations, train_args):
-    log = trace_dir + ".log"
-    with open(log, "w") as handle:
-        code = subprocess.call([os.path.join(bin_dir, "ddp-launch"), "--nproc-per-node", str(world_size),
-                                "--master-port", "0", "--", os.path.join(bin_dir, "ddp-train"),
-                                "--iterations", str(iterations), "--trace-dir", trace_dir, "--quiet", *train_args],
-                               stdout=handle, stderr=subprocess.STDOUT)
-    if code != 0:
-        raise RuntimeError(f"{log}: the run exited {code}")
+    launch(bin_dir, trace_dir, ["--iterations", str(iterations), "--quiet", *train_args], world_size)
     summary = subprocess.run([os.path.join(bin_dir, "ddp-trace"), "summary", "--json", trace_dir],
                              check=True, capture_output=True, text=True).stdout
     return json.loads(summary)["median_iteration_s"]
@@ -59,13 +54,10 @@ def parse_lengths(text):
 
 def main(argv):
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("--out", required=True, help="the JSON to write")
     parser.add_argument("--lengths", default="30,100", help="iterations per run, one per kind of run (default 30,100)")
     parser.add_argument("--rounds", type=int, default=10, help="runs of each length (default 10)")
     parser.add_argument("--world-size", type=int, default=2, help="ranks per run (default 2)")
-    parser.add_argument("--bin-dir", default="build/release/bin", help="where ddp-launch, ddp-train and ddp-trace are")
-    parser.add_argument("--keep", help="keep the traces in this folder (default: a temporary one)")
-    parser.add_argument("train_args", nargs="*", help="ddp-train's workload flags (not --iterations), after --")
+    add_job_arguments(parser, "ddp-launch, ddp-train and ddp-trace")
     args = parser.parse_args(argv)
     try:
         lengths = parse_lengths(args.lengths)
@@ -79,15 +71,11 @@ def main(argv):
     if "--iterations" in args.train_args:
         print("run_length_noise.py: --iterations: expected only in --lengths, not among ddp-train's flags", file=sys.stderr)
         return 2
-    for tool in ("ddp-launch", "ddp-train", "ddp-trace"):
-        if not os.access(os.path.join(args.bin_dir, tool), os.X_OK):
-            print(f"run_length_noise.py: --bin-dir: expected {tool} in {args.bin_dir}", file=sys.stderr)
-            return 2
-    if os.path.isdir(args.out) or not os.path.isdir(os.path.dirname(os.path.abspath(args.out))):
-        print(f"run_length_noise.py: --out: expected a file in an existing folder, got {args.out}", file=sys.stderr)
+    refusal = setup_error("run_length_noise.py", args.bin_dir, ("ddp-launch", "ddp-train", "ddp-trace"), args.out)
+    if refusal:
+        print(refusal, file=sys.stderr)
         return 2
-    root = args.keep or tempfile.mkdtemp(prefix="run-length-")
-    os.makedirs(root, exist_ok=True)
+    root = trace_root(args.keep, "run-length-")
     runs = []
     try:
         for rnd in range(args.rounds):

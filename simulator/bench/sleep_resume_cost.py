@@ -21,34 +21,20 @@ import argparse
 import json
 import os
 import statistics
-import subprocess
 import sys
-import tempfile
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import stall_phases  # noqa: E402
+from bench_jobs import add_job_arguments, launch, setup_error, trace_root  # noqa: E402
 from stall_phases import iteration_compute  # noqa: E402
-
-
-def run(bin_dir, trace_dir, train_args):
-    log = trace_dir + ".log"
-    with open(log, "w") as handle:
-        code = subprocess.call([os.path.join(bin_dir, "ddp-launch"), "--nproc-per-node", "1", "--master-port", "0",
-                                "--", os.path.join(bin_dir, "ddp-train"), "--trace-dir", trace_dir, *train_args],
-                               stdout=handle, stderr=subprocess.STDOUT)
-    if code != 0:
-        raise RuntimeError(f"{log}: the run exited {code}")
 
 
 def main(argv):
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("--out", required=True, help="the JSON to write")
     parser.add_argument("--factor", type=float, default=3.0, help="the slowdown of the B runs (default 3)")
     parser.add_argument("--repetitions", type=int, default=3, help="A/B pairs (default 3)")
     parser.add_argument("--iterations", type=int, default=40, help="iterations per run (default 40)")
-    parser.add_argument("--bin-dir", default="build/release/bin", help="where ddp-launch and ddp-train are")
-    parser.add_argument("--keep", help="keep the traces in this folder (default: a temporary one)")
-    parser.add_argument("train_args", nargs="*", help="ddp-train's workload flags, after --")
+    add_job_arguments(parser, "ddp-launch and ddp-train")
     args = parser.parse_args(argv)
     if not args.factor > 1:
         print(f"sleep_resume_cost.py: --factor: expected a slowdown > 1, got {args.factor}", file=sys.stderr)
@@ -56,15 +42,11 @@ def main(argv):
     if args.repetitions < 1 or args.iterations < 8:
         print("sleep_resume_cost.py: --repetitions: expected >= 1 and --iterations >= 8", file=sys.stderr)
         return 2
-    for tool in ("ddp-launch", "ddp-train"):
-        if not os.access(os.path.join(args.bin_dir, tool), os.X_OK):
-            print(f"sleep_resume_cost.py: --bin-dir: expected {tool} in {args.bin_dir}", file=sys.stderr)
-            return 2
-    if os.path.isdir(args.out) or not os.path.isdir(os.path.dirname(os.path.abspath(args.out))):
-        print(f"sleep_resume_cost.py: --out: expected a file in an existing folder, got {args.out}", file=sys.stderr)
+    refusal = setup_error("sleep_resume_cost.py", args.bin_dir, ("ddp-launch", "ddp-train"), args.out)
+    if refusal:
+        print(refusal, file=sys.stderr)
         return 2
-    root = args.keep or tempfile.mkdtemp(prefix="sleep-resume-")
-    os.makedirs(root, exist_ok=True)
+    root = trace_root(args.keep, "sleep-resume-")
     common = ["--iterations", str(args.iterations), *args.train_args]
     pairs = []
     try:
@@ -72,7 +54,7 @@ def main(argv):
             measured = {}
             for side, extra in (("A", []), ("B", ["--slowdown", f"0={args.factor:g}"])):
                 trace_dir = os.path.join(root, f"{side}-rep{rep}")
-                run(args.bin_dir, trace_dir, common + extra)
+                launch(args.bin_dir, trace_dir, common + extra)
                 measured[side] = iteration_compute(trace_dir)
             (compute_a, _), (compute_b, sleeps_b) = measured["A"], measured["B"]
             pairs.append({"rep": rep, "compute_ms_A": compute_a, "compute_ms_B": compute_b, "sleeps_per_iteration": sleeps_b,
