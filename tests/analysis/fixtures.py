@@ -10,6 +10,7 @@ import io
 import json
 import os
 import random
+import stat
 import types
 import warnings
 
@@ -133,6 +134,17 @@ OLD_SUMMARY_COLUMNS = [c for c in SUMMARY_COLUMNS if c not in (
     "kind", "hosts", "delay_dist", "predicted_lo_s", "predicted_hi_s", "inside", "ks_distance",
     "p50_error_pct", "p90_error_pct", "p99_error_pct", "replayed_trace", "max_slowdown",
     "max_delay_ms", "run_to_run_lo_s", "run_to_run_hi_s", "inside_run_to_run")]
+
+
+def write_tools(directory, scripts):
+    """Stand-ins for the project's binaries: each {name: text} as an executable in directory
+    (made if missing), for the benchmarks that take --bin-dir."""
+    os.makedirs(directory, exist_ok=True)
+    for name, text in scripts.items():
+        path = os.path.join(directory, name)
+        with open(path, "w") as handle:
+            handle.write(text)
+        os.chmod(path, os.stat(path).st_mode | stat.S_IXUSR)
 
 
 def summary_row(**values):

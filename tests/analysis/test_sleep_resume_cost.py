@@ -2,14 +2,13 @@
 resume cost after each sleep: the script must find that cost, and refuse bad input in one line."""
 import json
 import os
-import stat
 import subprocess
 import sys
 import tempfile
 import textwrap
 import unittest
 
-from fixtures import SOURCE_DIR
+from fixtures import SOURCE_DIR, write_tools
 
 SCRIPT = os.path.join(SOURCE_DIR, "simulator", "bench", "sleep_resume_cost.py")
 
@@ -52,12 +51,7 @@ class SleepResumeCost(unittest.TestCase):
     def setUp(self):
         self.tmp = tempfile.TemporaryDirectory(prefix="sleep-resume-")
         self.bin = os.path.join(self.tmp.name, "bin")
-        os.makedirs(self.bin)
-        for tool in ("ddp-launch", "ddp-train"):
-            path = os.path.join(self.bin, tool)
-            with open(path, "w") as handle:
-                handle.write(FAKE_LAUNCH if tool == "ddp-launch" else "#!/bin/sh\nexit 0\n")
-            os.chmod(path, os.stat(path).st_mode | stat.S_IXUSR)
+        write_tools(self.bin, {"ddp-launch": FAKE_LAUNCH, "ddp-train": "#!/bin/sh\nexit 0\n"})
         self.out = os.path.join(self.tmp.name, "out.json")
 
     def tearDown(self):
