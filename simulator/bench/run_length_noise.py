@@ -34,9 +34,9 @@ def run_median(bin_dir, trace_dir, world_size, iterations, train_args):
 def spread(medians):
     """sd of log, median and p90 of |log deviation| from the median (taken of the logs), in percent."""
     logs = [math.log(m) for m in medians]
-    centre = math.exp(statistics.median(logs))
-    deviations = sorted(abs(x - math.log(centre)) for x in logs)
-    return {"runs": len(medians), "median_s": centre,
+    log_centre = statistics.median(logs)
+    deviations = sorted(abs(x - log_centre) for x in logs)
+    return {"runs": len(medians), "median_s": math.exp(log_centre),
             "sd_log_pct": 100 * statistics.stdev(logs) if len(logs) > 1 else 0.0,
             "median_abs_dev_pct": 100 * statistics.median(deviations),
             "p90_abs_dev_pct": 100 * deviations[int(0.9 * (len(deviations) - 1))]}

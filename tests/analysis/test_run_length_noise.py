@@ -4,14 +4,13 @@ spread, keep every run, and refuse bad input in one line."""
 import json
 import math
 import os
-import stat
 import subprocess
 import sys
 import tempfile
 import textwrap
 import unittest
 
-from fixtures import SOURCE_DIR
+from fixtures import SOURCE_DIR, write_tools
 
 SCRIPT = os.path.join(SOURCE_DIR, "simulator", "bench", "run_length_noise.py")
 
@@ -43,12 +42,7 @@ class RunLengthNoise(unittest.TestCase):
     def setUp(self):
         self.tmp = tempfile.TemporaryDirectory(prefix="run-length-")
         self.bin = os.path.join(self.tmp.name, "bin")
-        os.makedirs(self.bin)
-        for tool, text in (("ddp-launch", FAKE_LAUNCH), ("ddp-train", "#!/bin/sh\nexit 0\n"), ("ddp-trace", FAKE_TRACE)):
-            path = os.path.join(self.bin, tool)
-            with open(path, "w") as handle:
-                handle.write(text)
-            os.chmod(path, os.stat(path).st_mode | stat.S_IXUSR)
+        write_tools(self.bin, {"ddp-launch": FAKE_LAUNCH, "ddp-train": "#!/bin/sh\nexit 0\n", "ddp-trace": FAKE_TRACE})
         self.out = os.path.join(self.tmp.name, "noise.json")
 
     def tearDown(self):
@@ -80,6 +74,7 @@ class RunLengthNoise(unittest.TestCase):
             (["--lengths", "30,x"], "--lengths: expected distinct iteration counts >= 4"),
             (["--lengths", "30,30"], "--lengths: expected distinct iteration counts >= 4"),
             (["--rounds", "1"], "--rounds: expected >= 2"),
+            (["--world-size", "0"], "--world-size >= 1, got 10 and 0"),
         ]
         for flags, message in cases:
             with self.subTest(flags=flags):
@@ -92,6 +87,12 @@ class RunLengthNoise(unittest.TestCase):
                                 capture_output=True, text=True)
         self.assertEqual(result.returncode, 2)
         self.assertIn("--bin-dir: expected ddp-launch in", result.stderr)
+        result = subprocess.run([sys.executable, SCRIPT, "--out", self.out, "--bin-dir", self.bin, "--",
+                                 "--iterations", "50"], capture_output=True, text=True)
+        self.assertEqual(result.returncode, 2)
+        self.assertEqual(result.stderr, "run_length_noise.py: --iterations: expected only in --lengths, "
+                                        "not among ddp-train's flags\n")
+        self.assertFalse(os.path.exists(self.out))
 
 
 if __name__ == "__main__":
