@@ -31,8 +31,10 @@ for cpu in "${cpus[@]}"; do
   loops+=($!)
 done
 # In the background, so that a TERM or INT sent to this script is handled at once (bash runs a
-# trap only after its foreground command ends) and passed on to the command.
-"$@" <&0 &
+# trap only after its foreground command ends) and passed on to the command. Without job control
+# bash starts a background command with INT and QUIT ignored, so the subshell restores them first:
+# else the INT passed on would leave the command running.
+( trap - INT QUIT; exec "$@" ) <&0 &
 command_pid=$!
 trap 'kill -TERM "$command_pid" 2>/dev/null; exit 143' TERM
 trap 'kill -INT "$command_pid" 2>/dev/null; exit 130' INT
