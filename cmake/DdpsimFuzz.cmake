@@ -34,7 +34,7 @@ endfunction()
 # ddpsim_add_fuzzer(NAME SOURCES files... [INCLUDES dirs...] [PACKAGES targets...]
 #                   [DEFINES d...] [LINK flags...] DICT file CORPUS dir LABELS labels [SECONDS s])
 # Builds fuzzer NAME from SOURCES (the library's sources plus the target), adds the ctest NAME
-# that fuzzes for SECONDS (default 20) from CORPUS with DICT. INCLUDES: our include directories
+# that fuzzes for SECONDS (default 10) from CORPUS with DICT. INCLUDES: our include directories
 # besides traces/'s; PACKAGES: imported targets (found in the caller's directory) whose include
 # directories the sources need besides nlohmann-json's. Only their headers are used: what they
 # compile must come in SOURCES or LINK, as these commands bypass CMake's usage requirements.
@@ -42,7 +42,7 @@ function(ddpsim_add_fuzzer name)
   cmake_parse_arguments(F "" "DICT;CORPUS;SECONDS" "SOURCES;INCLUDES;PACKAGES;DEFINES;LINK;LABELS"
                         ${ARGN})
   if(NOT F_SECONDS)
-    set(F_SECONDS 20)
+    set(F_SECONDS 10)
   endif()
   set(_fuzz_dir ${CMAKE_CURRENT_BINARY_DIR}/${name}_objects)
   set(_fuzz_bin ${CMAKE_CURRENT_BINARY_DIR}/fuzz/${name})

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Long fuzzing runs of every parser with a libFuzzer target (ctest runs each for 20-40 s only):
+# Long fuzzing runs of every parser with a libFuzzer target (ctest runs each for 10 s only):
 # the trace reader (tests/traces/fuzz_trace_reader.cpp), the profiler importer
 # (tests/kineto/fuzz_kineto_import.cpp), the skew flag parsers (tests/traces/fuzz_skew.cpp),
 # ddp-experiment's spec parser (tests/analysis/fuzz_experiment_spec.cpp) and ddp-sim's numeric

@@ -42,9 +42,8 @@ import sys
 import threading
 import time
 
-import torch
-import torch.distributed as dist
-import torch.multiprocessing as mp
+# torch is imported where it is used, not here: its import takes seconds, and a bad flag is
+# refused before it (the spawned ranks import it in worker()).
 
 SIZES = [64 << 10, 256 << 10, 1 << 20, 2 << 20, 4 << 20, 8 << 20]  # bytes
 
@@ -62,6 +61,7 @@ class ComputeLoad:
         self.thread.start()
 
     def _run(self):
+        import torch
         a = torch.rand(128, 128)
         b = torch.rand(128, 128)
         while not self.stop:
@@ -77,6 +77,8 @@ class ComputeLoad:
 
 
 def worker(local_rank, args, results):
+    import torch
+    import torch.distributed as dist
     torch.set_num_threads(1)
     rank = args.node_rank * (args.world_size // args.nnodes) + local_rank
     os.environ["MASTER_ADDR"] = args.master_addr
@@ -179,10 +181,12 @@ def main():
         refuse(f"--concurrent {args.concurrent}: expected a positive count (1: off)")
     if args.device not in ("cpu", "cuda"):
         refuse(f"--device {args.device}: expected cpu or cuda")
-    if args.device == "cuda" and not torch.cuda.is_available():
-        refuse("--device cuda: expected a visible CUDA GPU, got none (or a CPU build of torch)")
     if args.nnodes > 1 and args.master_port == 0:
         refuse("--master-port: expected a port every host agrees on (with --nnodes > 1)")
+    import torch  # the flags are good: now the seconds-long import
+    import torch.multiprocessing as mp
+    if args.device == "cuda" and not torch.cuda.is_available():
+        refuse("--device cuda: expected a visible CUDA GPU, got none (or a CPU build of torch)")
     args.port = args.master_port
     if args.port == 0:
         with socket.socket() as s:
