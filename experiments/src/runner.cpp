@@ -5,10 +5,12 @@
 #include <cstdio>
 #include <filesystem>
 #include <map>
+#include <optional>
 #include <set>
 #include <tuple>
 
 #include "commands.hpp"
+#include "core_hold.hpp"
 #include "machine_profile.hpp"
 #include "names.hpp"
 #include "process.hpp"
@@ -588,6 +590,14 @@ int run_experiment(const ExperimentSpec& spec, const RunOptions& options, std::o
   if (pending.size() < schedule.size()) {
     err << "ddp-experiment: " << spec.name << ": resuming, " << schedule.size() - pending.size()
         << " of " << schedule.size() << " runs already done\n";
+  }
+
+  // Held until every run and prediction is done (a failure to hold is one line, exit 2).
+  std::optional<CoreHold> hold;
+  if (spec.launch.hold_cores && !options.repredict) {
+    hold.emplace();
+    err << "ddp-experiment: " << spec.name << ": holding " << hold->cpus().size()
+        << " CPUs at idle priority while it runs ([launch] hold_cores)\n";
   }
 
   // From here on a results file that cannot be written (a full disk mid-run) is a failure of

@@ -265,9 +265,10 @@ bool is_tc_rate(const std::string& rate) {
   return false;
 }
 
-// [launch]: the testbed. `hosts` here is a one-value [grid] hosts axis.
+// [launch]: the testbed (`hosts` here is a one-value [grid] hosts axis) and the cores' hold.
 void parse_launch(const Section& s, Launch& l, Grid& g, const std::string& path) {
-  s.allow_only({"testbed_rate", "hosts"});
+  s.allow_only({"testbed_rate", "hosts", "hold_cores"});
+  if (auto v = s.boolean("hold_cores")) l.hold_cores = *v;
   if (auto v = s.string("testbed_rate")) {
     if (!is_tc_rate(*v))
       s.fail(*s.find("testbed_rate"), "[launch] testbed_rate: expected a rate in tc units like "

@@ -114,6 +114,10 @@ struct Prediction {
 struct Launch {
   std::string testbed_rate;  // tc units ("200mbit"); empty = no testbed
   bool testbed() const { return !testbed_rate.empty(); }
+  // While the experiment runs, one idle-priority spinner per CPU keeps the CPUs from halting
+  // (core_hold.hpp): for a VM that halts an idle vCPU at once. Off: a machine that does not
+  // halt its CPUs gains nothing, and the spinners would show in every profile taken meanwhile.
+  bool hold_cores = false;
 };
 
 struct Limits {

@@ -3,6 +3,7 @@
 // were called, so the tests check order, resume and failure handling.
 #include <gtest/gtest.h>
 
+#include <sched.h>
 #include <sys/stat.h>
 
 #include <filesystem>
@@ -29,6 +30,11 @@ echo "$dir" >> "$here/launch.log"
 mkdir -p "$dir"; echo measured > "$dir/source"
 if [ -f "$here/break-summary" ]; then  # the results file becomes unwritable mid-run
   s="$(dirname "$(dirname "$dir")")/summary.csv"; rm -f "$s"; mkdir -p "$s"
+fi
+if [ -f "$here/count-idle" ]; then  # [launch] hold_cores: the runner's SCHED_IDLE threads; ours
+  n=0
+  for t in /proc/$PPID/task/*; do chrt -p "${t##*/}" 2>/dev/null | grep -q SCHED_IDLE && n=$((n + 1)); done
+  echo "$n $(chrt -p $$ | sed -n '1s/.*: //p')" >> "$here/idle.log"
 fi
 if [ -f "$here/fail-match" ] && [[ "$dir" == *"$(cat "$here/fail-match")"* ]]; then
   [ -f "$here/fail-traced" ] && touch "$dir/failure"
@@ -174,6 +180,23 @@ TEST_F(RunnerTest, RunsInterleavedWritesRowsAndResumes) {
   ASSERT_EQ(run(spec), 0) << stderr_;
   EXPECT_EQ(launched().size(), 4u);
   EXPECT_EQ(read_summary(root_ + "/results/caps/summary.csv").size(), 8u);
+}
+
+TEST_F(RunnerTest, HoldCoresKeepsOneIdleSpinnerPerCpuWhileTheJobsRun) {
+  cpu_set_t allowed;
+  ASSERT_EQ(::sched_getaffinity(0, sizeof allowed, &allowed), 0);
+  const int cpus = CPU_COUNT(&allowed);
+  write(bin_ + "/count-idle", "");
+  ASSERT_EQ(run(parse_spec(kSpec, root_ + "/caps.toml")), 0) << stderr_;
+  EXPECT_EQ(stderr_.find("idle priority"), std::string::npos) << stderr_;
+  options_.out_root = root_ + "/held";
+  ASSERT_EQ(run(parse_spec(std::string(kSpec) + "[launch]\nhold_cores = true\n", root_ + "/caps.toml")), 0)
+      << stderr_;
+  EXPECT_NE(stderr_.find("caps: holding " + std::to_string(cpus) + " CPUs at idle priority"), std::string::npos)
+      << stderr_;
+  // Each job saw the runner's spinners (none without hold_cores) and ran at normal priority itself.
+  const std::string none = "0 SCHED_OTHER", held = std::to_string(cpus) + " SCHED_OTHER";
+  EXPECT_EQ(lines(bin_ + "/idle.log"), (std::vector<std::string>{none, none, none, none, held, held, held, held}));
 }
 
 TEST_F(RunnerTest, BrokenRunIsRecordedAsErrorAndRetriedOnResume) {

@@ -274,6 +274,15 @@ TEST(ExperimentSpecErrors, LaunchOnTheTestbed) {
             0u);
 }
 
+TEST(ExperimentSpec, HoldCoresIsOffUnlessTheSpecAsks) {
+  EXPECT_FALSE(parse_spec("[workload]\n", "h.toml").launch.hold_cores);
+  const ExperimentSpec held = parse_spec("[workload]\n[launch]\nhold_cores = true\n", "h.toml");
+  EXPECT_TRUE(held.launch.hold_cores);
+  EXPECT_FALSE(held.launch.testbed());  // holding the cores is no testbed
+  EXPECT_EQ(error_of("[workload]\n[launch]\nhold_cores = 1\n"),
+            "bad.toml:3: [launch] hold_cores: expected a boolean, got an integer");
+}
+
 // Issue #19, found by fuzz_experiment_spec (tests/analysis/fuzz_experiment_spec.cpp; its
 // corpus keeps each input that failed).
 TEST(ExperimentSpecErrors, AtMostAHundredThousandRuns) {
