@@ -57,12 +57,14 @@ pass "--timeout stops the run (exit 124); nothing left"
 
 # 4b. --timeout on a run that ends first: the caller reading our output to EOF (as a pipe or
 #     Python's subprocess.run do) gets it at once, not when the watchdog's sleep would end.
+#     The timeout is a number of seconds nothing else on the machine sleeps for, as pgrep looks
+#     system-wide (a `sleep 120` of another job once failed this test).
 p="ddpsim-t$$-quick"
 start=$SECONDS
-out="$("$TESTBED" --name "$p" --quiet --timeout 120 -- echo done 2>&1 | cat)"
-[ $((SECONDS - start)) -lt 30 ] || fail "--timeout 120 held the output open for $((SECONDS - start)) s after the run ended"
+out="$("$TESTBED" --name "$p" --quiet --timeout 1187 -- echo done 2>&1 | cat)"
+[ $((SECONDS - start)) -lt 30 ] || fail "--timeout 1187 held the output open for $((SECONDS - start)) s after the run ended"
 grep -q "done" <<< "$out" || fail "the quick run's output: $out"
-pgrep -fx "sleep 120" > /dev/null && fail "the watchdog's sleep outlived the testbed"
+pgrep -fx "sleep 1187" > /dev/null && fail "the watchdog's sleep outlived the testbed"
 check_nothing_left "$p" "$scratch/before.state"
 pass "--timeout: a run that ends first returns at once, its output closed; nothing left"
 
