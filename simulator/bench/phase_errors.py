@@ -28,7 +28,8 @@ across at least 2 distinct points: within one configuration the transfers' share
 barely moves, and the slope would fit run-to-run noise.
 
 With several folders of one experiment (sittings of one spec), a last block pools their pairs
-and their fits' traces ("all N folders").
+("all N folders"); its slope is the median of the folders' own (quartiles in the JSON), as the
+machine's speed differs between sittings and one line through all of them would fit that.
 
 Diagnosis only: it reads the measured runs a prediction cannot know. Standard library only.
 Bad input: one line on stderr, exit 2.
@@ -195,10 +196,20 @@ def pooled(analysed):
                     together["differences"][key][phase].extend(values)
             for point, values in raw["errors"].items():
                 together["errors"][point].extend(values)
-            for rank, by_trace in raw["fit_points"].items():
-                together["fit_points"][rank].update({os.path.join(folder, t): v for t, v in by_trace.items()})
-            together["fit_configurations"] |= raw["fit_configurations"]
-        results.append(summarise(f"all {len(members)} folders", experiment, together))
+        result = summarise(f"all {len(members)} folders", experiment, together)
+        for rank in sorted({rank for _, raw in members for rank in raw["fit_points"]}):
+            fits = [summarise(folder, experiment, raw)["autograd_vs_transfers"].get(str(rank)) for folder, raw in members]
+            fits = [fit for fit in fits if fit]
+            if not fits:
+                result["autograd_vs_transfers"][str(rank)] = None
+                continue
+            spread = quartiles([fit["slope"] for fit in fits])
+            result["autograd_vs_transfers"][str(rank)] = {
+                "slope": spread["median"], "slope_q1": spread["q1"], "slope_q3": spread["q3"],
+                "work_ms": statistics.median(fit["work_ms"] for fit in fits), "folders": len(fits),
+                "traces": sum(fit["traces"] for fit in fits),
+                "configurations": max(fit["configurations"] for fit in fits)}
+        results.append(result)
     return results
 
 
@@ -221,7 +232,10 @@ def main(argv):
                 print(f"  {point:14s} {rank:>4s} {entry['error_pct']['median']:+7.2f}  " +
                       "  ".join(f"{per_phase[phase]['median']:+16.2f}" for phase in PHASES))
         for rank, fit in result["autograd_vs_transfers"].items():
-            if fit:
+            if fit and "folders" in fit:
+                print(f"  rank {rank}: autograd = {fit['work_ms']:.1f} ms + {fit['slope']:.3f} x beside_transfers "
+                      f"(median of {fit['folders']} folders' fits, quartiles {fit['slope_q1']:.3f}-{fit['slope_q3']:.3f})")
+            elif fit:
                 print(f"  rank {rank}: autograd = {fit['work_ms']:.1f} ms + {fit['slope']:.3f} x beside_transfers "
                       f"({fit['traces']} measured traces of {fit['configurations']} configurations)")
     if args.json:

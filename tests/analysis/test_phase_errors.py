@@ -118,8 +118,10 @@ class PhaseErrors(unittest.TestCase):
         autograd = together["points"]["capB"]["ranks"]["0"]["autograd"]
         self.assertEqual(autograd["pairs"], 2)
         self.assertAlmostEqual(autograd["median"], -6, places=6)
-        self.assertEqual(together["autograd_vs_transfers"]["0"]["traces"], 4)
-        self.assertAlmostEqual(together["autograd_vs_transfers"]["0"]["slope"], 0.3, places=6)
+        fit = together["autograd_vs_transfers"]["0"]
+        self.assertEqual((fit["traces"], fit["folders"]), (4, 2))
+        self.assertAlmostEqual(fit["slope"], 0.3, places=6)
+        self.assertIn("0.300 x beside_transfers (median of 2 folders' fits", result.stdout)
         self.assertIn("all 2 folders (whatif-bucket)", result.stdout)
 
     def test_bad_input_is_one_line_naming_the_file(self):
