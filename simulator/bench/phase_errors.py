@@ -18,7 +18,8 @@ slowed rank's sleeps included: the replay stretches its compute, it does not rec
   optimizer          optimizer_begin to optimizer_end
 
 Per experiment, point and rank it prints the median over pairs of predicted - measured for
-each phase (quartiles in the JSON) and the median error_pct: an iteration error that is the sum
+each phase (quartiles in the JSON) and the median error_pct, then each point's measured phases
+(median over its runs, baselines included): an iteration error that is the sum
 of two larger phase errors of opposite sign is a model that compensates, not one that is right.
 Per experiment and rank it also fits, over the measured traces of every row without a slowdown
 or a delay (baselines and points: the bucket caps' folders), autograd = work + slope x
@@ -140,11 +141,18 @@ def analyse(folder):
     errors = defaultdict(list)  # [point]
     fit_points = defaultdict(dict)  # [rank][trace_dir]: (beside_transfers, autograd) measured
     fit_configurations = set()  # the points those traces ran
+    measured_runs = defaultdict(lambda: defaultdict(list))  # [(point, rank)][phase], each run once
+    seen = set()
     experiment = None
     for row in rows:
         if row["status"] != "ok":
             continue
         experiment = experiment or row["experiment"]
+        if row["trace_dir"] not in seen:
+            seen.add(row["trace_dir"])
+            for rank, phases in phases_of(row["trace_dir"]).items():
+                for phase in PHASES:
+                    measured_runs[row["point"], rank][phase].append(phases[phase])
         if not (row["slowdown"] or row.get("delay") or row.get("delay_dist")):
             fit_configurations.add(row["point"])
             for rank, measured in phases_of(row["trace_dir"]).items():
@@ -160,7 +168,7 @@ def analyse(folder):
     if not errors:
         raise InputError(f"{folder}/summary.csv: expected prediction rows with status ok, got none")
     raw = {"differences": differences, "errors": errors, "fit_points": fit_points,
-           "fit_configurations": fit_configurations}
+           "fit_configurations": fit_configurations, "measured": measured_runs}
     return summarise(folder, experiment, raw), raw
 
 
@@ -170,13 +178,17 @@ def summarise(folder, experiment, raw):
     for (point, rank), per_phase in sorted(raw["differences"].items()):
         entry = points.setdefault(point, {"error_pct": quartiles(raw["errors"][point]), "ranks": {}})
         entry["ranks"][str(rank)] = {phase: quartiles(values) for phase, values in per_phase.items()}
+    measured = {}
+    for (point, rank), per_phase in sorted(raw["measured"].items()):
+        measured.setdefault(point, {})[str(rank)] = {phase: quartiles(values) for phase, values in per_phase.items()}
     fits = {}
     for rank, by_trace in sorted(raw["fit_points"].items()):
         fit = slope(list(by_trace.values())) if len(raw["fit_configurations"]) >= 2 else None
         if fit:
             fit["configurations"] = len(raw["fit_configurations"])
         fits[str(rank)] = fit
-    return {"folder": folder, "experiment": experiment, "points": points, "autograd_vs_transfers": fits}
+    return {"folder": folder, "experiment": experiment, "points": points, "measured": measured,
+            "autograd_vs_transfers": fits}
 
 
 def pooled(analysed):
@@ -189,13 +201,17 @@ def pooled(analysed):
         if len(members) < 2:
             continue
         together = {"differences": defaultdict(lambda: defaultdict(list)), "errors": defaultdict(list),
-                    "fit_points": defaultdict(dict), "fit_configurations": set()}
+                    "fit_points": defaultdict(dict), "fit_configurations": set(),
+                    "measured": defaultdict(lambda: defaultdict(list))}
         for folder, raw in members:
             for key, per_phase in raw["differences"].items():
                 for phase, values in per_phase.items():
                     together["differences"][key][phase].extend(values)
             for point, values in raw["errors"].items():
                 together["errors"][point].extend(values)
+            for key, per_phase in raw["measured"].items():
+                for phase, values in per_phase.items():
+                    together["measured"][key][phase].extend(values)
         result = summarise(f"all {len(members)} folders", experiment, together)
         for rank in sorted({rank for _, raw in members for rank in raw["fit_points"]}):
             fits = [summarise(folder, experiment, raw)["autograd_vs_transfers"].get(str(rank)) for folder, raw in members]
@@ -231,6 +247,11 @@ def main(argv):
             for rank, per_phase in entry["ranks"].items():
                 print(f"  {point:14s} {rank:>4s} {entry['error_pct']['median']:+7.2f}  " +
                       "  ".join(f"{per_phase[phase]['median']:+16.2f}" for phase in PHASES))
+        print("  measured, median over runs, ms")
+        for point, ranks in result["measured"].items():
+            for rank, per_phase in ranks.items():
+                print(f"  {point:14s} {rank:>4s} {per_phase['iteration']['pairs']:>2d} runs  " +
+                      "  ".join(f"{per_phase[phase]['median']:16.2f}" for phase in PHASES))
         for rank, fit in result["autograd_vs_transfers"].items():
             if fit and "folders" in fit:
                 print(f"  rank {rank}: autograd = {fit['work_ms']:.1f} ms + {fit['slope']:.3f} x beside_transfers "

@@ -86,6 +86,11 @@ class PhaseErrors(unittest.TestCase):
             self.assertAlmostEqual(fit["work_ms"], 34, places=6)
             self.assertEqual((fit["traces"], fit["configurations"]), (2, 2))
         self.assertIn("rank 0: autograd = 34.0 ms + 0.300 x beside_transfers", result.stdout)
+        # Each point's own runs as measured, the baseline's too, each run once.
+        self.assertEqual(experiment["measured"]["base"]["0"]["autograd"]["median"], 40)
+        self.assertEqual(experiment["measured"]["base"]["1"]["beside_transfers"]["median"], 20)
+        self.assertEqual(experiment["measured"]["capB"]["0"]["after_grads"]["median"], 10)
+        self.assertEqual(experiment["measured"]["capB"]["0"]["iteration"]["pairs"], 1)
 
     def test_one_configuration_fits_no_slope(self):
         with open(os.path.join(self.folder, "summary.csv")) as handle:
