@@ -19,13 +19,17 @@ every wait), as DDP hands its buckets to Gloo, which runs two collectives at a t
 adds the time per all-reduce so (concurrent_points) and the line through them, and says whether
 K in flight pay the per-collective latency once each or overlap it.
 
+With --sizes, those message sizes instead of 64 KiB to 8 MiB: a trace's bucket sizes, say, so that
+a what-if's larger buckets (a 50 MB bucket at cap 100, predicted from a trace whose largest is
+33.6 MB) are timed rather than extrapolated.
+
 With --device cuda, the tensors are CUDA tensors (each rank on GPU local_rank % GPUs, as
 ddp-train --backend gloo --device cuda), so a time includes Gloo's copies to the host and back;
 the clock stops after torch.cuda.synchronize().
 
 Usage (with the project's torch, .venv/bin/python; Debian's python3 has none since PyTorch 2.x):
   allreduce_bench.py --out FILE.json [--world-size 2] [--rounds 15] [--busy] [--concurrent K]
-                          [--device cpu|cuda]
+                          [--sizes BYTES,BYTES...] [--device cpu|cuda]
                           [--nnodes N --node-rank I --master-addr A [--master-port P]]
 
 With --nnodes, the W ranks span N hosts, W/N on each (as ddp-launch places them): run it once on
@@ -45,7 +49,7 @@ import time
 # torch is imported where it is used, not here: its import takes seconds, and a bad flag is
 # refused before it (the spawned ranks import it in worker()).
 
-SIZES = [64 << 10, 256 << 10, 1 << 20, 2 << 20, 4 << 20, 8 << 20]  # bytes
+SIZES = [64 << 10, 256 << 10, 1 << 20, 2 << 20, 4 << 20, 8 << 20]  # bytes: the default --sizes
 
 
 class ComputeLoad:
@@ -88,19 +92,19 @@ def worker(local_rank, args, results):
         device = torch.device("cuda", local_rank % torch.cuda.device_count())
         torch.cuda.set_device(device)
     dist.init_process_group("gloo", rank=rank, world_size=args.world_size)
-    tensors = {size: torch.ones(size // 4, device=device) for size in SIZES}
+    tensors = {size: torch.ones(size // 4, device=device) for size in args.sizes}
     together = {size: [torch.ones(size // 4, device=device) for _ in range(args.concurrent)]
-                for size in SIZES} if args.concurrent > 1 else {}
+                for size in args.sizes} if args.concurrent > 1 else {}
     sync = torch.cuda.synchronize if device.type == "cuda" else (lambda: None)
     modes = ["idle", "busy"] if args.busy else ["idle"]
     if together:
         modes.append("concurrent")
-    times = {(mode, size): [] for mode in modes for size in SIZES}
+    times = {(mode, size): [] for mode in modes for size in args.sizes}
     # With --busy: products done and seconds, while all-reduces run and while nothing else does.
     work = {"allreduce": [0, 0.0], "alone": [0, 0.0]}
     load = ComputeLoad() if args.busy else None
     for round_ in range(args.rounds + 1):  # round 0 warms up connections and buffers
-        for size in SIZES:
+        for size in args.sizes:
             for mode in modes:  # interleaved: idle, busy, idle, busy, ...
                 if load is not None:
                     if mode == "busy":
@@ -163,6 +167,9 @@ def main():
                         help="also time all-reduces while each rank computes; report the rate fraction")
     parser.add_argument("--concurrent", type=int, default=1,
                         help="also time K all-reduces in flight at once (K >= 2; 1: off)")
+    parser.add_argument("--sizes", default=",".join(str(size) for size in SIZES),
+                        help="message sizes in bytes, comma-separated (multiples of 4, at least 2 distinct; "
+                             "default 64 KiB to 8 MiB), e.g. a trace's bucket sizes")
     parser.add_argument("--device", default="cpu",
                         help="cpu | cuda: where the tensors live (cuda: Gloo stages them through the host)")
     parser.add_argument("--nnodes", type=int, default=1, help="hosts the ranks span (run once on each)")
@@ -179,6 +186,14 @@ def main():
         refuse(f"--node-rank {args.node_rank}: expected 0..{args.nnodes - 1}")
     if args.concurrent < 1:
         refuse(f"--concurrent {args.concurrent}: expected a positive count (1: off)")
+    sizes_text = args.sizes
+    try:
+        args.sizes = sorted({int(size) for size in sizes_text.split(",")})
+    except ValueError:
+        args.sizes = []
+    if len(args.sizes) < 2 or any(size <= 0 or size % 4 for size in args.sizes):
+        refuse(f"--sizes {sizes_text}: expected at least 2 distinct byte counts, comma-separated, "
+               f"each a positive multiple of 4")
     if args.device not in ("cpu", "cuda"):
         refuse(f"--device {args.device}: expected cpu or cuda")
     if args.nnodes > 1 and args.master_port == 0:
@@ -201,15 +216,15 @@ def main():
     w = args.world_size
 
     def fit(mode):
-        slowest = {size: max(per_rank[r]["times"][(mode, size)] for r in per_rank) for size in SIZES}
-        intercept, slope = fit_line([float(s) for s in SIZES], [slowest[s] for s in SIZES])
+        slowest = {size: max(per_rank[r]["times"][(mode, size)] for r in per_rank) for size in args.sizes}
+        intercept, slope = fit_line([float(s) for s in args.sizes], [slowest[s] for s in args.sizes])
         return slowest, intercept, slope
 
     slowest, intercept, slope = fit("idle")
     report = {
         "world_size": w,
         "ranks_reported": len(per_rank),  # every host's ranks, gathered by host 0
-        "points": [{"bytes": s, "median_s": slowest[s]} for s in SIZES],
+        "points": [{"bytes": s, "median_s": slowest[s]} for s in args.sizes],
         "intercept_s": intercept,
         "slope_s_per_byte": slope,
         "alpha_s": max(intercept, 0.0) / (2 * (w - 1)),
@@ -219,12 +234,12 @@ def main():
     if args.concurrent > 1:
         together, together_intercept, together_slope = fit("concurrent")
         report["concurrent"] = args.concurrent
-        report["concurrent_points"] = [{"bytes": s, "median_s_per_allreduce": together[s]} for s in SIZES]
+        report["concurrent_points"] = [{"bytes": s, "median_s_per_allreduce": together[s]} for s in args.sizes]
         report["concurrent_intercept_s"] = together_intercept
         report["concurrent_slope_s_per_byte"] = together_slope
     if args.busy:
         busy, _, busy_slope = fit("busy")
-        report["busy_points"] = [{"bytes": s, "median_s": busy[s]} for s in SIZES]
+        report["busy_points"] = [{"bytes": s, "median_s": busy[s]} for s in args.sizes]
         report["busy_slope_s_per_byte"] = busy_slope
         # ddp-sim takes a rate fraction in (0, 1]: a load that does not slow the transfer is 1.
         report["overlap_bandwidth_fraction"] = min(1.0, slope / busy_slope)

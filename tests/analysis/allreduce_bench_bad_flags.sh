@@ -28,6 +28,9 @@ expect --world-size 4 --nnodes 2 -- \
   "allreduce_bench.py: --master-port: expected a port every host agrees on (with --nnodes > 1)"
 expect --concurrent 0 -- "allreduce_bench.py: --concurrent 0: expected a positive count (1: off)"
 expect --device tpu -- "allreduce_bench.py: --device tpu: expected cpu or cuda"
+for sizes in 16867368 1024,1024 1024,abc 1024,1026 0,1024 1024,-4; do
+  expect --sizes "$sizes" -- "allreduce_bench.py: --sizes $sizes: expected at least 2 distinct byte counts, comma-separated, each a positive multiple of 4"
+done
 if "$python" -c "import torch, sys; sys.exit(torch.cuda.is_available())"; then  # no GPU here
   expect --device cuda -- \
     "allreduce_bench.py: --device cuda: expected a visible CUDA GPU, got none (or a CPU build of torch)"
