@@ -35,7 +35,6 @@ machine's speed differs between sittings and one line through all of them would 
 Diagnosis only: it reads the measured runs a prediction cannot know. Standard library only.
 Bad input: one line on stderr, exit 2.
 """
-import argparse
 import csv
 import json
 import os
@@ -44,6 +43,7 @@ import sys
 from collections import defaultdict
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from results_folder import arguments, read_summary  # noqa: E402
 from stall_phases import InputError, intersections, read_events, union_ms  # noqa: E402
 
 PHASES = ["iteration", "forward", "autograd", "beside_transfers", "after_grads", "optimizer"]
@@ -113,22 +113,9 @@ def slope(points):
     return {"slope": b, "work_ms": mean_y - b * mean_x, "traces": len(points)}
 
 
-def read_rows(folder):
-    path = os.path.join(folder, "summary.csv")
-    try:
-        with open(path, newline="") as handle:
-            rows = list(csv.DictReader(handle))
-    except OSError as error:
-        raise InputError(f"{path}: expected a results folder's summary.csv, got {error.strerror}") from None
-    needed = {"experiment", "point", "kind", "status", "error_pct", "trace_dir", "predicted_dir", "slowdown"}
-    if rows and not needed <= set(rows[0]):
-        raise InputError(f"{path}: expected columns {', '.join(sorted(needed))}, "
-                         f"got no {', '.join(sorted(needed - set(rows[0])))}")
-    return rows
-
-
 def analyse(folder):
-    rows = read_rows(folder)
+    rows = read_summary(folder, ["experiment", "point", "kind", "status", "error_pct", "trace_dir", "predicted_dir",
+                                 "slowdown"])
     cache = {}
 
     def phases_of(relative):
@@ -230,11 +217,8 @@ def pooled(analysed):
 
 
 def main(argv):
-    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("folders", nargs="+", help="ddp-experiment results folders (RESULTS/NAME)")
-    parser.add_argument("--json", help="write the numbers here")
-    args = parser.parse_args(argv)
     try:
+        args = arguments(__doc__, argv, json_help="also write every point's phases, quartiles and fits here")
         analysed = [analyse(folder) for folder in args.folders]
     except InputError as error:
         print(f"phase_errors.py: {error}", file=sys.stderr)

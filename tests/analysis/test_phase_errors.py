@@ -134,7 +134,10 @@ class PhaseErrors(unittest.TestCase):
         result = self.run_script(missing)
         self.assertEqual(result.returncode, 2)
         self.assertEqual(result.stderr.count("\n"), 1, result.stderr)
-        self.assertIn(os.path.join(missing, "summary.csv") + ": expected a results folder's summary.csv", result.stderr)
+        self.assertIn(os.path.join(missing, "summary.csv") + ": expected a ddp-experiment summary", result.stderr)
+        result = self.run_script(self.folder, "--json", os.path.join(missing, "out.json"))
+        self.assertEqual(result.returncode, 2)
+        self.assertIn("--json: expected a file in an existing folder", result.stderr)
         # A predicted trace with too few iterations: named, with what was expected.
         short = os.path.join(self.folder, "predictions", "capB-rep0-from-base")
         for rank in (0, 1):
