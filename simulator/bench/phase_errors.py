@@ -44,7 +44,7 @@ from collections import defaultdict
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from results_folder import arguments, read_summary  # noqa: E402
-from stall_phases import InputError, intersections, read_events, union_ms  # noqa: E402
+from stall_phases import InputError, intersections, read_events, trace_ranks, union_ms  # noqa: E402
 
 PHASES = ["iteration", "forward", "autograd", "beside_transfers", "after_grads", "optimizer"]
 
@@ -72,10 +72,8 @@ def trace_phases(trace_dir):
     """{rank: {phase: median ms over iterations >= 2}} of one trace folder; InputError where
     a rank has fewer than 5 complete iterations."""
     result = {}
-    for name in sorted(os.listdir(trace_dir)) if os.path.isdir(trace_dir) else []:
-        if not (name.startswith("rank-") and name.endswith(".events.csv")):
-            continue
-        rank = int(name[len("rank-"):-len(".events.csv")])
+    for rank in trace_ranks(trace_dir):
+        name = f"rank-{rank}.events.csv"
         rows = []
         for iteration, events in sorted(read_events(os.path.join(trace_dir, name)).items()):
             if iteration < 2:
@@ -88,8 +86,6 @@ def trace_phases(trace_dir):
             raise InputError(f"{trace_dir}/{name}: expected at least 5 complete iterations after the first 2, "
                              f"got {len(rows)}")
         result[rank] = {phase: statistics.median(row[phase] for row in rows) for phase in PHASES}
-    if not result:
-        raise InputError(f"{trace_dir}: expected a trace folder with rank-R.events.csv files, got none")
     return result
 
 
@@ -178,11 +174,18 @@ def summarise(folder, experiment, raw):
             "autograd_vs_transfers": fits}
 
 
+def extend_nested(target, source):
+    """target[key][phase] += source[key][phase] for every key and phase of source."""
+    for key, per_phase in source.items():
+        for phase, values in per_phase.items():
+            target[key][phase].extend(values)
+
+
 def pooled(analysed):
     """Per experiment given in more than one folder: its folders' pairs and traces together."""
     by_experiment = defaultdict(list)
     for result, raw in analysed:
-        by_experiment[result["experiment"]].append((result["folder"], raw))
+        by_experiment[result["experiment"]].append((result, raw))
     results = []
     for experiment, members in by_experiment.items():
         if len(members) < 2:
@@ -190,18 +193,15 @@ def pooled(analysed):
         together = {"differences": defaultdict(lambda: defaultdict(list)), "errors": defaultdict(list),
                     "fit_points": defaultdict(dict), "fit_configurations": set(),
                     "measured": defaultdict(lambda: defaultdict(list))}
-        for folder, raw in members:
-            for key, per_phase in raw["differences"].items():
-                for phase, values in per_phase.items():
-                    together["differences"][key][phase].extend(values)
+        for _, raw in members:
+            extend_nested(together["differences"], raw["differences"])
+            extend_nested(together["measured"], raw["measured"])
             for point, values in raw["errors"].items():
                 together["errors"][point].extend(values)
-            for key, per_phase in raw["measured"].items():
-                for phase, values in per_phase.items():
-                    together["measured"][key][phase].extend(values)
         result = summarise(f"all {len(members)} folders", experiment, together)
         for rank in sorted({rank for _, raw in members for rank in raw["fit_points"]}):
-            fits = [summarise(folder, experiment, raw)["autograd_vs_transfers"].get(str(rank)) for folder, raw in members]
+            # Each folder's own fit, as summarise() made it for that folder's block.
+            fits = [member["autograd_vs_transfers"].get(str(rank)) for member, _ in members]
             fits = [fit for fit in fits if fit]
             if not fits:
                 result["autograd_vs_transfers"][str(rank)] = None

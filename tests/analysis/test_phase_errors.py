@@ -149,6 +149,13 @@ class PhaseErrors(unittest.TestCase):
         self.assertEqual(result.stderr.count("\n"), 1, result.stderr)
         self.assertIn("rank-0.events.csv: expected at least 5 complete iterations after the first 2, got 2",
                       result.stderr)
+        # A trace folder without any rank's events: named, in one line.
+        for rank in (0, 1):
+            os.remove(os.path.join(short, f"rank-{rank}.events.csv"))
+        result = self.run_script(self.folder)
+        self.assertEqual(result.returncode, 2)
+        self.assertEqual(result.stderr.count("\n"), 1, result.stderr)
+        self.assertIn(short + ": expected rank-R.events.csv files, got none", result.stderr)
 
 
 if __name__ == "__main__":
