@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <limits>
+#include <utility>
 
 namespace ddpsim::sim {
 
@@ -44,22 +45,24 @@ std::map<std::int64_t, std::vector<CollectiveWindow>> collective_windows(const s
   return result;
 }
 
-std::int64_t union_length_ns(std::vector<std::pair<std::int64_t, std::int64_t>> intervals) {
+std::vector<std::pair<std::int64_t, std::int64_t>> merged_intervals(
+    std::vector<std::pair<std::int64_t, std::int64_t>> intervals) {
   std::sort(intervals.begin(), intervals.end());
-  std::int64_t total = 0;
-  std::int64_t open_begin = 0;
-  std::int64_t open_end = std::numeric_limits<std::int64_t>::min();
+  std::vector<std::pair<std::int64_t, std::int64_t>> merged;
   for (const auto& [begin, end] : intervals) {
     if (end <= begin) continue;
-    if (begin > open_end) {
-      if (open_end > open_begin) total += open_end - open_begin;
-      open_begin = begin;
-      open_end = end;
+    if (merged.empty() || begin > merged.back().second) {
+      merged.emplace_back(begin, end);
     } else {
-      open_end = std::max(open_end, end);
+      merged.back().second = std::max(merged.back().second, end);
     }
   }
-  if (open_end > open_begin) total += open_end - open_begin;
+  return merged;
+}
+
+std::int64_t union_length_ns(std::vector<std::pair<std::int64_t, std::int64_t>> intervals) {
+  std::int64_t total = 0;
+  for (const auto& [begin, end] : merged_intervals(std::move(intervals))) total += end - begin;
   return total;
 }
 

@@ -28,6 +28,10 @@ std::map<std::int64_t, std::vector<CollectiveWindow>> collective_windows(const t
 std::map<std::int64_t, std::vector<CollectiveWindow>> collective_windows(const std::vector<trace::Timelines>& timelines,
                                                                          const std::vector<std::int64_t>& iterations);
 
+// The union of [begin, end) intervals as disjoint ones, ascending (empty ones ignored).
+std::vector<std::pair<std::int64_t, std::int64_t>> merged_intervals(
+    std::vector<std::pair<std::int64_t, std::int64_t>> intervals);
+
 // The length of the union of [begin, end) intervals (empty ones ignored).
 std::int64_t union_length_ns(std::vector<std::pair<std::int64_t, std::int64_t>> intervals);
 

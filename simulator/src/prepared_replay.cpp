@@ -176,12 +176,10 @@ PreparedReplay prepare_replay(const ReplayRequest& request, trace::Trace measure
   }
   check_effective_cores(request);
   // Paced core sharing reads the trace's compute at the pace its ranks had (extract_workload)
-  // and paces the replay's by the same s(k).
+  // and paces the replay's by the same s(k); a compute fraction below 1 slows autograd beside
+  // its rank's transfers on top of that, in both.
   std::function<double(double)> core_slowdown;
   if (request.core_sharing == CoreSharing::Paced) {
-    if (compute_fraction < 1) {
-      throw RequestError("--core-sharing paced: expected no --compute-fraction-during-allreduce below 1 with it");
-    }
     if (request.cores > 0) {
       core_slowdown = [cores = request.cores](double ranks) { return shared_cores_slowdown(cores, ranks); };
     } else {

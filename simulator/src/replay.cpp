@@ -320,11 +320,13 @@ void compute_actor(Simulation& sim, int index) {
 }
 
 // When a class's autograd ends: known, or with paced autograd still running, estimated at the
-// pace it has while the transfer about to start runs (compute_fraction_during_allreduce).
+// pace it has while the transfer about to start runs (compute_fraction_during_allreduce, on
+// the shared cores as they are now).
 double autograd_end_estimate(const Simulation& sim, const RankState& state) {
   if (std::isfinite(state.compute_done_s)) return state.compute_done_s;
   const double left_s = std::max(0.0, state.work_total_s - autograd_work_done(state));
-  return sg4::Engine::get_clock() + left_s / (state.pace_alone * sim.options.compute_fraction_during_allreduce);
+  return sg4::Engine::get_clock() +
+         left_s / (state.pace_alone * sim.options.compute_fraction_during_allreduce * sim.core_pace());
 }
 
 // The bytes that take as long at the network's full rate as `bytes` take when the transfer

@@ -120,18 +120,26 @@ std::vector<std::pair<std::int64_t, std::int64_t>> eval_phases(const trace::Iter
   return phases;
 }
 
-// Autograd's time alone up to `offset` after backward_begin: where the collective was
+// Autograd's time alone up to `offset` after backward_begin. Where the collective was
 // transferring (its windows), autograd ran at `fraction` of its rate alone, so that time counts
-// `fraction` of its length (ReplayOptions::compute_fraction_during_allreduce).
+// `fraction` of its length (ReplayOptions::compute_fraction_during_allreduce); on shared cores
+// (`pace`, or null) each instant counts at the pace the ranks computing then left it, and a
+// transfer's instants at `fraction` of that: the inverse of the replay's autograd_for.
 double autograd_alone_s(double offset, std::int64_t backward_begin, const std::vector<CollectiveWindow>& windows,
-                        double fraction) {
-  if (offset <= 0 || fraction == 1) return offset;
+                        double fraction, const MeasuredPace* pace) {
+  if (offset <= 0) return offset;
   const std::int64_t to = backward_begin + std::llround(offset / kNsToS);
+  const auto work_s = [pace](std::int64_t from_ns, std::int64_t to_ns) {
+    return pace != nullptr ? pace->work_s(from_ns, to_ns) : span_s(from_ns, to_ns);
+  };
+  double alone = pace != nullptr ? work_s(backward_begin, to) : offset;
+  if (fraction == 1) return alone;
   std::vector<std::pair<std::int64_t, std::int64_t>> clipped;
   for (const CollectiveWindow& window : windows) {
     clipped.emplace_back(std::max(window.begin_ns, backward_begin), std::min(window.end_ns, to));
   }
-  return offset - (1 - fraction) * static_cast<double>(union_length_ns(std::move(clipped))) * kNsToS;
+  for (const auto& [begin, end] : merged_intervals(std::move(clipped))) alone -= (1 - fraction) * work_s(begin, end);
+  return alone;
 }
 
 // first_collective_end_ns: when the iteration's last all-reduce ended on the first rank (of
@@ -235,8 +243,7 @@ RankIterationCosts costs_of(const trace::IterationTimeline& timeline, const std:
   const auto compute_done_ns = backward_begin + static_cast<std::int64_t>(compute_done / kNsToS);
   costs.backward_tail_s = compute_s(std::max(compute_done_ns, collective_done), backward_end);
   const auto alone = [&](double offset) {
-    if (pace != nullptr) return offset > 0 ? pace->work_s(backward_begin, backward_begin + std::llround(offset / kNsToS)) : offset;
-    return autograd_alone_s(offset, backward_begin, windows, compute_fraction);
+    return autograd_alone_s(offset, backward_begin, windows, compute_fraction, pace);
   };
   for (double& ready : costs.grad_ready_s) ready = alone(ready);
   for (double& ready : costs.bucket_ready_s) ready = alone(ready);
@@ -306,9 +313,6 @@ WorkloadModel extract_workload(const trace::Trace& trace, ComputeMode mode, doub
                         std::to_string(compute_fraction_during_allreduce));
   }
   if (trace.ranks.empty()) throw WorkloadError(trace.dir + ": the trace has no rank");
-  if (core_slowdown && compute_fraction_during_allreduce < 1) {
-    throw WorkloadError("compute paced on shared cores and a compute fraction during all-reduces: expected one of them");
-  }
   const trace::RunMeta& meta = trace.meta();
 
   WorkloadModel model;

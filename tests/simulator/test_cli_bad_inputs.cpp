@@ -96,8 +96,6 @@ const std::vector<BadInput> kReplayFlags = {
     {"--effective-cores 4=1.5 --cores 2", "--effective-cores: expected either it or --cores, got both"},
     {"--core-sharing even", "--core-sharing: expected uniform or paced, got 'even'"},
     {"--core-sharing paced", "--core-sharing paced: expected --cores or --effective-cores with it"},
-    {"--core-sharing paced --cores 2 --compute-fraction-during-allreduce 0.5",
-     "--core-sharing paced: expected no --compute-fraction-during-allreduce below 1 with it", kReplay | kCurve},
     {"--sleep-resume-cost -0.001", "--sleep-resume-cost: expected seconds in [0, 1], got -0.001"},
     {"--sleep-resume-cost 2", "--sleep-resume-cost: expected seconds in [0, 1]"},
     {"--sleep-resume-cost 1e300", "--sleep-resume-cost: expected seconds in [0, 1]"},

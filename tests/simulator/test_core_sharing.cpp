@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <functional>
 
 #include "ddpsim/sim/monte_carlo.hpp"
 #include "ddpsim/sim/predicted_trace.hpp"
@@ -129,6 +130,37 @@ TEST(CoreSharing, ATraceReadAtItsOwnPaceReplaysPacedAsItRan) {
   for (std::size_t i = 0; i < again.size(); ++i) EXPECT_NEAR(again[i], measured[i + 1], 1e-6) << i;
   const WorkloadModel as_measured = extract_workload(ran, ComputeMode::PerIteration);
   EXPECT_LT(job_iteration_times_s(replay_isolated(as_measured, options)).at(0), measured[1] - 5 * kMs);
+}
+
+// Both slowdowns of autograd at once: the peer's compute on the shared core and its own rank's
+// transfers (Gloo's threads on the same cores, compute_fraction_during_allreduce 0.5). The
+// workload of two_rank_workload with a bucket per gradient, so bucket 0 transfers while
+// autograd goes on; rank 1 stalls 40 ms, so rank 0 computes alone at first. Read back with both
+// (extract_workload with s and the fraction), the paced replay gives the run's iterations again;
+// read with either alone, it does not.
+TEST(CoreSharing, ATraceReadAtItsPaceAndItsTransfersReplaysAsItRan) {
+  WorkloadModel model = two_rank_workload();
+  model.buckets = {{0}, {1}};
+  model.bucket_bytes = {kBytes, kBytes};
+  for (auto& rank_costs : model.costs) rank_costs.at(0).bucket_ready_s = {10 * kMs, 20 * kMs};
+  ReplayOptions options = paced_on_one_core();
+  options.compute_fraction_during_allreduce = 0.5;
+  options.iterations = 4;
+  options.skew.delays.push_back(trace::parse_delay("1=40"));
+  const trace::Trace ran = make_predicted_trace(model, options, replay_isolated(model, options));
+  const std::vector<double> measured = testing::iteration_times_s(ran);
+  ASSERT_EQ(measured.size(), 4u);
+  options.skew.delays.clear();
+  options.iterations = 3;
+  const auto replayed = [&](double fraction, const std::function<double(double)>& core_slowdown) {
+    return job_iteration_times_s(replay_isolated(extract_workload(ran, ComputeMode::PerIteration, fraction, core_slowdown), options));
+  };
+  const std::vector<double> again = replayed(0.5, options.core_slowdown);
+  ASSERT_EQ(again.size(), 3u);
+  for (std::size_t i = 0; i < again.size(); ++i) EXPECT_NEAR(again[i], measured[i + 1], 1e-6) << i;
+  // Bucket 0's transfer beside autograd (1 ms at 1e9 B/s) is the only difference: >= 0.5 ms.
+  EXPECT_GT(replayed(1, options.core_slowdown).at(0), measured[1] + 0.4 * kMs);
+  EXPECT_LT(replayed(0.5, nullptr).at(0), measured[1] - 5 * kMs);
 }
 
 // ddp-train --slowdown 1=2 sleeps after rank 1's forward, after each gradient and after the

@@ -97,12 +97,13 @@ class WorkloadError : public std::runtime_error {
 // rank's all-reduce begin to the end, collective_windows), and its gradient and bucket ready
 // offsets are autograd's time alone: the replay slows it again only where its own all-reduces
 // run (ReplayOptions::compute_fraction_during_allreduce).
-// With core_slowdown (s(k), ReplayOptions::core_slowdown; not with a fraction < 1), the trace's
+// With core_slowdown (s(k), ReplayOptions::core_slowdown), the trace's
 // ranks shared one machine's cores: forward, autograd's offsets and the optimizer step become
 // the work done at the pace they allowed each other, the integral of s(W) / s(k(t)) over the
 // phase, k(t) the trace's ranks computing at t, W its world size. A replay paced by the same s
 // gives the measured lengths back where the ranks compute as they did (a slowed or stalled
-// trace's lone rank included) and moves them only where a what-if moves the ranks.
+// trace's lone rank included) and moves them only where a what-if moves the ranks. With both,
+// an instant of autograd beside a transfer counts `fraction` of the pace s(W) / s(k(t)).
 WorkloadModel extract_workload(const trace::Trace& trace, ComputeMode mode,
                                double compute_fraction_during_allreduce = 1,
                                const std::function<double(double)>& core_slowdown = {});
