@@ -18,7 +18,7 @@ repeat floor: one measured run of a configuration taken as the "prediction" of a
 that configuration, the error a perfect model would still show on this machine. Then the bias
 (bias.py): the median signed error over repetitions with an exact interval, which says whether
 the model errs one way beyond the machine's noise where |error| cannot. Plus issue 16's targets
-checked on the 2-rank what-ifs beside a perfect model's score (targets.py). Plus the CDF of
+checked on the 2-rank what-ifs beside a perfect model's score, per pair and per configuration (targets.py). Plus the CDF of
 the absolute errors, predictions solid, reconstructions dashed, and every prediction's signed
 error against the repeat floor's band (error_pairs.py)."""
 import numpy as np
@@ -284,6 +284,11 @@ def plot(paths, out_dir, name="errors"):
         print()
         print(targets.format_table(goals))
         written.append(output.save_table(goals, out_dir, name + "-targets"))
+    goals = targets.configuration_table(summaries, distributions)
+    if not goals.empty:
+        print()
+        print(targets.format_table(goals, targets.PER_CONFIGURATION_TITLE))
+        written.append(output.save_table(goals, out_dir, name + "-targets-configurations"))
     # CDF of |error| per experiment and kind: the figure's CSV holds its exact steps.
     fig, ax = style.figure()
     steps = []

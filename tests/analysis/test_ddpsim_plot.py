@@ -533,6 +533,47 @@ class Errors(PlotTest):
         self.assertEqual(table["stall KS"]["met"], "True")
         self.assertIn("Against issue 16's first targets", result.stdout)
 
+    def test_targets_per_configuration_count_each_sittings_configurations_apart(self):
+        # Five sittings (one summary each) of six repetitions; each run measures 1.0 s, so a
+        # configuration's error is the median over its repetitions of its predictions' errors.
+        rng = random.Random(11)
+        sittings, medians, slowed_medians = [], [], []
+        for sitting in range(5):
+            slowed = [{f"{f}": rng.uniform(-6, 2) for f in (1.5, 2, 3)} for _ in range(6)]
+            caps = [{f"cap{c}": rng.uniform(-12, 12) for c in (1, 5)} for _ in range(6)]
+            path = self.targets_summary(slowed, caps)
+            os.rename(path, os.path.join(self.dir, f"summary-{sitting}.csv"))
+            sittings.append(os.path.join(self.dir, f"summary-{sitting}.csv"))
+            for reps in (slowed, caps):
+                for point in reps[0]:
+                    medians.append(abs(statistics.median(rep[point] for rep in reps)))
+                    if reps is slowed:
+                        slowed_medians.append(medians[-1])
+            medians.append(0.0)  # the stall point, predicted exactly
+        result = self.plot("errors", *sittings)
+        table = {r["target"]: r for r in read_csv(os.path.join(self.out, "errors-targets-configurations.csv"))}
+        self.assertEqual(int(table["median |err| %"]["pairs"]), 30)  # 6 per sitting, the 1 -> 2 ranks left out
+        self.assert_close(table["median |err| %"]["value"], statistics.median(medians), "median")
+        self.assert_close(table["p90 |err| %"]["value"], quantile(medians, 0.9), "p90")
+        self.assert_close(table["stragglers median |err| %"]["value"], statistics.median(slowed_medians), "stragglers")
+        self.assertEqual(int(table["stragglers median |err| %"]["pairs"]), 15)
+        self.assert_close(table["median |err| %"]["perfect_model"], float("nan"), "no floor")
+        self.assertEqual(table["median |err| %"]["met"], str(statistics.median(medians) <= 3.0))
+        self.assertIn("per configuration (each 2-rank configuration of >= 5", result.stdout)
+        # One sitting: 6 configurations, too few to call the target met.
+        self.plot("errors", sittings[0])
+        table = {r["target"]: r for r in read_csv(os.path.join(self.out, "errors-targets-configurations.csv"))}
+        self.assertEqual(int(table["median |err| %"]["pairs"]), 6)
+        self.assertEqual(table["median |err| %"]["met"], "False")
+
+    def test_no_per_configuration_targets_under_five_repetitions(self):
+        slowed = [{"2": 1.0} for _ in range(4)]
+        caps = [{"cap1": 1.0} for _ in range(4)]
+        result = self.plot("errors", self.targets_summary(slowed, caps))
+        self.assertFalse(os.path.exists(os.path.join(self.out, "errors-targets-configurations.csv")))
+        self.assertIn("Against issue 16's first targets (2-rank", result.stdout)
+        self.assertNotIn("per configuration (each", result.stdout)
+
     def test_a_target_missed_where_a_perfect_model_misses_it_too_says_so(self):
         # Runs alternate 1.0 and 1.2 s: one as the prediction of another is off 0, 20 or -16.7 %.
         slowed = [{"2": 6.0} for _ in range(6)]
