@@ -8,39 +8,16 @@ import sys
 import tempfile
 import unittest
 
-from fixtures import SOURCE_DIR
+from fixtures import SOURCE_DIR, write_phase_trace
 
 SCRIPT = os.path.join(SOURCE_DIR, "simulator", "bench", "phase_errors.py")
-HEADER = "rank,iteration,event,t_ns,bucket,param,bytes,dur_ns,kind,message\n"
-MS = 1_000_000
 FORWARD, OPTIMIZER = 10, 5
 
 
 def write_trace(folder, autograd, transfer, after, iterations=8):
     """Both ranks alike: forward, then autograd of `autograd` ms with one all-reduce in flight
     from transfer[0] to transfer[1] ms after backward_begin, `after` ms to backward_end, the step."""
-    os.makedirs(folder)
-    for rank in (0, 1):
-        rows = []
-        for iteration in range(iterations):
-            t = iteration * 200 * MS
-            def row(event, at_ms, bucket="", param="", size=""):
-                rows.append(f"{rank},{iteration},{event},{t + int(at_ms * MS)},{bucket},{param},{size},,,\n")
-            row("iteration_begin", 0)
-            row("forward_begin", 0)
-            row("forward_end", FORWARD)
-            b = FORWARD
-            row("backward_begin", b)
-            row("allreduce_begin", b + transfer[0], bucket=0, size=4096)
-            row("grad_ready", b + autograd, param=0)
-            row("bucket_ready", b + autograd, bucket=1, size=4096)
-            row("allreduce_end", b + transfer[1], bucket=0, size=4096)
-            row("backward_end", b + autograd + after)
-            row("optimizer_begin", b + autograd + after)
-            row("optimizer_end", b + autograd + after + OPTIMIZER)
-            row("iteration_end", b + autograd + after + OPTIMIZER)
-        with open(os.path.join(folder, f"rank-{rank}.events.csv"), "w") as handle:
-            handle.write(HEADER + "".join(rows))
+    write_phase_trace(folder, FORWARD, autograd, transfer, after, OPTIMIZER, iterations)
 
 
 class PhaseErrors(unittest.TestCase):

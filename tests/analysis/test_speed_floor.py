@@ -8,39 +8,15 @@ import sys
 import tempfile
 import unittest
 
-from fixtures import SOURCE_DIR
+from fixtures import SOURCE_DIR, write_phase_trace
 
 SCRIPT = os.path.join(SOURCE_DIR, "simulator", "bench", "speed_floor.py")
 HEADER = "rank,iteration,event,t_ns,bucket,param,bytes,dur_ns,kind,message\n"
-MS = 1_000_000
 
 
-def write_trace(folder, forward, autograd, after, optimizer, iterations=8):
-    """Both ranks alike, every iteration: forward, autograd (an all-reduce beside its second
-    half), `after` ms to backward_end, the optimizer step. Iteration: the sum of the four."""
-    os.makedirs(folder)
-    for rank in (0, 1):
-        rows = []
-        for iteration in range(iterations):
-            t = iteration * 1000 * MS
-
-            def row(event, at_ms, bucket="", param="", size=""):
-                rows.append(f"{rank},{iteration},{event},{t + int(at_ms * MS)},{bucket},{param},{size},,,\n")
-            row("iteration_begin", 0)
-            row("forward_begin", 0)
-            row("forward_end", forward)
-            b = forward
-            row("backward_begin", b)
-            row("allreduce_begin", b + autograd / 2, bucket=0, size=4096)
-            row("grad_ready", b + autograd, param=0)
-            row("bucket_ready", b + autograd, bucket=1, size=4096)
-            row("allreduce_end", b + autograd + after / 2, bucket=0, size=4096)
-            row("backward_end", b + autograd + after)
-            row("optimizer_begin", b + autograd + after)
-            row("optimizer_end", b + autograd + after + optimizer)
-            row("iteration_end", b + autograd + after + optimizer)
-        with open(os.path.join(folder, f"rank-{rank}.events.csv"), "w") as handle:
-            handle.write(HEADER + "".join(rows))
+def write_trace(folder, forward, autograd, after, optimizer):
+    """Both ranks alike: an all-reduce beside autograd's second half and half of `after`."""
+    write_phase_trace(folder, forward, autograd, (autograd / 2, autograd + after / 2), after, optimizer)
 
 
 # (forward, autograd, after, optimizer) ms. Run 1 of each point ran on a machine at half speed:
