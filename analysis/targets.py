@@ -78,10 +78,11 @@ def configuration_table(summaries, distributions):
     the pair; no perfect model's score (NaN). An empty frame when no 2-rank configuration has as
     many repetitions."""
     rows = _two_rank_predictions(summaries)
-    if rows.empty or "point" not in rows.columns:
+    if rows.empty:
         return pd.DataFrame()
-    rows = rows.assign(kind="prediction", variant=rows["variant"].fillna("").astype(str),
-                       point=rows["point"].fillna("").astype(str))
+    # _two_rank_predictions keeps prediction rows that have a point; configuration_rows groups on
+    # variant and point, which a groupby drops where they are NaN (empty in the CSV).
+    rows = rows.assign(variant=rows["variant"].fillna("").astype(str), point=rows["point"].fillna("").astype(str))
     per = configurations.configuration_rows(rows)
     per = per[per["repetitions"] >= MIN_REPETITIONS]
     if per.empty:

@@ -36,20 +36,12 @@ from collections import defaultdict
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from phase_errors import trace_phases  # noqa: E402
+from pooled_baselines import p90  # noqa: E402
 from results_folder import arguments, read_summary  # noqa: E402
 from stall_phases import InputError  # noqa: E402
 
 COLUMNS = ["experiment", "point", "kind", "status", "error_pct", "measured_iter_s", "predicted_iter_s", "trace_dir",
            "predicted_dir"]
-
-
-def percentile(values, fraction):
-    """Linear interpolation between order statistics (numpy's default)."""
-    ordered = sorted(values)
-    position = (len(ordered) - 1) * fraction
-    low = int(position)
-    high = min(low + 1, len(ordered) - 1)
-    return ordered[low] + (ordered[high] - ordered[low]) * (position - low)
 
 
 def at_speed_pct(predicted_s, measured_s, gauge, compute_share):
@@ -111,8 +103,8 @@ def summary(pairs):
         return None
     plain = [abs(error) for error, _ in pairs]
     at_speed = [abs(error) for _, error in pairs]
-    return {"n": len(pairs), "median": statistics.median(plain), "p90": percentile(plain, 0.9),
-            "at_speed_median": statistics.median(at_speed), "at_speed_p90": percentile(at_speed, 0.9)}
+    return {"n": len(pairs), "median": statistics.median(plain), "p90": p90(plain),
+            "at_speed_median": statistics.median(at_speed), "at_speed_p90": p90(at_speed)}
 
 
 def blocks(analysed):
