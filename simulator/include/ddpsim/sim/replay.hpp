@@ -93,7 +93,8 @@ struct ReplayOptions {
   // A rank slowed by ddp-train --slowdown sleeps after each gradient and each forward and
   // optimizer phase; resuming after a sleep costs it this much more compute
   // (simulator/bench/sleep_resume_cost.py: 0.16 ms per sleep for a lone rank of the MLP 1024x4 at
-  // x3; beside a peer the 2-rank runs show half of it, README "paced cores"). An artefact of
+  // x3 with the machine's cores idle; what the 2-rank runs show beside a peer is fitted on
+  // them, simulator/bench/resume_cost_cv.py, README "paced cores"). An artefact of
   // injecting a straggler by sleeping, kept apart from the slowdown factor.
   double sleep_resume_cost_s = 0;
 };
