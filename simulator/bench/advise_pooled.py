@@ -21,7 +21,7 @@ import sys
 import tempfile
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from results_folder import InputError, arguments, read_summary  # noqa: E402
+from results_folder import InputError, arguments, read_summary, write_json  # noqa: E402
 
 
 def advised_cap(bin_dir, trace, caps, extra, scratch):
@@ -87,9 +87,7 @@ def main(argv):
             name = os.path.join(*folder.rstrip("/").split("/")[-2:]) if folder != "all" else folder
             print(f"{name[-40:]:40s} {mode:7s} {len(rows):6d}  {within:10d}  {mean:17.3f}  {kept:4d}")
     results["summary"] = summary
-    if args.json:
-        with open(args.json, "w") as handle:
-            json.dump(results, handle, indent=1)
+    write_json(args.json, results)
     return 0
 
 

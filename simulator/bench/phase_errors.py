@@ -36,14 +36,13 @@ Diagnosis only: it reads the measured runs a prediction cannot know. Standard li
 Bad input: one line on stderr, exit 2.
 """
 import csv
-import json
 import os
 import statistics
 import sys
 from collections import defaultdict
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from results_folder import arguments, read_summary  # noqa: E402
+from results_folder import arguments, read_summary, write_json  # noqa: E402
 from stall_phases import InputError, intersections, read_events, trace_ranks, union_ms  # noqa: E402
 
 PHASES = ["iteration", "forward", "autograd", "beside_transfers", "after_grads", "optimizer"]
@@ -243,9 +242,7 @@ def main(argv):
             elif fit:
                 print(f"  rank {rank}: autograd = {fit['work_ms']:.1f} ms + {fit['slope']:.3f} x beside_transfers "
                       f"({fit['traces']} measured traces of {fit['configurations']} configurations)")
-    if args.json:
-        with open(args.json, "w") as handle:
-            json.dump(results, handle, indent=1)
+    write_json(args.json, results)
     return 0
 
 

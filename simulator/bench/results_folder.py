@@ -3,6 +3,7 @@ command line, with --json checked before minutes of work, and summary.csv read w
 errors (stall_phases.InputError, which each script prints as `SCRIPT: message`, exit 2)."""
 import argparse
 import csv
+import json
 import os
 
 from stall_phases import InputError  # noqa: F401  (re-exported: the scripts' one error type)
@@ -39,3 +40,10 @@ def read_summary(folder, needed):
     if rows and not set(needed) <= set(rows[0]):
         raise InputError(f"{path}: expected columns {', '.join(sorted(needed))}, got {', '.join(rows[0])}")
     return rows
+
+
+def write_json(path, document):
+    """Writes `document` to --json's file (indent 1, as every bench script's); nothing without one."""
+    if path:
+        with open(path, "w") as handle:
+            json.dump(document, handle, indent=1)

@@ -24,14 +24,13 @@ Diagnosis only: it reads the measured runs a prediction cannot know. Standard li
 Bad input: one line on stderr, exit 2.
 """
 import functools
-import json
 import math
 import os
 import statistics
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from results_folder import arguments, read_summary  # noqa: E402
+from results_folder import arguments, read_summary, write_json  # noqa: E402
 from run_drift import pearson  # noqa: E402
 from stall_phases import InputError, iteration_compute, trace_ranks  # noqa: E402
 
@@ -122,9 +121,7 @@ def main(argv):
             r = "" if row["point"] != "all" else "-" if row["r"] is None else f"{row['r']:+.2f}"
             print(f"{row['experiment']:<26} {row['point']:<14} {row['pairs']:>5} {row['median_error_pct']:>+13.1f} "
                   + " ".join(f"{row['compute_ratio'][rank]:>9.3f}" for rank in ranks) + f" {extra:>15} {r:>6}")
-    if args.json:
-        with open(args.json, "w") as handle:
-            json.dump(results, handle, indent=1)
+    write_json(args.json, results)
     return 0
 
 

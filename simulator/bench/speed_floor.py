@@ -28,7 +28,6 @@ them together: pairs or runs, median and 90th percentile of the |error| %. A mod
 errors match the floor's is as right as runs of this length on this machine can show.
 Standard library only. Bad input: one line on stderr, exit 2.
 """
-import json
 import os
 import statistics
 import sys
@@ -37,7 +36,7 @@ from collections import defaultdict
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from phase_errors import trace_phases  # noqa: E402
 from pooled_baselines import p90  # noqa: E402
-from results_folder import arguments, read_summary  # noqa: E402
+from results_folder import arguments, read_summary, write_json  # noqa: E402
 from stall_phases import InputError  # noqa: E402
 
 COLUMNS = ["experiment", "point", "kind", "status", "error_pct", "measured_iter_s", "predicted_iter_s", "trace_dir",
@@ -143,9 +142,7 @@ def main(argv):
               f"{m['n']:>5} {cell(m, 'median')} / {cell(m, 'p90')} {cell(m, 'at_speed_median')} / {cell(m, 'at_speed_p90')} "
               f"{f['n'] if f else 0:>5} {cell(f, 'median')} / {cell(f, 'p90')} "
               f"{cell(f, 'at_speed_median')} / {cell(f, 'at_speed_p90')}")
-    if args.json:
-        with open(args.json, "w") as handle:
-            json.dump(results, handle, indent=1)
+    write_json(args.json, results)
     return 0
 
 
