@@ -25,7 +25,7 @@ import subprocess
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from results_folder import ROOT, InputError, arguments, read_summary  # noqa: E402
+from results_folder import ROOT, InputError, arguments, read_summary, write_json  # noqa: E402
 
 KEY = ("point", "rep", "variant")
 
@@ -155,8 +155,7 @@ def main(argv):
     print_table(table)
     if args.json:
         rows = [{"experiment": name, **row} for name, row in sorted(table.items())]
-        with open(args.json, "w") as handle:
-            json.dump({"benchmark": "pooled_baselines", "rows": rows}, handle, indent=1)
+        write_json(args.json, {"benchmark": "pooled_baselines", "rows": rows})
     return 0
 
 

@@ -16,7 +16,6 @@ with the spec's cost and the fitted one, and how many pairs came closer; then th
 came closer, the pairs (with a sign test's p), the pooled median and p90 |error|, and the cost fitted
 on every sitting. Standard library only. Bad input: one line on stderr, exit 2.
 """
-import json
 import os
 import statistics
 import sys
@@ -24,7 +23,7 @@ import sys
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from pooled_baselines import p90, predictions, repredict, sign_test_p  # noqa: E402
 from resume_cost_repredict import CONSTANT, with_cost  # noqa: E402
-from results_folder import InputError, arguments  # noqa: E402
+from results_folder import InputError, arguments, write_json  # noqa: E402
 
 STEP_S = 1e-5
 
@@ -120,10 +119,8 @@ def main(argv):
           f"{total['spec_p90_abs_pct']:.1f} -> {total['fitted_p90_abs_pct']:.1f} %, signed "
           f"{total['spec_median_pct']:+.1f} -> {total['fitted_median_pct']:+.1f} %")
     print(f"fitted on every sitting: {total['cost_fitted_on_all_s'] * 1e3:.2f} ms")
-    if args.json:
-        with open(args.json, "w") as handle:
-            json.dump({"benchmark": "resume_cost_cv", "spec": args.spec, "spec_cost_s": spec_s, "high_s": args.high,
-                       "sittings": rows, "total": total}, handle, indent=1)
+    write_json(args.json, {"benchmark": "resume_cost_cv", "spec": args.spec, "spec_cost_s": spec_s, "high_s": args.high,
+                           "sittings": rows, "total": total})
     return 0
 
 

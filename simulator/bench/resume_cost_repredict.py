@@ -22,7 +22,7 @@ import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from pooled_baselines import compare, predictions, print_table, repredict, spec_text_of  # noqa: E402
-from results_folder import InputError, arguments  # noqa: E402
+from results_folder import InputError, arguments, write_json  # noqa: E402
 
 CONSTANT = re.compile(r'("--sleep-resume-cost",\s*")([0-9.eE+-]+)(")')
 
@@ -79,9 +79,8 @@ def main(argv):
     if args.json:
         rows = [{"experiment": name, **{k.replace("single_", "constant_").replace("pooled_", "measured_"): v
                                         for k, v in row.items()}} for name, row in sorted(table.items())]
-        with open(args.json, "w") as handle:
-            json.dump({"benchmark": "resume_cost_repredict", "sleep_resume_cost_s": cost_s, "fraction": args.fraction,
-                       "resume_json": args.resume_json, "rows": rows}, handle, indent=1)
+        write_json(args.json, {"benchmark": "resume_cost_repredict", "sleep_resume_cost_s": cost_s,
+                               "fraction": args.fraction, "resume_json": args.resume_json, "rows": rows})
     return 0
 
 

@@ -23,7 +23,6 @@ predicts, so there the gauge mixes both). Per experiment it prints:
 A high r with a spread of several % says a sitting's misses are the machine's. Standard library
 only. Bad input: one line on stderr, exit 2.
 """
-import json
 import math
 import os
 import re
@@ -31,7 +30,7 @@ import statistics
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from results_folder import arguments, read_summary  # noqa: E402
+from results_folder import arguments, read_summary, write_json  # noqa: E402
 from stall_phases import InputError, read_events  # noqa: E402  (the events CSV reader and its errors)
 
 
@@ -106,8 +105,7 @@ def main(argv):
     if args.json:
         clean = [{key: None if isinstance(value, float) and math.isnan(value) else value
                   for key, value in d.items()} for d in results]
-        with open(args.json, "w") as handle:
-            json.dump(clean, handle, indent=1)
+        write_json(args.json, clean)
     return 0
 
 

@@ -12,8 +12,8 @@ compute of forward + autograd + the optimizer step with the slowdown's sleeps cu
 the same rank unslowed, per sleep. The JSON has every pair and their median and range; the
 median is what a lone rank pays; a rank beside a peer pays another amount, which the 2-rank
 what-if specs fit on their own sittings (simulator/bench/resume_cost_cv.py; docs/accuracy/README.md,
-"Compute paced on the shared cores"). ddp-experiment's [predict] resume_profile runs one pair (--repetitions 1) before each
-repetition of a spec and pools them (experiments/README.md). A and B run on the same machine in
+"Compute paced on the shared cores"). ddp-experiment's [predict] resume_profile runs one pair
+(--repetitions 1) before each repetition of a spec and pools them (experiments/README.md). A and B run on the same machine in
 turn, so a CPU-speed change moves both of a pair alike only if it is slower than a run.
 Bad input: one line on stderr, exit 2; a failed run: its log's path, exit 1.
 """
