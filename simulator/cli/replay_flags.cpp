@@ -113,6 +113,10 @@ void add_replay_options(CLI::App* command, ReplayFlags& flags) {
                       "is paced again in the replay (default 1: replayed as measured; "
                       "experiments/peer/allreduce_bench.py --busy measures it)")
       ->check(finite_number(0, 1, true, "a fraction in (0, 1]"));
+  command->add_option("--concurrent-allreduces", flags.concurrent_allreduces,
+                      "2=G: a rank's all-reduces run two at once, as Gloo's two worker threads do, together at G "
+                      "times one's rate (experiments/peer/allreduce_bench.py --concurrent 2 measures it); a rate "
+                      "fitted from the trace becomes one all-reduce's (default: one at a time, in bucket order)");
 }
 
 }  // namespace ddpsim::cli

@@ -29,6 +29,7 @@ struct ReplayFlags {
   std::vector<std::string> delay_dist;
   std::vector<std::string> effective_cores;  // K=C texts, parsed into request.effective_cores
   std::optional<std::string> core_sharing;   // a CoreSharing name (unset: the request's)
+  std::optional<std::string> concurrent_allreduces;  // 2=G, parsed into request.two_allreduces_gain
 };
 
 void add_replay_options(CLI::App* command, ReplayFlags& flags);

@@ -77,6 +77,7 @@ std::vector<BusySpan> allreduce_busy_spans(const trace::Trace& trace) {
       span.bytes += window.bytes;
       intervals.emplace_back(window.begin_ns, window.end_ns);
     }
+    span.two_in_flight_s = static_cast<double>(overlapped_length_ns(intervals)) * 1e-9;
     const std::int64_t busy_ns = union_length_ns(std::move(intervals));
     span.busy_s = static_cast<double>(busy_ns) * 1e-9;
     if (span.bytes > 0 && span.busy_s > 0) spans.push_back(span);
@@ -144,7 +145,13 @@ Calibration calibrate(const trace::Trace& trace, AllreduceAlgorithm algorithm) {
     calibration.method = why.str();
     const std::vector<BusySpan> spans = allreduce_busy_spans(trace);
     std::vector<double> seconds_per_byte;
-    for (const BusySpan& span : spans) seconds_per_byte.push_back(span.busy_s / static_cast<double>(span.bytes));
+    std::vector<double> two_in_flight;
+    for (const BusySpan& span : spans) {
+      seconds_per_byte.push_back(span.busy_s / static_cast<double>(span.bytes));
+      two_in_flight.push_back(span.two_in_flight_s / span.busy_s);
+    }
+    calibration.two_in_flight_busy = two_in_flight.empty() ? 0 : median_of(two_in_flight);
+    calibration.two_in_flight_free = calibration.two_in_flight_busy;
     calibration.fit = LineFit{};
     calibration.fit.slope_s_per_byte = seconds_per_byte.empty() ? 0 : median_of(seconds_per_byte);
     calibration.fit.r_squared = std::numeric_limits<double>::quiet_NaN();
@@ -163,6 +170,8 @@ Calibration calibrate(const trace::Trace& trace, AllreduceAlgorithm algorithm) {
     if (overlap.measured() && overlap.free_s_per_byte < kOverlapFractionForTwoRates * overlap.busy_s_per_byte) {
       calibration.fit.slope_s_per_byte = overlap.free_s_per_byte;
       calibration.overlap_bandwidth_fraction = overlap.free_s_per_byte / overlap.busy_s_per_byte;
+      calibration.two_in_flight_busy = overlap.busy_two_in_flight;
+      calibration.two_in_flight_free = overlap.free_two_in_flight;
       std::ostringstream two;
       two << std::setprecision(3) << "; two rates: after backward (beta), and x"
           << calibration.overlap_bandwidth_fraction << " of it while autograd runs ("
@@ -215,6 +224,8 @@ nlohmann::json calibration_json(const Calibration& calibration) {
   json["samples"] = calibration.samples;
   json["method"] = calibration.method;
   json["overlap_bandwidth_fraction"] = calibration.overlap_bandwidth_fraction;
+  json["two_in_flight_busy"] = calibration.two_in_flight_busy;
+  json["two_in_flight_free"] = calibration.two_in_flight_free;
   json["warnings"] = calibration_warnings(calibration);
   json["points"] = nlohmann::json::array();
   for (const auto& point : calibration.points) {
@@ -239,6 +250,10 @@ std::string calibration_to_text(const Calibration& calibration) {
     text << " after backward, x" << calibration.overlap_bandwidth_fraction << " while autograd runs";
   }
   text << "\n";
+  if (calibration.two_in_flight_busy > 0 || calibration.two_in_flight_free > 0) {
+    text << "  two at once " << calibration.two_in_flight_busy * 100 << " % of the in-flight time while autograd runs, "
+         << calibration.two_in_flight_free * 100 << " % after it\n";
+  }
   text << "  R^2        ";
   if (std::isnan(calibration.fit.r_squared)) {
     text << (calibration.points.size() > 1 ? "n/a (bandwidth only: no line fitted)\n" : "n/a (one size)\n");

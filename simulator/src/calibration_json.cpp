@@ -4,6 +4,7 @@
 #include <cmath>
 #include <fstream>
 #include <limits>
+#include <utility>
 #include <sstream>
 
 #include <nlohmann/json.hpp>
@@ -101,6 +102,13 @@ Calibration calibration_from_json(const std::string& json_text, const std::strin
   if (!(calibration.overlap_bandwidth_fraction > 0) || calibration.overlap_bandwidth_fraction > 1) {
     fields.fail("overlap_bandwidth_fraction", "a fraction in (0, 1]",
                 text_of(calibration.overlap_bandwidth_fraction));
+  }
+  // Written since 2026-11-28: a calibration from before reads as one all-reduce at a time.
+  for (const auto& [key, value] : {std::pair{"two_in_flight_busy", &calibration.two_in_flight_busy},
+                                   std::pair{"two_in_flight_free", &calibration.two_in_flight_free}}) {
+    if (json.find(key) == json.end()) continue;
+    *value = fields.number(key);
+    if (!(*value >= 0 && *value <= 1)) fields.fail(key, "a fraction in [0, 1]", text_of(*value));
   }
   const nlohmann::json& points = fields.get("points", &nlohmann::json::is_array, "an array");
   for (size_t i = 0; i < points.size(); ++i) {

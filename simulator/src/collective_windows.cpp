@@ -66,4 +66,25 @@ std::int64_t union_length_ns(std::vector<std::pair<std::int64_t, std::int64_t>> 
   return total;
 }
 
+std::int64_t overlapped_length_ns(const std::vector<std::pair<std::int64_t, std::int64_t>>& intervals) {
+  // Sweep the ends in time order (an end before a begin at the same instant: touching
+  // intervals do not overlap), adding the time during which two or more were open.
+  std::vector<std::pair<std::int64_t, int>> edges;
+  for (const auto& [begin, end] : intervals) {
+    if (end <= begin) continue;
+    edges.emplace_back(begin, +1);
+    edges.emplace_back(end, -1);
+  }
+  std::sort(edges.begin(), edges.end());
+  std::int64_t total = 0;
+  int open = 0;
+  std::int64_t since = 0;
+  for (const auto& [t, step] : edges) {
+    if (open >= 2) total += t - since;
+    open += step;
+    since = t;
+  }
+  return total;
+}
+
 }  // namespace ddpsim::sim

@@ -35,4 +35,8 @@ std::vector<std::pair<std::int64_t, std::int64_t>> merged_intervals(
 // The length of the union of [begin, end) intervals (empty ones ignored).
 std::int64_t union_length_ns(std::vector<std::pair<std::int64_t, std::int64_t>> intervals);
 
+// The time covered by two or more of the [begin, end) intervals (empty ones ignored): how long
+// two all-reduces were in flight at once (Gloo runs two, ReplayOptions::allreduce_lanes).
+std::int64_t overlapped_length_ns(const std::vector<std::pair<std::int64_t, std::int64_t>>& intervals);
+
 }  // namespace ddpsim::sim

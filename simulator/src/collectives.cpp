@@ -202,6 +202,21 @@ const AllreduceChoice& CommunicationGroup::choose(std::int64_t bytes) {
   return choices.emplace(bytes, choice).first->second;
 }
 
+double closed_form_allreduce_s(CommunicationGroup& group, AllreduceAlgorithm algorithm, std::int64_t bytes) {
+  if (group.world_size() <= 1) return 0;
+  switch (algorithm) {
+    case AllreduceAlgorithm::RingAggregated:
+      return group.ring_phase->closed_form_s(ring_payload(group.world_size(), bytes)) + ring_later_steps_s(group);
+    case AllreduceAlgorithm::Tree:
+      return group.tree_phase->closed_form_s(tree_payload(bytes)) + tree_later_steps_s(group);
+    case AllreduceAlgorithm::Analytic:
+      return ring_allreduce_s(group.world_size(), static_cast<double>(bytes), group.alpha_s, group.beta_bytes_per_s);
+    case AllreduceAlgorithm::Auto: return closed_form_allreduce_s(group, group.choose(bytes).algorithm, bytes);
+    case AllreduceAlgorithm::Ring: break;
+  }
+  throw std::logic_error("closed_form_allreduce_s: the explicit ring has no closed form here");
+}
+
 void run_allreduce(CommunicationGroup& group, AllreduceAlgorithm algorithm, Participant who,
                    std::int64_t bytes, double deadline_s) {
   if (group.world_size() <= 1) return;

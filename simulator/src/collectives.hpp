@@ -82,6 +82,12 @@ struct CommunicationGroup {
 // Blocks until `comm` is done; throws CollectiveTimeout past deadline_s (negative: none).
 void wait_comm(const simgrid::s4u::CommPtr& comm, double deadline_s);
 
+// How long all-reducing `bytes` with `algorithm` takes alone on an idle network, by the
+// closed form of its network phase (the bottleneck bound where that is shared) and its later
+// steps' latencies: the work of a paced transfer (paced_transfers.hpp). Not for the explicit
+// ring, which has no closed form here.
+double closed_form_allreduce_s(CommunicationGroup& group, AllreduceAlgorithm algorithm, std::int64_t bytes);
+
 // All-reduces `bytes` with `algorithm` as `who`; returns when its ranks have the result.
 // Throws CollectiveTimeout past deadline_s (negative: no deadline).
 void run_allreduce(CommunicationGroup& group, AllreduceAlgorithm algorithm, Participant who,

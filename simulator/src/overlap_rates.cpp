@@ -77,6 +77,7 @@ OverlapRates fit_overlap_rates(const trace::Trace& trace) {
   // During backward: the all-reduces that ended before autograd did, bytes over the time any
   // of them was in flight (Gloo runs two at once, as in allreduce_busy_spans).
   std::vector<double> busy_s_per_byte;
+  std::vector<double> busy_two;  // the fraction of that time with two or more in flight
   for (const IterationWindows& item : per_iteration) {
     std::vector<Interval> before;
     std::int64_t bytes = 0;
@@ -85,7 +86,11 @@ OverlapRates fit_overlap_rates(const trace::Trace& trace) {
       before.push_back(item.windows[i]);
       bytes += item.bytes[i];
     }
-    if (bytes > 0) busy_s_per_byte.push_back(static_cast<double>(union_length_ns(before)) * 1e-9 / static_cast<double>(bytes));
+    const std::int64_t in_flight_ns = union_length_ns(before);
+    if (bytes > 0 && in_flight_ns > 0) {
+      busy_s_per_byte.push_back(static_cast<double>(in_flight_ns) * 1e-9 / static_cast<double>(bytes));
+      busy_two.push_back(static_cast<double>(overlapped_length_ns(before)) / static_cast<double>(in_flight_ns));
+    }
   }
   rates.busy_iterations = static_cast<int>(busy_s_per_byte.size());
   if (busy_s_per_byte.size() < kMinOverlapIterations) return rates;
@@ -95,6 +100,7 @@ OverlapRates fit_overlap_rates(const trace::Trace& trace) {
   // in-flight time before it, at the rate during backward, went through already), over the
   // time any was in flight after it.
   std::vector<double> free_s_per_byte;
+  std::vector<double> free_two;
   for (const IterationWindows& item : per_iteration) {
     std::int64_t bytes = 0;
     for (std::int64_t b : item.bytes) bytes += b;
@@ -104,12 +110,18 @@ OverlapRates fit_overlap_rates(const trace::Trace& trace) {
         static_cast<double>(union_length_ns(clipped(item.windows, item.compute_done_ns, std::numeric_limits<std::int64_t>::max()))) * 1e-9;
     const double left = static_cast<double>(bytes) - before_s / busy;
     // Less than a tenth of the bytes after backward: too little to measure a rate on.
-    if (after_s > 0 && left > 0.1 * static_cast<double>(bytes)) free_s_per_byte.push_back(after_s / left);
+    if (after_s > 0 && left > 0.1 * static_cast<double>(bytes)) {
+      free_s_per_byte.push_back(after_s / left);
+      const auto after = clipped(item.windows, item.compute_done_ns, std::numeric_limits<std::int64_t>::max());
+      free_two.push_back(static_cast<double>(overlapped_length_ns(after)) * 1e-9 / after_s);
+    }
   }
   rates.free_iterations = static_cast<int>(free_s_per_byte.size());
   if (free_s_per_byte.size() < kMinOverlapIterations) return rates;
   rates.busy_s_per_byte = busy;
   rates.free_s_per_byte = median_of(free_s_per_byte);
+  rates.busy_two_in_flight = median_of(busy_two);
+  rates.free_two_in_flight = median_of(free_two);
   return rates;
 }
 

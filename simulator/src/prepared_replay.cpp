@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <cmath>
 #include <functional>
+#include <tuple>
 
 #include "ddpsim/sim/rebucket.hpp"
 #include "ddpsim/sim/rebucket_approximate.hpp"
@@ -103,11 +104,20 @@ void choose_network(const ReplayRequest& request, PreparedReplay& prepared) {
       // Contention between all-reduces and autograd belongs to the measured rate: a told
       // --bandwidth is the network's own and is used as it is.
       if (!request.bandwidth) options.overlap_bandwidth_fraction = prepared.calibration->overlap_bandwidth_fraction;
+      if (request.two_allreduces_gain) {
+        std::tie(options.beta_bytes_per_s, options.overlap_bandwidth_fraction) =
+            single_allreduce_rates(*prepared.calibration, *request.two_allreduces_gain);
+        if (request.bandwidth) options.overlap_bandwidth_fraction = 1;
+      }
     }
   }
   if (request.bandwidth) options.beta_bytes_per_s = *request.bandwidth;
   if (request.latency) options.alpha_s = *request.latency;
   if (request.overlap_bandwidth_fraction) options.overlap_bandwidth_fraction = *request.overlap_bandwidth_fraction;
+  if (request.two_allreduces_gain) {
+    options.allreduce_lanes = 2;
+    options.two_allreduces_gain = *request.two_allreduces_gain;
+  }
 }
 
 void choose_platform(const ReplayRequest& request, ReplayOptions& options) {
@@ -242,6 +252,33 @@ void check_effective_cores(const ReplayRequest& request) {
   if (request.core_sharing == CoreSharing::Paced && request.cores == 0 && request.effective_cores.empty()) {
     throw RequestError("--core-sharing paced: expected --cores or --effective-cores with it");
   }
+}
+
+std::pair<double, double> single_allreduce_rates(const Calibration& calibration, double gain) {
+  // bytes = one's rate x (time one in flight + gain x time two in flight), so one's seconds
+  // per byte are the measured ones x (1 + (gain - 1) x the fraction with two in flight).
+  const double free_stretch = 1 + (gain - 1) * calibration.two_in_flight_free;
+  const double busy_stretch = 1 + (gain - 1) * calibration.two_in_flight_busy;
+  const double fraction = std::min(1.0, calibration.overlap_bandwidth_fraction * free_stretch / busy_stretch);
+  return {calibration.beta_bytes_per_s / free_stretch, fraction};
+}
+
+double parse_concurrent_allreduces(const std::string& text) {
+  const auto fail = [&text]() {
+    return RequestError("--concurrent-allreduces: expected 2=G, two all-reduces at once together at G in (0, 2] "
+                        "times one's rate, got '" + text + "'");
+  };
+  if (text.rfind("2=", 0) != 0 || text.size() == 2) throw fail();
+  const std::string gain_text = text.substr(2);
+  std::size_t used = 0;
+  double gain = 0;
+  try {
+    gain = std::stod(gain_text, &used);
+  } catch (const std::exception&) {
+    throw fail();
+  }
+  if (used != gain_text.size() || !(gain > 0 && gain <= 2)) throw fail();
+  return gain;
 }
 
 std::pair<int, double> parse_effective_cores(const std::string& text) {

@@ -17,6 +17,7 @@
 #include <optional>
 
 #include "collectives.hpp"
+#include "paced_transfers.hpp"
 #include "platform_builder.hpp"
 #include "replay_classes.hpp"
 #include "routes.hpp"
@@ -61,6 +62,11 @@ struct RankState {
   double work_since_s = 0;
   double work_rate = 0;
   double pace_alone = 1;  // autograd seconds per simulated second alone: 1 / its slowdown
+  // Two lanes (ReplayOptions::allreduce_lanes): the lanes free, the iteration's all-reduces
+  // not yet done (the reducer finalizes after the last), and how many are transferring.
+  sg4::SemaphorePtr lanes_free;
+  int all_reduces_left = 0;
+  int in_flight = 0;
 };
 
 struct Simulation {
@@ -76,13 +82,24 @@ struct Simulation {
   // Ranks computing now on the shared cores (ReplayOptions::core_slowdown), a slowed rank
   // counting 1 / its slowdown.
   double computing = 0;
+  // Two lanes: every all-reduce in flight, paced together, and a join per bucket (two
+  // buckets' joins can be open at once, which one sequence of joins cannot tell apart).
+  std::unique_ptr<PacedTransfers> transfers = nullptr;
+  std::vector<std::unique_ptr<JoinPoint>> bucket_joins = {};
 
+  bool lanes() const { return options.allreduce_lanes > 1; }
+  // Some class's autograd still runs: all-reduces go at overlap_bandwidth_fraction.
+  bool autograd_running() const {
+    return std::any_of(ranks.begin(), ranks.end(), [](const RankState& state) { return !std::isfinite(state.compute_done_s); });
+  }
   bool shared_cores() const { return static_cast<bool>(options.core_slowdown); }
   // Autograd's pace is known only as it goes: it changes with its rank's transfers or with the
   // ranks computing beside it. Resume costs after a slowed rank's sleeps sit between its
-  // gradients, which only the paced walk through them places.
+  // gradients, which only the paced walk through them places. Two lanes' transfers change
+  // pace when the last autograd ends, which the paced walk tells them.
   bool paced_autograd() const {
-    return options.compute_fraction_during_allreduce < 1 || shared_cores() || options.sleep_resume_cost_s > 0;
+    return options.compute_fraction_during_allreduce < 1 || shared_cores() || options.sleep_resume_cost_s > 0 ||
+           lanes();
   }
   // Compute's pace on the shared cores now, relative to the trace's (1 unless shared).
   double core_pace() const {
@@ -225,6 +242,7 @@ void paced_autograd(Simulation& sim, RankState& state, int index, int rank, std:
   state.work_rate = 0;
   state.pace_alone = 1 / factor;
   state.compute_done_s = std::numeric_limits<double>::infinity();  // known when reached
+  if (sim.transfers) sim.transfers->rate_changed();
   state.backward_started->release();
   set_computing(sim, index, factor, +1);
   for (const Milestone& milestone : milestones) {
@@ -241,6 +259,7 @@ void paced_autograd(Simulation& sim, RankState& state, int index, int rank, std:
   autograd_for(sim, state, factor, state.work_total_s - state.work_done_s);
   set_computing(sim, index, factor, -1);
   state.compute_done_s = sg4::Engine::get_clock();
+  if (sim.transfers) sim.transfers->rate_changed();
 }
 
 // compute-R: the measured compute phases; backward hands the buckets to comm-R. R is the
@@ -354,6 +373,50 @@ void set_transferring(RankState& state, bool transferring) {
   state.changed->notify_all();
 }
 
+// Waits until `bucket` is ready (known when autograd reaches it, with paced autograd) and
+// records it as DDP's reducer does: bucket_ready, and allreduce_begin at the same time, the
+// launch (FORMAT.md). Returns when it was ready.
+double launch_when_ready(Simulation& sim, RankState& state, int rank, std::int64_t label,
+                         const RankIterationCosts& costs, double factor, int bucket) {
+  const std::int64_t bytes = sim.model.bucket_bytes[static_cast<std::size_t>(bucket)];
+  double ready_s = state.backward_begin_s + factor * costs.bucket_ready_s[static_cast<std::size_t>(bucket)];
+  if (sim.paced_autograd()) {  // known when autograd reaches it
+    std::unique_lock<sg4::Mutex> lock(*state.mutex);
+    while (state.bucket_ready_at[static_cast<std::size_t>(bucket)] < 0) state.changed->wait(lock);
+    ready_s = state.bucket_ready_at[static_cast<std::size_t>(bucket)];
+  }
+  for (const EventType type : {EventType::BucketReady, EventType::AllreduceBegin}) {
+    Event event = make_event(rank, label, type, ready_s);
+    event.bucket = bucket;
+    event.bytes = bytes;
+    state.events.push_back(event);
+  }
+  if (sg4::Engine::get_clock() < ready_s) sg4::this_actor::sleep_until(ready_s);
+  return ready_s;
+}
+
+void record_allreduce_end(RankState& state, int rank, std::int64_t label, int bucket, std::int64_t bytes) {
+  Event end = make_event(rank, label, EventType::AllreduceEnd, sg4::Engine::get_clock());
+  end.bucket = bucket;
+  end.bytes = bytes;
+  state.events.push_back(end);
+}
+
+// As with Gloo, the first rank to time out fails the job: record it and stop everyone.
+void fail_on_timeout(Simulation& sim, RankState& state, int rank, std::int64_t label, int bucket, double begin_s,
+                     const CollectiveTimeout& timeout) {
+  const double now = sg4::Engine::get_clock();
+  Event failure = make_event(rank, label, EventType::Failure, now);
+  failure.kind = "timeout";
+  failure.bucket = bucket;
+  failure.dur_ns = to_ns(now - begin_s);
+  failure.message = timeout.what();
+  state.events.push_back(failure);
+  sim.failure = "rank " + std::to_string(rank) + " iteration " + std::to_string(label) + " bucket " +
+                std::to_string(bucket) + ": timeout after " + std::to_string(now - begin_s) + " s: " + timeout.what();
+  sg4::Actor::kill_all();
+}
+
 // comm-R: one stream; bucket b is all-reduced once it is ready and bucket b−1 is done.
 void comm_actor(Simulation& sim, int index) {
   RankState& state = sim.ranks[static_cast<std::size_t>(index)];
@@ -371,25 +434,9 @@ void comm_actor(Simulation& sim, int index) {
       label = sim.model.first_source_iteration() + iteration;
       for (bucket = 0; bucket < static_cast<int>(sim.model.bucket_bytes.size()); ++bucket) {
         const std::int64_t bytes = sim.model.bucket_bytes[static_cast<std::size_t>(bucket)];
-        double ready_s = state.backward_begin_s + factor * costs.bucket_ready_s[static_cast<std::size_t>(bucket)];
-        if (sim.paced_autograd()) {  // known when autograd reaches it
-          std::unique_lock<sg4::Mutex> lock(*state.mutex);
-          while (state.bucket_ready_at[static_cast<std::size_t>(bucket)] < 0) state.changed->wait(lock);
-          ready_s = state.bucket_ready_at[static_cast<std::size_t>(bucket)];
-        }
-        Event ready = make_event(rank, label, EventType::BucketReady, ready_s);
-        ready.bucket = bucket;
-        ready.bytes = bytes;
-        state.events.push_back(ready);
-        if (now() < ready_s) sg4::this_actor::sleep_until(ready_s);
-
-        // Launched when ready, as DDP's reducer does (FORMAT.md: allreduce_begin is the launch);
-        // the transfer starts once the previous bucket's is done (begin_s, the deadline's base).
+        (void)launch_when_ready(sim, state, rank, label, costs, factor, bucket);
+        // The transfer starts once the previous bucket's is done (begin_s, the deadline's base).
         begin_s = now();
-        Event begin = make_event(rank, label, EventType::AllreduceBegin, ready_s);
-        begin.bucket = bucket;
-        begin.bytes = bytes;
-        state.events.push_back(begin);
         const double deadline_s = sim.options.timeout_s > 0 ? begin_s + sim.options.timeout_s : -1;
         std::int64_t sent = bytes;
         AllreduceAlgorithm algorithm = sim.options.algorithm;
@@ -406,27 +453,61 @@ void comm_actor(Simulation& sim, int index) {
         set_transferring(state, true);
         run_allreduce(sim.group, algorithm, Participant{index, rank}, sent, deadline_s);
         set_transferring(state, false);
-        Event end = make_event(rank, label, EventType::AllreduceEnd, now());
-        end.bucket = bucket;
-        end.bytes = bytes;
-        state.events.push_back(end);
+        record_allreduce_end(state, rank, label, bucket, bytes);
       }
       state.all_reduced->release();
     }
   } catch (const CollectiveTimeout& timeout) {
-    // As with Gloo, the first rank to time out fails the job: record it and stop everyone.
-    Event failure = make_event(rank, label, EventType::Failure, now());
-    failure.kind = "timeout";
-    failure.bucket = bucket;
-    failure.dur_ns = to_ns(now() - begin_s);
-    failure.message = timeout.what();
-    state.events.push_back(failure);
-    sim.failure = "rank " + std::to_string(rank) + " iteration " + std::to_string(label) +
-                  " bucket " + std::to_string(bucket) + ": timeout after " +
-                  std::to_string(now() - begin_s) + " s: " + timeout.what();
-    sg4::Actor::kill_all();
+    fail_on_timeout(sim, state, rank, label, bucket, begin_s, timeout);
   }
 }
+
+// One bucket's all-reduce on a lane of class `index` (two lanes): from when it had a lane
+// (the deadline's base) it joins the other classes, transfers paced with whatever else is in
+// flight, and frees the lane; the iteration's last to end lets the reducer finalize.
+void lane_transfer(Simulation& sim, int index, std::int64_t label, int bucket) {
+  RankState& state = sim.ranks[static_cast<std::size_t>(index)];
+  const int rank = sim.classes.members[static_cast<std::size_t>(index)].front();
+  const std::int64_t bytes = sim.model.bucket_bytes[static_cast<std::size_t>(bucket)];
+  const double begin_s = sg4::Engine::get_clock();
+  const double deadline_s = sim.options.timeout_s > 0 ? begin_s + sim.options.timeout_s : -1;
+  try {
+    sim.bucket_joins[static_cast<std::size_t>(bucket)]->join(index, deadline_s);
+    if (state.in_flight++ == 0) set_transferring(state, true);
+    const auto key = label * static_cast<std::int64_t>(sim.bucket_joins.size()) + bucket;
+    sim.transfers->run(key, closed_form_allreduce_s(sim.group, sim.options.algorithm, bytes), deadline_s);
+    if (--state.in_flight == 0) set_transferring(state, false);
+  } catch (const CollectiveTimeout& timeout) {
+    fail_on_timeout(sim, state, rank, label, bucket, begin_s, timeout);
+    return;
+  }
+  record_allreduce_end(state, rank, label, bucket, bytes);
+  state.lanes_free->release();
+  if (--state.all_reduces_left == 0) state.all_reduced->release();
+}
+
+// comm-R with two lanes: launches each bucket once it is ready, in bucket order, and hands it
+// to an actor of its own once one of Gloo's two workers is free (ProcessGroupGloo's queue).
+void lanes_comm_actor(Simulation& sim, int index) {
+  RankState& state = sim.ranks[static_cast<std::size_t>(index)];
+  const int rank = sim.classes.members[static_cast<std::size_t>(index)].front();
+  const double factor = sim.slowdown(rank);
+  const int buckets = static_cast<int>(sim.model.bucket_bytes.size());
+  for (std::int64_t iteration = 0; iteration < sim.options.iterations; ++iteration) {
+    state.backward_started->acquire();
+    const RankIterationCosts& costs = costs_of(sim, rank, iteration);
+    const std::int64_t label = sim.model.first_source_iteration() + iteration;
+    state.all_reduces_left = buckets;
+    if (buckets == 0) state.all_reduced->release();
+    for (int bucket = 0; bucket < buckets; ++bucket) {
+      (void)launch_when_ready(sim, state, rank, label, costs, factor, bucket);
+      state.lanes_free->acquire();
+      sg4::Actor::create("allreduce-" + std::to_string(rank) + "-" + std::to_string(bucket), sg4::this_actor::get_host(),
+                         [&sim, index, label, bucket] { lane_transfer(sim, index, label, bucket); });
+    }
+  }
+}
+
 
 // "key:value" → key, after checking SimGrid knows the key (an unknown key would abort).
 void apply_simgrid_config(const std::string& entry) {
@@ -488,6 +569,26 @@ void check_replay_options(const WorkloadModel& model, const ReplayOptions& optio
     throw SimulationError("overlap bandwidth fraction: expected a number in (0, 1], got " +
                           std::to_string(options.overlap_bandwidth_fraction));
   }
+  if (options.allreduce_lanes != 1 && options.allreduce_lanes != 2) {
+    throw SimulationError("--concurrent-allreduces: expected 1 or 2 all-reduces at once, got " +
+                          std::to_string(options.allreduce_lanes));
+  }
+  if (options.allreduce_lanes == 2) {
+    if (!(options.two_allreduces_gain > 0 && options.two_allreduces_gain <= 2)) {
+      throw SimulationError("--concurrent-allreduces: expected two at once at a gain in (0, 2] of one's rate, got " +
+                            std::to_string(options.two_allreduces_gain));
+    }
+    if (options.algorithm == AllreduceAlgorithm::Ring) {
+      throw SimulationError("--concurrent-allreduces: expected --allreduce ring-agg, tree, analytic or auto (closed "
+                            "forms), got ring (point-to-point messages, one all-reduce at a time)");
+    }
+    for (const std::string& entry : options.simgrid_config) {
+      if (entry.rfind("network/", 0) == 0) {
+        throw SimulationError("--concurrent-allreduces: expected the default network model (closed forms), got --cfg " +
+                              entry);
+      }
+    }
+  }
   for (const auto& [rank, factor] : options.slowdown) {
     if (rank < 0 || rank >= world) {
       throw SimulationError("--slowdown: expected a rank in 0.." + std::to_string(world - 1) + ", got " + std::to_string(rank));
@@ -546,7 +647,7 @@ ClassReplayResult replay_classes(const WorkloadModel& model, const ReplayOptions
   // process 65,530 mappings (vm.max_map_count), so beyond ~30,000 actors SimGrid failed with
   // "Failed to protect stack". Many actors go without guards (their stacks stay 8 MiB of
   // address space, touched only as deep as the replay's shallow calls go).
-  if (2 * classes.size() > kGuardedActorsLimit && !configured("contexts/guard-size")) {
+  if ((2 + options.allreduce_lanes) * classes.size() > kGuardedActorsLimit && !configured("contexts/guard-size")) {
     apply_simgrid_config("contexts/guard-size:0");
   }
 
@@ -578,6 +679,18 @@ ClassReplayResult replay_classes(const WorkloadModel& model, const ReplayOptions
       state.changed = sg4::ConditionVariable::create();
     }
   }
+  if (sim.lanes()) {
+    // n in flight together: the gain for two, at overlap_bandwidth_fraction while any
+    // autograd runs (contended_bytes' rule, applied as the state changes).
+    sim.transfers = std::make_unique<PacedTransfers>([&sim](int in_flight) {
+      const double busy = sim.autograd_running() ? sim.options.overlap_bandwidth_fraction : 1.0;
+      return busy * (in_flight >= 2 ? sim.options.two_allreduces_gain : 1.0);
+    });
+    for (std::size_t bucket = 0; bucket < model.bucket_bytes.size(); ++bucket) {
+      sim.bucket_joins.push_back(std::make_unique<JoinPoint>(participants));
+    }
+    for (RankState& state : sim.ranks) state.lanes_free = sg4::Semaphore::create(options.allreduce_lanes);
+  }
   routes.reset();
   const std::vector<NetworkPhase*> phases = sim.group.phases();
   const bool flows = std::any_of(phases.begin(), phases.end(),
@@ -599,7 +712,11 @@ ClassReplayResult replay_classes(const WorkloadModel& model, const ReplayOptions
     const int rank = sim.classes.members[static_cast<std::size_t>(index)].front();
     sg4::Host* host = actor_hosts[static_cast<std::size_t>(index)];
     sg4::Actor::create("compute-" + std::to_string(rank), host, [&sim, index] { compute_actor(sim, index); });
-    sg4::Actor::create("comm-" + std::to_string(rank), host, [&sim, index] { comm_actor(sim, index); });
+    if (sim.lanes()) {
+      sg4::Actor::create("comm-" + std::to_string(rank), host, [&sim, index] { lanes_comm_actor(sim, index); });
+    } else {
+      sg4::Actor::create("comm-" + std::to_string(rank), host, [&sim, index] { comm_actor(sim, index); });
+    }
   }
   engine.run();
 

@@ -101,6 +101,9 @@ std::string report_to_text(const ReplayReport& report) {
   if (options.overlap_bandwidth_fraction != 1) {
     text << "; x" << format("%.3g", options.overlap_bandwidth_fraction) << " of it while autograd runs";
   }
+  if (options.allreduce_lanes == 2) {
+    text << "; two all-reduces at once, x" << format("%.3g", options.two_allreduces_gain) << " of one's rate together";
+  }
   text << "\n";
   if (report.calibration) {
     for (const std::string& warning : calibration_warnings(*report.calibration)) {
@@ -182,6 +185,8 @@ nlohmann::json report_json(const ReplayReport& report) {
   json["network"] = {{"alpha_s", options.alpha_s},
                      {"beta_bytes_per_s", options.beta_bytes_per_s},
                      {"overlap_bandwidth_fraction", options.overlap_bandwidth_fraction},
+                     {"allreduce_lanes", options.allreduce_lanes},
+                     {"two_allreduces_gain", options.two_allreduces_gain},
                      {"source", report.calibration ? "calibrated" : "given"}};
   if (report.calibration) json["network"]["calibration"] = calibration_json(*report.calibration);
   const auto rebucket_note = report.model->source_meta.settings.find("sim.rebucket");

@@ -19,6 +19,7 @@ struct BusySpan {
   std::int64_t iteration = 0;
   std::int64_t bytes = 0;
   double busy_s = 0;
+  double two_in_flight_s = 0;  // of busy_s, the time two or more were in flight at once
 };
 
 // One point of the fit: the median duration of every all-reduce of one size.
@@ -57,6 +58,14 @@ struct Calibration {
   // (fit_overlap_rates): 1 when one rate describes both or the trace cannot tell. When below
   // 1, beta is the rate after backward and the replay slows transfers during it by this much.
   double overlap_bandwidth_fraction = 1;
+  // Of the time any all-reduce was in flight, the fraction with two or more in flight at once
+  // (Gloo's two worker threads), while autograd runs and after it (one value for both with one
+  // rate); median over iterations. The rates above are bytes over that time, whatever ran at
+  // once; a replay that runs two at once (ReplayOptions::allreduce_lanes) turns them into one
+  // all-reduce's rate with these (single_allreduce_rates). 0 from a least-squares fit, whose
+  // per-size durations are each transfer's own.
+  double two_in_flight_busy = 0;
+  double two_in_flight_free = 0;
 };
 
 // Sizes must span at least this ratio (largest / smallest) for the intercept to mean
@@ -85,6 +94,10 @@ struct OverlapRates {
   double free_s_per_byte = 0;
   int busy_iterations = 0;
   int free_iterations = 0;
+  // Of the time counted in each rate, the fraction with two or more all-reduces in flight
+  // (median over the same iterations).
+  double busy_two_in_flight = 0;
+  double free_two_in_flight = 0;
   bool measured() const { return busy_s_per_byte > 0 && free_s_per_byte > 0; }
 };
 OverlapRates fit_overlap_rates(const trace::Trace& trace);

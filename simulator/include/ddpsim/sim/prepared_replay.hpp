@@ -96,6 +96,11 @@ struct ReplayRequest {
   std::optional<double> compute_fraction_during_allreduce;
   // ReplayOptions::max_simulated_flows (unset: its default).
   std::optional<std::int64_t> max_simulated_flows;
+  // Two of a rank's all-reduces at once, together at this times one's rate (--concurrent-
+  // allreduces 2=G; ReplayOptions::allreduce_lanes). Unset: one at a time. A rate fitted from
+  // the trace, which is bytes over the time any was in flight, becomes one all-reduce's
+  // (single_allreduce_rates); a told --bandwidth is one's already.
+  std::optional<double> two_allreduces_gain;
 };
 
 struct PreparedReplay {
@@ -118,6 +123,16 @@ PreparedReplay prepare_replay(const ReplayRequest& request, trace::Trace measure
 // One --effective-cores K=C text: {K, C}; RequestError naming the flag unless K is an integer
 // >= 2 and C a number in (0, K].
 std::pair<int, double> parse_effective_cores(const std::string& text);
+
+// One --concurrent-allreduces K=G text: G, the gain of two at once; RequestError naming the
+// flag unless K is 2 and G a number in (0, 2].
+double parse_concurrent_allreduces(const std::string& text);
+
+// A calibration's rates, which count bytes over the time any all-reduce was in flight, as one
+// all-reduce's alone when two at once go at `gain` times that together: the time with two in
+// flight (Calibration::two_in_flight_*) carried gain times one's bytes. Returns {beta, the
+// fraction while autograd runs}.
+std::pair<double, double> single_allreduce_rates(const Calibration& calibration, double gain);
 
 // RequestError naming --effective-cores unless every entry has K >= 2 and C in (0, K] and
 // `cores` is not also given, or naming --core-sharing when paced has no cores to share: what

@@ -4,9 +4,10 @@
 // slowdown and stalls), two actors on its first rank's host (S4U style: plain functions):
 //   compute-R  sleeps through the measured compute phases and tells comm-R when backward
 //              starts; at the end of backward it waits for the last all-reduce;
-//   comm-R     the one communication stream: all-reduces the buckets strictly in bucket
-//              order, each once it is ready (backward_begin + measured offset) and the
-//              previous one is done.
+//   comm-R     the communication stream: all-reduces the buckets in bucket order, each
+//              once it is ready (backward_begin + measured offset) and the previous one is
+//              done; or, with two lanes (allreduce_lanes), launches each ready bucket on an
+//              actor of its own once fewer than two are in flight.
 // The predicted run is recorded as trace events (t_ns = simulated seconds × 1e9).
 #pragma once
 
@@ -97,6 +98,16 @@ struct ReplayOptions {
   // them, simulator/bench/resume_cost_cv.py, README "paced cores"). An artefact of
   // injecting a straggler by sleeping, kept apart from the slowdown factor.
   double sleep_resume_cost_s = 0;
+  // How many of a rank's all-reduces transfer at once. 1: one stream, bucket b once it is ready
+  // and bucket b-1 is done. 2: Gloo's two worker threads (ProcessGroupGloo's default), a
+  // bucket transfers once it is ready and fewer than two of its rank's are in flight; two in
+  // flight go at two_allreduces_gain times one's rate together, shared equally, each paced as
+  // the other and autograd start and stop (paced_transfers.hpp; experiments/peer/
+  // allreduce_bench.py --concurrent 2 measures the gain). The network is timed by its closed
+  // form (network_phase.hpp), at overlap_bandwidth_fraction of it while any rank's autograd
+  // runs. 2 needs a network that has one: no explicit ring, no --cfg network model.
+  int allreduce_lanes = 1;
+  double two_allreduces_gain = 1;
 };
 
 struct ReplayResult {
