@@ -17,7 +17,9 @@ all-reduce runs over its rate for as long alone (Gloo's threads take CPU from au
 With --concurrent K, each size is also all-reduced K times at once (K tensors, async_op, then
 every wait), as DDP hands its buckets to Gloo, which runs two collectives at a time: the report
 adds the time per all-reduce so (concurrent_points) and the line through them, and says whether
-K in flight pay the per-collective latency once each or overlap it.
+K in flight pay the per-collective latency once each or overlap it, and what they do together over
+one alone (concurrent_gains per size, concurrent_gain their median: ddp-sim's
+--concurrent-allreduces 2=G).
 
 With --sizes, those message sizes instead of 64 KiB to 8 MiB: a trace's bucket sizes, say, so that
 a what-if's larger buckets (a 50 MB bucket at cap 100, predicted from a trace whose largest is
@@ -237,6 +239,10 @@ def main():
         report["concurrent_points"] = [{"bytes": s, "median_s_per_allreduce": together[s]} for s in args.sizes]
         report["concurrent_intercept_s"] = together_intercept
         report["concurrent_slope_s_per_byte"] = together_slope
+        # What K in flight do together over one alone, per size, and their median: with K = 2,
+        # ddp-sim's --concurrent-allreduces 2=G (the loopback specs take the median of several runs).
+        report["concurrent_gains"] = [slowest[s] / together[s] for s in args.sizes]
+        report["concurrent_gain"] = statistics.median(report["concurrent_gains"])
     if args.busy:
         busy, _, busy_slope = fit("busy")
         report["busy_points"] = [{"bytes": s, "median_s": busy[s]} for s in args.sizes]
@@ -257,7 +263,7 @@ def main():
     if args.concurrent > 1:
         line += (f"; {args.concurrent} at once: {together_intercept * 1e6:.1f} us + "
                  f"{together_slope * 1e9:.3f} ns/byte per all-reduce (alone: {intercept * 1e6:.1f} us + "
-                 f"{slope * 1e9:.3f} ns/byte)")
+                 f"{slope * 1e9:.3f} ns/byte), together x{report['concurrent_gain']:.3f} of one's rate")
     if args.busy:
         line += (f", x{report['overlap_bandwidth_fraction']:.3f} of it while computing; compute at "
                  f"x{report['compute_fraction_during_allreduce']:.3f} while all-reducing")

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # experiments/peer/allreduce_bench.py --concurrent K on 2 CPU ranks: the report holds, beside the
-# lone all-reduces' points, one time per all-reduce with K in flight for every size, and the line
-# through them; with --sizes, exactly those sizes. Exits 77 (skipped) when PYTHON has no torch.
+# lone all-reduces' points, one time per all-reduce with K in flight for every size, the line
+# through them and the gain of K at once per size; with --sizes, exactly those sizes. Exits 77 (skipped) when PYTHON has no torch.
 # Usage: allreduce_bench_concurrent.sh PYTHON BENCH
 set -uo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/bench_test_setup.sh"
@@ -16,6 +16,13 @@ together = report["concurrent_points"]
 assert [p["bytes"] for p in together] == sizes, together
 assert all(p["median_s_per_allreduce"] > 0 for p in together), together
 assert "concurrent_intercept_s" in report and report["concurrent_slope_s_per_byte"] != 0, report
+# The gain: one alone's time over the time per all-reduce with K in flight, per size; its median.
+gains = report["concurrent_gains"]
+assert len(gains) == len(sizes), gains
+for point, lone, gain in zip(together, report["points"], gains):
+    assert abs(gain - lone["median_s"] / point["median_s_per_allreduce"]) < 1e-12, (gain, point, lone)
+assert report["concurrent_gain"] == sorted(gains)[len(gains) // 2] or len(gains) % 2 == 0, report["concurrent_gain"]
+assert min(gains) <= report["concurrent_gain"] <= max(gains), report["concurrent_gain"]
 print("ok:", len(together), "sizes with 3 in flight")
 PY
 [ $? = 0 ] || exit 1
