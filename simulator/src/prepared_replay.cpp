@@ -254,6 +254,23 @@ void check_effective_cores(const ReplayRequest& request) {
   }
 }
 
+namespace {
+
+// `text` as a number if all of it is one (NaN included: the callers' ranges refuse it).
+std::optional<double> whole_number(const std::string& text) {
+  std::size_t used = 0;
+  double value = 0;
+  try {
+    value = std::stod(text, &used);
+  } catch (const std::exception&) {
+    return std::nullopt;
+  }
+  if (used != text.size()) return std::nullopt;
+  return value;
+}
+
+}  // namespace
+
 std::pair<double, double> single_allreduce_rates(const Calibration& calibration, double gain) {
   // bytes = one's rate x (time one in flight + gain x time two in flight), so one's seconds
   // per byte are the measured ones x (1 + (gain - 1) x the fraction with two in flight).
@@ -269,16 +286,9 @@ double parse_concurrent_allreduces(const std::string& text) {
                         "times one's rate, got '" + text + "'");
   };
   if (text.rfind("2=", 0) != 0 || text.size() == 2) throw fail();
-  const std::string gain_text = text.substr(2);
-  std::size_t used = 0;
-  double gain = 0;
-  try {
-    gain = std::stod(gain_text, &used);
-  } catch (const std::exception&) {
-    throw fail();
-  }
-  if (used != gain_text.size() || !(gain > 0 && gain <= 2)) throw fail();
-  return gain;
+  const std::optional<double> gain = whole_number(text.substr(2));
+  if (!gain || !(*gain > 0 && *gain <= 2)) throw fail();
+  return *gain;
 }
 
 std::pair<int, double> parse_effective_cores(const std::string& text) {
@@ -288,15 +298,9 @@ std::pair<int, double> parse_effective_cores(const std::string& text) {
   const std::string ranks_text = text.substr(0, equals), cores_text = text.substr(equals + 1);
   if (ranks_text.find_first_not_of("0123456789") != std::string::npos || ranks_text.size() > 9) throw fail();
   const int ranks = std::stoi(ranks_text);
-  std::size_t used = 0;
-  double cores = 0;
-  try {
-    cores = std::stod(cores_text, &used);
-  } catch (const std::exception&) {
-    throw fail();
-  }
-  if (used != cores_text.size() || !valid_effective_cores(ranks, cores)) throw fail();
-  return {ranks, cores};
+  const std::optional<double> cores = whole_number(cores_text);
+  if (!cores || !valid_effective_cores(ranks, *cores)) throw fail();
+  return {ranks, *cores};
 }
 
 }  // namespace ddpsim::sim
