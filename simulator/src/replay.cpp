@@ -375,8 +375,8 @@ void set_transferring(RankState& state, bool transferring) {
 
 // Waits until `bucket` is ready (known when autograd reaches it, with paced autograd) and
 // records it as DDP's reducer does: bucket_ready, and allreduce_begin at the same time, the
-// launch (FORMAT.md). Returns when it was ready.
-double launch_when_ready(Simulation& sim, RankState& state, int rank, std::int64_t label,
+// launch (FORMAT.md).
+void launch_when_ready(Simulation& sim, RankState& state, int rank, std::int64_t label,
                          const RankIterationCosts& costs, double factor, int bucket) {
   const std::int64_t bytes = sim.model.bucket_bytes[static_cast<std::size_t>(bucket)];
   double ready_s = state.backward_begin_s + factor * costs.bucket_ready_s[static_cast<std::size_t>(bucket)];
@@ -392,7 +392,6 @@ double launch_when_ready(Simulation& sim, RankState& state, int rank, std::int64
     state.events.push_back(event);
   }
   if (sg4::Engine::get_clock() < ready_s) sg4::this_actor::sleep_until(ready_s);
-  return ready_s;
 }
 
 void record_allreduce_end(RankState& state, int rank, std::int64_t label, int bucket, std::int64_t bytes) {
@@ -434,7 +433,7 @@ void comm_actor(Simulation& sim, int index) {
       label = sim.model.first_source_iteration() + iteration;
       for (bucket = 0; bucket < static_cast<int>(sim.model.bucket_bytes.size()); ++bucket) {
         const std::int64_t bytes = sim.model.bucket_bytes[static_cast<std::size_t>(bucket)];
-        (void)launch_when_ready(sim, state, rank, label, costs, factor, bucket);
+        launch_when_ready(sim, state, rank, label, costs, factor, bucket);
         // The transfer starts once the previous bucket's is done (begin_s, the deadline's base).
         begin_s = now();
         const double deadline_s = sim.options.timeout_s > 0 ? begin_s + sim.options.timeout_s : -1;
@@ -500,7 +499,7 @@ void lanes_comm_actor(Simulation& sim, int index) {
     state.all_reduces_left = buckets;
     if (buckets == 0) state.all_reduced->release();
     for (int bucket = 0; bucket < buckets; ++bucket) {
-      (void)launch_when_ready(sim, state, rank, label, costs, factor, bucket);
+      launch_when_ready(sim, state, rank, label, costs, factor, bucket);
       state.lanes_free->acquire();
       sg4::Actor::create("allreduce-" + std::to_string(rank) + "-" + std::to_string(bucket), sg4::this_actor::get_host(),
                          [&sim, index, label, bucket] { lane_transfer(sim, index, label, bucket); });
@@ -647,7 +646,9 @@ ClassReplayResult replay_classes(const WorkloadModel& model, const ReplayOptions
   // process 65,530 mappings (vm.max_map_count), so beyond ~30,000 actors SimGrid failed with
   // "Failed to protect stack". Many actors go without guards (their stacks stay 8 MiB of
   // address space, touched only as deep as the replay's shallow calls go).
-  if ((2 + options.allreduce_lanes) * classes.size() > kGuardedActorsLimit && !configured("contexts/guard-size")) {
+  // Per class: compute and comm, and with two lanes up to two transfer actors.
+  const int actors_per_class = 2 + (options.allreduce_lanes > 1 ? options.allreduce_lanes : 0);
+  if (actors_per_class * classes.size() > kGuardedActorsLimit && !configured("contexts/guard-size")) {
     apply_simgrid_config("contexts/guard-size:0");
   }
 
