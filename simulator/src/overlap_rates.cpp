@@ -106,13 +106,12 @@ OverlapRates fit_overlap_rates(const trace::Trace& trace) {
     for (std::int64_t b : item.bytes) bytes += b;
     const double before_s =
         static_cast<double>(union_length_ns(clipped(item.windows, std::numeric_limits<std::int64_t>::min(), item.compute_done_ns))) * 1e-9;
-    const double after_s =
-        static_cast<double>(union_length_ns(clipped(item.windows, item.compute_done_ns, std::numeric_limits<std::int64_t>::max()))) * 1e-9;
+    const std::vector<Interval> after = clipped(item.windows, item.compute_done_ns, std::numeric_limits<std::int64_t>::max());
+    const double after_s = static_cast<double>(union_length_ns(after)) * 1e-9;
     const double left = static_cast<double>(bytes) - before_s / busy;
     // Less than a tenth of the bytes after backward: too little to measure a rate on.
     if (after_s > 0 && left > 0.1 * static_cast<double>(bytes)) {
       free_s_per_byte.push_back(after_s / left);
-      const auto after = clipped(item.windows, item.compute_done_ns, std::numeric_limits<std::int64_t>::max());
       free_two.push_back(static_cast<double>(overlapped_length_ns(after)) * 1e-9 / after_s);
     }
   }

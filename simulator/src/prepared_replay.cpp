@@ -103,11 +103,14 @@ void choose_network(const ReplayRequest& request, PreparedReplay& prepared) {
       options.beta_bytes_per_s = prepared.calibration->beta_bytes_per_s;
       // Contention between all-reduces and autograd belongs to the measured rate: a told
       // --bandwidth is the network's own and is used as it is.
-      if (!request.bandwidth) options.overlap_bandwidth_fraction = prepared.calibration->overlap_bandwidth_fraction;
-      if (request.two_allreduces_gain) {
-        std::tie(options.beta_bytes_per_s, options.overlap_bandwidth_fraction) =
-            single_allreduce_rates(*prepared.calibration, *request.two_allreduces_gain);
-        if (request.bandwidth) options.overlap_bandwidth_fraction = 1;
+      if (!request.bandwidth) {
+        options.overlap_bandwidth_fraction = prepared.calibration->overlap_bandwidth_fraction;
+        // Two at once: the fitted rates are the pair's over the time any was in flight; a told
+        // --bandwidth is one all-reduce's already.
+        if (request.two_allreduces_gain) {
+          std::tie(options.beta_bytes_per_s, options.overlap_bandwidth_fraction) =
+              single_allreduce_rates(*prepared.calibration, *request.two_allreduces_gain);
+        }
       }
     }
   }
