@@ -31,6 +31,8 @@ void expect_same(const Calibration& a, const Calibration& b) {
   EXPECT_EQ(a.samples, b.samples);
   EXPECT_EQ(a.method, b.method);
   EXPECT_TRUE(same_double(a.overlap_bandwidth_fraction, b.overlap_bandwidth_fraction));
+  EXPECT_TRUE(same_double(a.two_in_flight_busy, b.two_in_flight_busy));
+  EXPECT_TRUE(same_double(a.two_in_flight_free, b.two_in_flight_free));
   ASSERT_EQ(a.points.size(), b.points.size());
   for (size_t i = 0; i < a.points.size(); ++i) {
     EXPECT_EQ(a.points[i].bytes, b.points[i].bytes);
@@ -82,6 +84,30 @@ TEST(CalibrationJson, RefusesWhatCalibrateDoesNotWrite) {
     EXPECT_THROW(calibration_from_json(text, "fit.json"), CalibrationError) << text;
   }
   EXPECT_THROW(read_calibration("/nonexistent/fit.json"), CalibrationError);
+}
+
+// The fractions with two all-reduces in flight came later: a file without them reads as one at a
+// time; one outside [0, 1] is refused in one line naming the field.
+TEST(CalibrationJson, TwoInFlightFractionsAreOptionalButChecked) {
+  Calibration fitted = calibrate(testing::make_synthetic_trace({}), AllreduceAlgorithm::Ring);
+  fitted.two_in_flight_busy = 0.25;
+  fitted.two_in_flight_free = 0.75;
+  expect_same(calibration_from_json(calibration_to_json(fitted), "fit.json"), fitted);
+  for (const char* key : {"two_in_flight_busy", "two_in_flight_free"}) {
+    nlohmann::json json = nlohmann::json::parse(calibration_to_json(fitted));
+    json.erase(key);
+    const Calibration older = calibration_from_json(json.dump(), "fit.json");
+    EXPECT_EQ(std::string(key) == "two_in_flight_busy" ? older.two_in_flight_busy : older.two_in_flight_free, 0.0);
+    for (const nlohmann::json& bad : {nlohmann::json(1.5), nlohmann::json(-0.1), nlohmann::json("half")}) {
+      json[key] = bad;
+      try {
+        calibration_from_json(json.dump(), "fit.json");
+        ADD_FAILURE() << key << " = " << bad.dump() << " was accepted";
+      } catch (const CalibrationError& e) {
+        EXPECT_EQ(std::string(e.what()).rfind("fit.json: " + std::string(key) + ": expected ", 0), 0u) << e.what();
+      }
+    }
+  }
 }
 
 // A replay given the trace's own fit prepares exactly the network it would have fitted, and a
