@@ -1,10 +1,10 @@
 #!/usr/bin/python3
 """A real GPU job scaled out on a named cluster platform: the scaling figure of
-docs/accuracy/README.md (#18).
+docs/cluster-presets.md (#18).
 
 Usage: simulator/bench/cluster_scaling.py [--sim build/release/bin/ddp-sim]
            [--import-tool build/release/bin/ddp-trace] [--kineto ../shared/kineto-real/resnet50-ddp-a100-rank0]
-           [--cluster dgx-a100] [--worlds 2,8,...] [--out docs/accuracy/cluster-scaling.csv]
+           [--cluster dgx-a100] [--worlds 2,8,...] [--out cluster-scaling.csv]
 
 Imports a PyTorch profiler trace of a DDP job (default: ResNet-50, rank 0 of 2 on A100s,
 NCCL; ../shared/kineto-real/README.md says where it comes from) with `ddp-trace import
@@ -34,7 +34,7 @@ def main():
     parser.add_argument("--kineto", default="../shared/kineto-real/resnet50-ddp-a100-rank0")
     parser.add_argument("--cluster", default="dgx-a100")
     parser.add_argument("--worlds", default=",".join(str(w) for w in WORLDS))
-    parser.add_argument("--out", default="docs/accuracy/cluster-scaling.csv")
+    parser.add_argument("--out", default="cluster-scaling.csv")
     args = parser.parse_args()
     profiles = sorted(os.path.join(args.kineto, f) for f in os.listdir(args.kineto) if f.startswith("rank-"))
     if not profiles:

@@ -1,7 +1,7 @@
 #!/usr/bin/python3
 """ddp-sim's all-reduce on the named cluster platforms against published nccl-tests results.
 
-Usage: simulator/bench/nccl_tests_check.py [--sim build/release/bin/ddp-sim] [--out docs/accuracy/nccl-tests-check.json]
+Usage: simulator/bench/nccl_tests_check.py [--sim build/release/bin/ddp-sim] [--out nccl-tests-check.json]
 
 For each published system it writes a 2-rank trace with one bucket per message size (one
 float32 parameter each, all ready at once), replays it with `ddp-sim replay --cluster ...
@@ -119,7 +119,7 @@ def busbw_gb(size, seconds, world):
 def main():
     parser = argparse.ArgumentParser()
     parser.add_argument("--sim", default="build/release/bin/ddp-sim")
-    parser.add_argument("--out", default="docs/accuracy/nccl-tests-check.json")
+    parser.add_argument("--out", default="nccl-tests-check.json")
     args = parser.parse_args()
     report = {"benchmark": "nccl_tests_check", "busbw": "S / t * 2(W-1)/W", "systems": []}
     rows_csv = []

@@ -11,7 +11,7 @@ compute of forward + autograd + the optimizer step with the slowdown's sleeps cu
 (compute B - compute A) / sleeps B per iteration: the compute the slowed rank spends more than
 the same rank unslowed, per sleep. The JSON has every pair and their median and range; the
 median is what a lone rank pays; a rank beside a peer pays another amount, which the 2-rank
-what-if specs fit on their own sittings (simulator/bench/resume_cost_cv.py; docs/accuracy/README.md,
+what-if specs fit on their own sittings (docs/validation.md names the record:
 "Compute paced on the shared cores"). ddp-experiment's [predict] resume_profile runs one pair
 (--repetitions 1) before each repetition of a spec and pools them (experiments/README.md). A and B run on the same machine in
 turn, so a CPU-speed change moves both of a pair alike only if it is slower than a run.

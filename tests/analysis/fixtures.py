@@ -136,36 +136,6 @@ OLD_SUMMARY_COLUMNS = [c for c in SUMMARY_COLUMNS if c not in (
     "max_delay_ms", "run_to_run_lo_s", "run_to_run_hi_s", "inside_run_to_run")]
 
 
-def write_phase_trace(folder, forward, autograd, transfer, after, optimizer, iterations=8):
-    """Two ranks alike, every iteration 1 s apart: forward, autograd of `autograd` ms with one
-    all-reduce in flight from transfer[0] to transfer[1] ms after backward_begin, `after` ms to
-    backward_end, the optimizer step; all in ms (the phases simulator/bench/phase_errors.py reads)."""
-    ms = 1_000_000
-    os.makedirs(folder)
-    for rank in (0, 1):
-        rows = []
-        for iteration in range(iterations):
-            t = iteration * 1000 * ms
-
-            def row(event, at_ms, bucket="", param="", size=""):
-                rows.append(f"{rank},{iteration},{event},{t + int(at_ms * ms)},{bucket},{param},{size},,,\n")
-            row("iteration_begin", 0)
-            row("forward_begin", 0)
-            row("forward_end", forward)
-            b = forward
-            row("backward_begin", b)
-            row("allreduce_begin", b + transfer[0], bucket=0, size=4096)
-            row("grad_ready", b + autograd, param=0)
-            row("bucket_ready", b + autograd, bucket=1, size=4096)
-            row("allreduce_end", b + transfer[1], bucket=0, size=4096)
-            row("backward_end", b + autograd + after)
-            row("optimizer_begin", b + autograd + after)
-            row("optimizer_end", b + autograd + after + optimizer)
-            row("iteration_end", b + autograd + after + optimizer)
-        with open(os.path.join(folder, f"rank-{rank}.events.csv"), "w") as handle:
-            handle.write(HEADER + "\n" + "".join(rows))
-
-
 def write_tools(directory, scripts):
     """Stand-ins for the project's binaries: each {name: text} as an executable in directory
     (made if missing), for the benchmarks that take --bin-dir."""
@@ -206,16 +176,6 @@ def write_summary(path, rows, columns=None):
         writer = csv.DictWriter(handle, fieldnames=columns or SUMMARY_COLUMNS, extrasaction="ignore")
         writer.writeheader()
         writer.writerows(rows)
-
-
-def write_results_folder(folder, spec_text):
-    """A ddp-experiment results folder with no runs yet, as the bench scripts read one: an empty
-    summary.csv and provenance.json's spec_text. Creates `folder`; returns it."""
-    os.mkdir(folder)
-    write_summary(os.path.join(folder, "summary.csv"), [])
-    with open(os.path.join(folder, "provenance.json"), "w") as handle:
-        json.dump({"spec_text": spec_text}, handle)
-    return folder
 
 
 def load_plot():

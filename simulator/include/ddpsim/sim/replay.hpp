@@ -62,9 +62,8 @@ struct ReplayOptions {
   // iteration k, or the bootstrap's draw, the same on every rank): a copy's compute moves with
   // theirs, as if the ranks' noise were fully correlated. true: one drawn per (rank_copy_seed,
   // resample_seed, rank, iteration): uncorrelated, so each all-reduce waits for the slowest of
-  // independent draws. On loopback the 2-rank traces' per-iteration compute is uncorrelated
-  // between ranks (r -0.37..+0.59, median about 0; README "world sizes"), which a 1-rank trace
-  // cannot show. Every copy then is its own class (replay_classes.hpp): for small what-ifs.
+  // independent draws. Every copy then is its own class (replay_classes.hpp): for small
+  // what-ifs. See Note [independent copies] in docs/model.md.
   bool independent_copies = false;
   // An aggregated collective (ring-agg, tree) whose flows share links is timed with
   // SimGrid's flow model when it has at most this many flows, else with the max-min
@@ -74,6 +73,7 @@ struct ReplayOptions {
   // rate (Calibration::overlap_bandwidth_fraction): where communication shares processors
   // with compute, a transfer that starts during backward goes at this fraction of the rate
   // until the last rank's autograd is done, then at the full rate. 1: no contention.
+  // See Note [two rates] in docs/model.md.
   double overlap_bandwidth_fraction = 1;
   // The other side: autograd's rate while its rank's all-reduce transfers, as a fraction of its
   // rate alone (Gloo's threads take CPU from it where they share the cores). Below 1 the
@@ -88,24 +88,23 @@ struct ReplayOptions {
   // one starts or stops: a rank whose peers stall or wait on the network computes faster.
   // Forward, autograd and the optimizer step count as computing; a rank slowed xF by sleeps
   // counts 1/F. Empty: compute as measured (a uniform stretch, if any, was applied to the
-  // model beforehand).
+  // model beforehand). See Note [paced cores] in docs/model.md.
   std::function<double(double)> core_slowdown;
   int core_trace_ranks = 1;
   // A rank slowed by ddp-train --slowdown sleeps after each gradient and each forward and
-  // optimizer phase; resuming after a sleep costs it this much more compute
-  // (simulator/bench/sleep_resume_cost.py: 0.16 ms per sleep for a lone rank of the MLP 1024x4 at
-  // x3 with the machine's cores idle; what the 2-rank runs show beside a peer is fitted on
-  // them, simulator/bench/resume_cost_cv.py, README "paced cores"). An artefact of
-  // injecting a straggler by sleeping, kept apart from the slowdown factor.
+  // optimizer phase; resuming after a sleep costs it this much more compute, charged after
+  // each sleep of a rank whose slowdown factor is above 1. An artefact of injecting a
+  // straggler by sleeping, kept apart from the slowdown factor. 0: none.
+  // See Note [sleep resume cost] in docs/model.md.
   double sleep_resume_cost_s = 0;
   // How many of a rank's all-reduces transfer at once. 1: one stream, bucket b once it is ready
   // and bucket b-1 is done. 2: Gloo's two worker threads (ProcessGroupGloo's default), a
   // bucket transfers once it is ready and fewer than two of its rank's are in flight; two in
   // flight go at two_allreduces_gain times one's rate together, shared equally, each paced as
-  // the other and autograd start and stop (paced_transfers.hpp; experiments/peer/
-  // allreduce_bench.py --concurrent 2 measures the gain). The network is timed by its closed
-  // form (network_phase.hpp), at overlap_bandwidth_fraction of it while any rank's autograd
-  // runs. 2 needs a network that has one: no explicit ring, no --cfg network model.
+  // the other and autograd start and stop (paced_transfers.hpp). The network is timed by its
+  // closed form (network_phase.hpp), at overlap_bandwidth_fraction of it while any rank's
+  // autograd runs. 2 needs a network that has one: no explicit ring, no --cfg network model.
+  // two_allreduces_gain, in (0, 2], is used only with 2. See Note [two at once] in docs/model.md.
   int allreduce_lanes = 1;
   double two_allreduces_gain = 1;
 };
