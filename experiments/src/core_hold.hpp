@@ -3,13 +3,12 @@
 //
 // Why: on a VM whose guest halts an idle vCPU at once (Linux's haltpoll cpuidle driver with
 // guest_halt_poll_ns=0, as on this project's 2-vCPU machine), a DDP job that idles often (a rank
-// waiting for its peer, a slowed rank's injected sleeps) wakes on halted vCPUs, and loopback runs
-// came out at speeds that changed from run to run. One spinning thread per CPU, each pinned to its
+// waiting for its peer, a slowed rank's injected sleeps) wakes on halted vCPUs, and its speed
+// changes from run to run. One spinning thread per CPU, each pinned to its
 // CPU at SCHED_IDLE, keeps the vCPUs from halting: a SCHED_IDLE thread runs only when nothing else
 // wants the CPU, and a waking rank preempts it at once, so the job's own work is not slowed. It is
-// booting with idle=poll, from user space and for one experiment. Measured: with the cores held
-// the repeat floor fell in six of six interleaved pairs of loopback sittings
-// (docs/accuracy/README.md#held-cores).
+// booting with idle=poll, from user space and for one experiment. See Note [held cores] in
+// docs/model.md.
 //
 // The ranks and tools are other processes: fork copies only the calling thread, and a child
 // inherits that thread's affinity and scheduling policy, not the spinners'.

@@ -216,9 +216,9 @@ class RunExecutor {
     const int world_size = what_if && what_if->world_size ? *what_if->world_size : replayed.world_size;
     fill_results(row.predicted, predicted, world_size);
     // A what-if of random stalls predicts a distribution: its median is that of every Monte
-    // Carlo run's iterations, not of the first run's few draws (29 draws of exp(100 ms) put
-    // the first run's median 3-4 % off the distribution's, the same way in every repetition,
-    // as one --seed gives every repetition the same draws).
+    // Carlo run's iterations, not of the first run's few draws (a few dozen draws put one run's
+    // median off the distribution's, the same way in every repetition, as one --seed gives
+    // every repetition the same draws).
     std::vector<double> predicted_times = predicted.iteration_times_s;
     if (what_if && !compared.delay_dist.empty() && parsed.runs > 1 && !parsed.pooled_iteration_times_s.empty()) {
       predicted_times = parsed.pooled_iteration_times_s;

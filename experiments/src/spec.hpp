@@ -98,14 +98,15 @@ struct Prediction {
   // --effective-cores K=C pooled over the rounds measured. How much co-located ranks slow each
   // other moves with the machine's load (another tenant's work costs 2 ranks on 2 cores more
   // than 4), so a profile measured on another day mispredicts the stretch. Empty: none.
+  // See Note [co-run profile in the sitting] in docs/model.md.
   std::vector<int> corun_profile;
   // The straggler emulation's resume cost measured in the sitting: before each repetition's
   // runs, simulator/bench/sleep_resume_cost.py runs the workload as one rank alone, as it is and
   // slowed x3, and takes what the slowed rank computes more per injected sleep; the cross
   // predictions get --sleep-resume-cost this fraction of the median over the pairs measured.
-  // The cost moves with the machine (0.16 to 0.45 ms on the MLP 1024x4 on different days), which
-  // a constant cannot follow; but one lone-rank pair per repetition proved too noisy to follow it
-  // either (2026-11-27, docs/accuracy/README.md#sittings), so no shipped spec sets it. 0: none.
+  // The cost moves with the machine, which a constant cannot follow; but one lone-rank pair per
+  // repetition is too noisy to follow it either, so no shipped spec sets it. 0: none.
+  // See Note [sleep resume cost] in docs/model.md.
   double resume_profile = 0;
 };
 
@@ -117,6 +118,7 @@ struct Launch {
   // While the experiment runs, one idle-priority spinner per CPU keeps the CPUs from halting
   // (core_hold.hpp): for a VM that halts an idle vCPU at once. Off: a machine that does not
   // halt its CPUs gains nothing, and the spinners would show in every profile taken meanwhile.
+  // See Note [held cores] in docs/model.md.
   bool hold_cores = false;
 };
 

@@ -35,10 +35,10 @@ void install_stop_signal_handler() {
 bool stop_requested() { return g_stop.load(); }
 
 std::int64_t sleep_unless_stopped(std::int64_t duration_ns) {
-  // Linux wakes a sleeping thread up to its timer slack (50 us by default) late, so with it each
-  // injected sleep overshot by ~77 us: 12 per iteration of a slowed MLP 1024x4 rank, ~0.9 ms,
-  // 1-2 % of its iteration that `--slowdown F` did not ask for (measured 2026-11-25). The
-  // injector wants exact sleeps: 1 ns of slack on every thread that sleeps here.
+  // Linux wakes a sleeping thread up to its timer slack (50 us by default) late, so each
+  // injected sleep would overshoot by up to that, a dozen times an iteration of a slowed rank:
+  // time that `--slowdown F` did not ask for. The injector wants exact sleeps: 1 ns of slack
+  // on every thread that sleeps here.
   thread_local const bool precise = ::prctl(PR_SET_TIMERSLACK, 1UL, 0UL, 0UL, 0UL) == 0;
   (void)precise;
   using Clock = std::chrono::steady_clock;

@@ -103,7 +103,8 @@ Calibration calibration_from_json(const std::string& json_text, const std::strin
     fields.fail("overlap_bandwidth_fraction", "a fraction in (0, 1]",
                 text_of(calibration.overlap_bandwidth_fraction));
   }
-  // Written since 2026-11-28: a calibration from before reads as one all-reduce at a time.
+  // Optional: a calibration file without them (written before they existed) reads as one
+  // all-reduce at a time. See Note [two at once] in docs/model.md.
   for (const auto& [key, value] : {std::pair{"two_in_flight_busy", &calibration.two_in_flight_busy},
                                    std::pair{"two_in_flight_free", &calibration.two_in_flight_free}}) {
     if (json.find(key) == json.end()) continue;

@@ -2,12 +2,10 @@
 //
 // Why two rates: where communication needs the same processors as compute (Gloo on the CPU
 // cores that run autograd; NCCL kernels sharing SMs and memory bandwidth with compute kernels),
-// an all-reduce launched during backward goes slower than one launched after it. On the 2-core
-// loopback job of experiments/whatif-bucket.toml the rate during backward was 0.45-0.5 of the
-// rate after it in every trace (25 traces, caps 0.25 to 100 MiB). One rate fitted over both
-// is too fast for the buckets hidden behind compute and too slow for the tail that is not,
-// which is the part that decides the iteration time: the 25 MiB job's own replay came out
-// +5 to +10 %, and its cap-100 what-if (one bucket, all of it after backward) +13 % median.
+// an all-reduce launched during backward goes slower than one launched after it. One rate
+// fitted over both is too fast for the buckets hidden behind compute and too slow for the tail
+// that is not, which is the part that decides the iteration time. See Note [two rates] in
+// docs/model.md.
 #include <algorithm>
 #include <limits>
 #include <map>

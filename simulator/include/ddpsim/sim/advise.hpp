@@ -204,11 +204,9 @@ struct StragglerAdvice {
 };
 
 // A straggler's cost must also exceed the typical rank's by this share of the iteration: the
-// bootstrap sees which iterations were recorded, not the drift between runs. Per-iteration
-// noise alone gives every rank a cost (the typical rank's is that noise's size): unskewed
-// 2-rank loopback runs on a noisy machine cost 3-7 % a rank, and with the share on the cost
-// alone (not on its excess) rank 0 was named in 3 of 5 of them (2026-11-26; README, "Across
-// runs", has the stored runs this rule was checked on).
+// bootstrap sees which iterations were recorded, not the drift between runs, and per-iteration
+// noise alone gives every rank a cost (the typical rank's is that noise's size).
+// See Note [straggler share] in docs/model.md.
 inline constexpr double kMinStragglerShare = 0.05;
 
 // The model with `rank`'s compute (-1: every rank's) replaced, per iteration, by the
@@ -220,10 +218,10 @@ StragglerAdvice attribute_stragglers(const AdviceSetup& setup, int runs, std::ui
 
 // ---- the same answers from other runs (`ddp-sim advise --repeats`) -------------------------
 
-// A trace is one run, and the machine drifts between runs (on this project's 2 cores by 1-11 %
-// in speed, README "intervals"); the bootstraps above see only which iterations one run
-// recorded. An answer that changes from run to run of one configuration is that drift, not a
-// property of the job: these are the answers of the advised run and of the others side by side.
+// A trace is one run, and the machine's speed drifts between runs; the bootstraps above see
+// only which iterations one run recorded. An answer that changes from run to run of one
+// configuration is that drift, not a property of the job: these are the answers of the advised
+// run and of the others side by side. See Note [run-to-run drift] in docs/model.md.
 struct AdviceAcrossRuns {
   std::vector<std::string> trace_dirs;       // the advised run first
   std::vector<double> recommended_caps_mb;   // per run; NaN where the answer was unavailable

@@ -27,7 +27,7 @@
 namespace ddpsim::sim {
 
 // The network configuration every replay starts from: CM02 (no TCP slow-start latency
-// factor, unlike the default LV08 which was 1.1–13× off the α-β ring formula), no
+// factor, unlike the default LV08, whose factors put a ring far off its α-β formula), no
 // cross-traffic (acknowledgements would share the links a ring uses in both directions),
 // and no TCP window cap (it throttles high-latency flows). `--cfg` entries override these.
 extern const std::vector<std::string> kDefaultSimgridConfig;

@@ -4,10 +4,9 @@
 // A prediction replays one baseline run and is compared with another run. The bootstrap
 // interval (monte_carlo.hpp, median_interval) says how much the prediction depends on which
 // iterations that one run happened to record; it cannot see how much the machine drifts from
-// one run to the next, which on a shared 2-core machine dominates (README, "Intervals": the
-// bootstrap interval held about a third of the measured medians there). Measured on several
-// runs of the baseline's configuration, the spread of the ratio of two runs' medians widens the
-// interval to what a comparison with another run needs.
+// one run to the next, which on a shared machine dominates. Measured on several runs of the
+// baseline's configuration, the spread of the ratio of two runs' medians widens the interval to
+// what a comparison with another run needs. See Note [run-to-run drift] in docs/model.md.
 #pragma once
 
 #include <cstddef>

@@ -2,8 +2,8 @@
 // another.
 //
 // Why: on a shared machine one run's speed drifts from the next's by more than the effects a
-// what-if asks about (README, "What the noisy sittings' errors are made of"), and a replay of one
-// baseline run inherits that run's speed. Replayed together, five runs of the baseline give a
+// what-if asks about, and a replay of one baseline run inherits that run's speed (Note
+// [run-to-run drift] in docs/model.md). Replayed together, five runs of the baseline give a
 // prediction at the machine's typical speed; the per-iteration compute model draws from every
 // run's iterations, and each iteration keeps its ranks' correlation.
 #pragma once

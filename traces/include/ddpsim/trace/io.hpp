@@ -80,7 +80,7 @@ class TraceWriter {
 
 // Monotonic clock in nanoseconds: the one clock every trace timestamp uses.
 std::int64_t now_ns();
-// Current UTC time as ISO 8601 ("2026-11-22T04:00:00Z").
+// Current UTC time as ISO 8601, to the second: "YYYY-MM-DDThh:mm:ssZ".
 std::string utc_now_iso8601();
 
 // Serialization, exposed for tests and for tools that build traces in memory.
