@@ -4,12 +4,11 @@
 #
 # Why: on this project's 2-vCPU VM the guest halts an idle vCPU at once (the kernel is booted
 # with haltpoll.guest_halt_poll_ns=0), and the DDP jobs idle often: a rank waiting for its peer,
-# a slowed rank's injected sleeps. Runs then came out at speeds that changed from run to run. In
-# six interleaved pairs of loopback sittings (2026-11-28, docs/validation.md) the
-# repeat floor, what a perfect model scores, fell in every pair with the cores held (median
-# 3.3-5.7 % against 5.2-9.0 %). A SCHED_IDLE task gets the CPU only when nothing else wants it,
+# a slowed rank's injected sleeps, so their speed changes from run to run on halted vCPUs.
+# A SCHED_IDLE task gets the CPU only when nothing else wants it,
 # and a waking rank preempts it at once, so the ranks' own work is not slowed; it is the same
 # idea as booting with idle=poll for a benchmark, applied from user space to this run only.
+# See Note [held cores] in docs/model.md.
 # Needs chrt and taskset (util-linux). Each loop also ends when this script is gone.
 set -uo pipefail
 if (( $# == 0 )); then

@@ -21,9 +21,9 @@ fi
 python="${DDPSIM_PYTHON:-python3}"
 echo "setup: making $(basename "$venv") with $("$python" --version 2>&1) and $pins"
 "$python" -m venv "$venv"
-# --no-compile skips pip's byte-compiling of every module up front (a third of the CUDA wheel's
-# install: 67 -> 40 s, 2026-11-26). Only for a venv whose Python seldom runs: each process then
-# compiles what it imports, every time where PYTHONDONTWRITEBYTECODE is set (with it, the CPU
-# venv's torch-importing tests ran 40 s longer in CI than the install saved).
+# --no-compile skips pip's byte-compiling of every module up front (a large share of the CUDA
+# wheel's install time). Only for a venv whose Python seldom runs: each process then compiles
+# what it imports, every time where PYTHONDONTWRITEBYTECODE is set (so for the CPU venv, whose
+# torch-importing tests run often, it would cost more than the install saves).
 "$venv/bin/python" -m pip install -q $pip_option --disable-pip-version-check -r "$requirements"
 cp "$requirements" "$stamp"

@@ -1,7 +1,7 @@
 // runtime/src/stop_signal.cpp's injected sleeps: at least as long as asked, and precise (the
 // thread's timer slack cut from Linux's 50 us to 1 ns, so that `--slowdown F`'s many short
-// sleeps do not each overshoot by ~80 us; measured 80 -> 31 us median, 2026-11-25). Torch-free:
-// built from the one source file.
+// sleeps do not each overshoot by up to the default slack). Torch-free: built from the one
+// source file.
 #include <gtest/gtest.h>
 
 #include <sys/prctl.h>

@@ -164,7 +164,7 @@ TEST(Straggler, SlowdownStretchesOnlyTheSlowRanksCompute) {
   EXPECT_EQ(injected_per_iteration.size(), 5u);
   // Forward: the recorded phase holds the measured compute and twice as much sleep, so the
   // sleeps inside it are two thirds of it. The median over iterations 1-4: one iteration's
-  // tiny forward can be preempted under a parallel ctest (it failed once at -j2, 2026-11-25).
+  // tiny forward can be preempted under a parallel ctest (ctest -j2).
   const auto& slow = t.ranks.at(1);
   std::int64_t forward_begin = 0;
   std::vector<double> shares;

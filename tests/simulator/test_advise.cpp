@@ -93,7 +93,7 @@ TEST(AdviseStragglers, UnskewedRanksNameNobody) {
 // third rank 1 does. Both ranks cost something (about 6 % and 3 % of the iteration: their slow
 // iterations' extra compute, averaged); rank 0's cost is >= 5 % and above rank 1's beyond the
 // bootstrap's noise (61 iterations), but exceeds it by less than kMinStragglerShare: nobody is
-// named. Named with the share on the cost alone (the rule before 2026-11-26).
+// named; it would be with the share on the cost alone (Note [straggler share] in docs/model.md).
 TEST(AdviseStragglers, NoiseThatCostsEveryRankSomethingNamesNobody) {
   testing::SyntheticRun run = compute_bound_run();
   run.iterations = 61;
