@@ -273,8 +273,7 @@ void compute_actor(Simulation& sim, int index) {
   // the run ddp-train --slowdown records: forward, autograd up to each gradient (backward's
   // offsets, below) and the optimizer step. The framework's steps between them (the DDP
   // hooks before forward and backward, the reducer's finalisation after the last all-reduce)
-  // and evaluation run as measured: stretching the finalisation too over-predicted rank 1
-  // slowed x3 by +3.5..11 % on loopback (its 2.4 ms became 7.4 ms), 2026-11-25.
+  // and evaluation run as measured. See Note [slowdown stretches compute only] in docs/model.md.
   // A slowed rank resumes from a sleep at the start of forward (the last iteration's optimizer
   // slept) and of the optimizer step (the last gradient slept): see paced_autograd.
   const double resume_s = factor > 1 ? sim.options.sleep_resume_cost_s : 0;

@@ -213,9 +213,8 @@ RankIterationCosts costs_of(const trace::IterationTimeline& timeline, const std:
   }
   const std::int64_t last_allreduce_end = std::max(backward_begin, timeline.last_allreduce_end);
   // The replay ends a collective on every rank at once. A rank measured leaving it later than
-  // its first peer did (on loopback a Gloo thread waiting for one of 2 shared cores: 0-5 ms,
-  // median 0.05 ms on the demo's convnet) spent that lag before its finalisation, so the lag
-  // stays in the tail and the next iteration starts as late as it did.
+  // its first peer did spent that lag before its finalisation, so the lag stays in the tail and
+  // the next iteration starts as late as it did. See Note [lagging exit] in docs/model.md.
   const std::int64_t collective_done =
       first_collective_end_ns >= 0 ? std::max(backward_begin, std::min(last_allreduce_end, first_collective_end_ns))
                                    : last_allreduce_end;

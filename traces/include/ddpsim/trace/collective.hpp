@@ -24,8 +24,8 @@ namespace ddpsim::trace {
 //
 // Gloo runs two collectives at once (ProcessGroupGloo's 2 worker threads): a bucket launched
 // while another is in flight shares the link with it, and the split between neighbours is then
-// arbitrary (on the testbed at a 0.25 MiB cap, equal buckets came out 5.6–15 ms around 10);
-// their sum over an iteration holds. Calibration therefore falls back to bytes over busy time
+// arbitrary (equal buckets take from well under to well over their mean); their sum over an
+// iteration holds. Calibration therefore falls back to bytes over busy time
 // when the per-size fit fails (calibrate.hpp).
 struct CollectiveTransfer {
   std::int64_t iteration = 0;
