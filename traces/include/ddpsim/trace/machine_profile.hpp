@@ -1,0 +1,96 @@
+// A machine profile (traces/MACHINE.md): what `ddp-machine-profile` measured on the machines a
+// job runs on, for `ddp-sim --machine` to replay that job with. All-reduce times over a ladder of
+// message sizes, one at a time and several in flight at once (as DDP issues its buckets), and how
+// much co-located ranks slow each other's compute, with the provenance to tell whether a trace
+// and a profile belong together (backend, hosts, ranks).
+//
+// Both halves speak it through this library: the runtime writes it, the simulator reads it.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace ddpsim::trace {
+
+// The value of the top-level "ddpsim_machine_profile" key this library writes and reads.
+inline constexpr int kMachineProfileVersion = 1;
+
+// Repeated measurements of one thing: their median, extremes and count (seconds).
+struct Timing {
+  double median_s = 0;
+  double min_s = 0;
+  double max_s = 0;
+  int samples = 0;
+};
+
+// Repetitions in, their Timing out (median of an even count: the mean of the middle two).
+// An empty input gives a Timing of 0 samples.
+Timing timing_of(std::vector<double> seconds);
+
+// One rung of the all-reduce ladder. Each sample is the slowest rank's time, from a barrier to
+// the end of its all-reduce(s).
+struct LadderStep {
+  std::int64_t bytes = 0;  // one all-reduce's message
+  Timing one;              // one all-reduce of `bytes` alone
+  Timing together;         // `in_flight` all-reduces of `bytes` each, issued at once, until the last ends
+};
+
+struct AllreduceLadder {
+  std::string dtype = "float32";
+  int in_flight = 2;           // K: how many `together` issues at once
+  std::vector<LadderStep> steps;  // by increasing bytes, each size once
+  // What K in flight do together over one alone: median over the steps of K · one / together
+  // (K when they overlap perfectly, 1 when they queue). With K = 2, ddp-sim's
+  // --concurrent-allreduces 2=G.
+  double in_flight_gain = 1;
+};
+
+// The same compute kernel timed on each rank alone (its host's other ranks idle) and on all of
+// a host's ranks at once.
+struct ComputeColocation {
+  std::string kernel;  // what was timed, in words
+  Timing alone;        // one sample per rank and repetition
+  Timing together;
+  // K · alone / together, K the ranks per host: the host's compute throughput with all its
+  // ranks busy, in ranks running alone (K when co-running costs nothing). ddp-sim's
+  // --effective-cores K=C.
+  double effective_cores = 1;
+};
+
+struct MachineProfile {
+  int version = kMachineProfileVersion;
+  // Provenance.
+  std::string tool_name = "ddp-machine-profile";
+  std::string tool_version;
+  std::string git_sha;
+  std::string created_utc;          // ISO 8601, when rank 0 finished measuring
+  std::string launcher;             // where the ranks learnt their place: torchrun, slurm, openmpi, ...
+  std::string backend;              // gloo | nccl
+  std::string device;               // cpu | cuda: where the tensors lived
+  int world_size = 0;
+  std::vector<std::string> hosts;   // each host once, in the order of their first rank
+  int ranks_per_host = 0;           // the most ranks any host ran
+  int threads = 0;                  // intra-op threads per rank (torch::set_num_threads)
+  std::string torch_version;
+  std::string gloo_version;         // empty: not known
+  std::string nccl_version;         // empty: not known (or not built with NCCL)
+  // Measurements.
+  AllreduceLadder allreduce;
+  ComputeColocation compute;
+};
+
+// The profile as JSON text (two-space indented, fields in MACHINE.md's order, one newline at
+// the end). Doubles round-trip exactly.
+std::string machine_profile_to_json(const MachineProfile& profile);
+
+// Parses and checks a profile. Throws TraceError (io.hpp) naming `file`, the line of the
+// offending top-level key and what was expected: one line.
+MachineProfile machine_profile_from_json(const std::string& text, const std::string& file);
+
+// Reads `path` (TraceError when it cannot be read or does not hold a valid profile).
+MachineProfile read_machine_profile(const std::string& path);
+// Writes atomically (write_file_atomically); TraceError naming `path` when it cannot.
+void write_machine_profile(const std::string& path, const MachineProfile& profile);
+
+}  // namespace ddpsim::trace
