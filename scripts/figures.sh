@@ -6,7 +6,7 @@
 #   scripts/figures.sh testbed             (root: the testbed's what-if sweep and calibration,
 #                                           ~30 min measuring; docs/figures/testbed-*)
 #   scripts/figures.sh whatif              (root: the nine what-if specs, ~17 min measuring;
-#                                           docs/figures/whatif-errors.*, the README's accuracy figure;
+#                                           docs/figures/whatif-errors.*: every what-if spec's errors;
 #                                           whatif-{testbed,loopback}.txt: each machine's tables and targets)
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
