@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Regenerates every figure and table the README shows: runs each experiment spec (real jobs,
+# Regenerates every figure and table docs/getting-started.md and docs/testbed.md show: runs each experiment spec (real jobs,
 # then predictions), plots it, and copies the PNGs and the CSVs behind them to docs/figures/.
 # Resumable: a spec whose results already exist only runs its missing points.
 #   scripts/figures.sh [SPEC_NAME...]      (default: all four)
