@@ -1,17 +1,22 @@
 #!/usr/bin/env python3
-"""The Python peer of ddp-train: the same training job on torch.nn.parallel.DistributedDataParallel.
+"""A plain Python DDP job: torch.nn.parallel.DistributedDataParallel with nothing of ddpsim inside.
 
-It exists to answer one question: does ddp-train (C++ on c10d::Reducer) run DDP as fast as
-PyTorch's own Python DDP? Run it with the project's venv Python (.venv/bin/python: torch 2.13,
-the same LibTorch ddp-train is built against) under a launcher that sets RANK, WORLD_SIZE,
-MASTER_ADDR and MASTER_PORT (ddp-launch or torchrun). It prints ddp-train's closing line format,
-including "median step <ms> ms", and with --step-times FILE writes the same JSON as ddp-train:
-every step's time (forward + backward with DDP's all-reduces + optimizer step, without building
-the batch), iteration 0 excluded.
-
-Only the synthetic MLP workload of ddp-train is mirrored (--model mlp): same layer sizes,
-optimizer, batch and threads. The data are random tensors, not ddp-train's per-sample stream:
-the batch is built outside the timed step in both programs.
+It plays a user's own training script. Run it with the project's venv Python (.venv/bin/python:
+torch 2.13, the same LibTorch ddp-train is built against) under a launcher that sets RANK,
+WORLD_SIZE, MASTER_ADDR and MASTER_PORT (ddp-launch, torchrun or srun). It serves three uses:
+  - the peer of ddp-train: does ddp-train (C++ on c10d::Reducer) run DDP as fast as PyTorch's
+    own DDP? (--model mlp mirrors ddp-train's synthetic MLP: layer sizes, optimizer, batch);
+  - a user's job to profile: --profile DIR runs it under torch.profiler exactly as a user would
+    (a schedule, prof.step() per iteration, record_shapes=True) and writes the standard traces
+    `ddp-trace import --kineto` reads;
+  - the check of that import: --layout-out FILE records the bucket layouts PyTorch's DDP itself
+    built (DDP._get_ddp_logging_data()) at the run's cap and at every --layout-caps cap.
+Three model families: mlp, cnn (a small convnet on 28x28 images) and transformer (a small
+encoder classifying token sequences); the data are random tensors built outside the timed step.
+It prints ddp-train's closing line format, including "median step <ms> ms", and with
+--step-times FILE writes the same JSON as ddp-train: every step's time (forward + backward with
+DDP's all-reduces + optimizer step), iteration 0 excluded. --slowdown RANK=F makes one rank's
+compute F times longer, as ddp-train --slowdown does (stretch_compute below).
 """
 import argparse
 import json
@@ -30,9 +35,12 @@ CLASSES = 10
 
 def parse_args():
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    p.add_argument("--model", default="mlp", choices=["mlp"])
-    p.add_argument("--width", type=int, default=1024)
-    p.add_argument("--depth", type=int, default=4)
+    p.add_argument("--model", default="mlp", choices=sorted(MODELS))
+    p.add_argument("--width", type=int, default=None,
+                   help="mlp: hidden width (1024); cnn: channels of the last convs (256); "
+                        "transformer: d_model (256)")
+    p.add_argument("--depth", type=int, default=None,
+                   help="mlp: hidden layers (4); cnn: conv layers (4); transformer: layers (4)")
     p.add_argument("--iterations", type=int, default=20)
     p.add_argument("--batch-size", type=int, default=32)
     p.add_argument("--optimizer", default="sgd", choices=["sgd", "adam"])
@@ -55,7 +63,41 @@ def parse_args():
     p.add_argument("--profile", metavar="DIR",
                    help="run under torch.profiler (Kineto) and write DIR/rank-R.kineto.json, the "
                         "standard trace `ddp-trace import --kineto` reads; iteration 0 is skipped")
-    return p.parse_args()
+    p.add_argument("--slowdown", metavar="RANK=F", type=parse_slowdown,
+                   help="rank RANK computes F times slower (F >= 1; as ddp-train --slowdown)")
+    p.add_argument("--layout-out", metavar="FILE",
+                   help="rank 0 writes the bucket layouts DDP built, as JSON")
+    p.add_argument("--layout-caps", metavar="MB,MB,...", type=parse_caps, default=[],
+                   help="with --layout-out: also the layouts DDP builds at these bucket caps "
+                        "(each a fresh DDP over the same module, 3 iterations, unprofiled)")
+    args = p.parse_args()
+    defaults = MODELS[args.model][1]
+    args.width = defaults[0] if args.width is None else args.width
+    args.depth = defaults[1] if args.depth is None else args.depth
+    if args.width < 1 or args.depth < 1:
+        p.error(f"--width/--depth: expected positive integers, got {args.width}/{args.depth}")
+    return args
+
+
+def parse_slowdown(text):
+    rank, sep, factor = text.partition("=")
+    try:
+        rank, factor = int(rank), float(factor)
+    except ValueError:
+        rank = -1
+    if not sep or rank < 0 or not factor >= 1:
+        raise argparse.ArgumentTypeError(f"expected RANK=F with RANK >= 0 and F >= 1, got '{text}'")
+    return rank, factor
+
+
+def parse_caps(text):
+    try:
+        caps = [float(c) for c in text.split(",")]
+    except ValueError:
+        caps = []
+    if not caps or not all(c > 0 for c in caps):
+        raise argparse.ArgumentTypeError(f"expected positive MiB separated by commas, got '{text}'")
+    return caps
 
 
 def make_mlp(width, depth):
@@ -64,6 +106,90 @@ def make_mlp(width, depth):
         layers += [nn.Linear(width, width), nn.ReLU()]
     layers.append(nn.Linear(width, CLASSES))
     return nn.Sequential(*layers)
+
+
+def mlp_batch(args, gen):
+    return torch.randn(args.batch_size, args.width, generator=gen)
+
+
+def make_cnn(width, depth):
+    """A convnet on 1x28x28 images: convs of width/4 and width/2 channels, each pooled by 2, then
+    depth-2 convs of width channels at 7x7, pooled to 4x4, and two linears (16 width -> 2 width
+    -> classes). The default (256, 4) has parameters from 2 KB to 8.4 MB, so caps move buckets."""
+    quarter, half = max(1, width // 4), max(1, width // 2)
+    layers = [nn.Conv2d(1, quarter, 3, padding=1), nn.ReLU(), nn.MaxPool2d(2),
+              nn.Conv2d(quarter, half, 3, padding=1), nn.ReLU(), nn.MaxPool2d(2)]
+    channels = half
+    for _ in range(max(0, depth - 2)):
+        layers += [nn.Conv2d(channels, width, 3, padding=1), nn.ReLU()]
+        channels = width
+    layers += [nn.AdaptiveAvgPool2d(4), nn.Flatten(), nn.Linear(channels * 16, 2 * width), nn.ReLU(),
+               nn.Linear(2 * width, CLASSES)]
+    return nn.Sequential(*layers)
+
+
+def cnn_batch(args, gen):
+    return torch.randn(args.batch_size, 1, 28, 28, generator=gen)
+
+
+VOCAB, SEQUENCE = 1000, 32
+
+
+class TransformerClassifier(nn.Module):
+    """Token embedding, a TransformerEncoder (4 heads, feed-forward 2 x d_model), mean pooling."""
+
+    def __init__(self, width, depth):
+        super().__init__()
+        self.embed = nn.Embedding(VOCAB, width)
+        layer = nn.TransformerEncoderLayer(width, nhead=4, dim_feedforward=2 * width,
+                                           dropout=0.0, batch_first=True)
+        self.encoder = nn.TransformerEncoder(layer, depth, enable_nested_tensor=False)
+        self.head = nn.Linear(width, CLASSES)
+
+    def forward(self, tokens):
+        return self.head(self.encoder(self.embed(tokens)).mean(dim=1))
+
+
+def transformer_batch(args, gen):
+    return torch.randint(VOCAB, (args.batch_size, SEQUENCE), generator=gen)
+
+
+# name -> (constructor(width, depth), default (width, depth), batch(args, generator))
+MODELS = {
+    "mlp": (make_mlp, (1024, 4), mlp_batch),
+    "cnn": (make_cnn, (256, 4), cnn_batch),
+    "transformer": (TransformerClassifier, (256, 4), transformer_batch),
+}
+
+
+class Slowdown:
+    """ddp-train's --slowdown F for one rank: its compute takes F times as long.
+
+    Forward and optimizer step: after the phase, sleep (F-1) x its duration. Backward: a hook on
+    every parameter, run as its gradient is accumulated and before DDP's own hook (which is
+    registered on the accumulator's post-hooks), sleeps (F-1) x the compute since the previous
+    gradient or the start of backward, so each gradient appears when a device F times slower
+    would produce it and the all-reduces overlap the stretched backward. Communication is never
+    stretched. Registered before DDP is built, on the module's parameters.
+    """
+
+    def __init__(self, module, factor):
+        self.extra = factor - 1.0
+        self.last = None
+        for param in module.parameters():
+            param.register_post_accumulate_grad_hook(self._on_gradient)
+
+    def stretch(self, since):
+        if self.extra > 0:
+            time.sleep(self.extra * (time.monotonic() - since))
+
+    def begin_backward(self):
+        self.last = time.monotonic()
+
+    def _on_gradient(self, _param):
+        if self.last is not None:
+            self.stretch(self.last)
+            self.last = time.monotonic()
 
 
 def sync(device):
@@ -93,6 +219,59 @@ def start_profiler(args, rank, device):
     return profiler
 
 
+def make_ddp(module, cap_mb, first_cap_mb):
+    """DDP over `module` at bucket cap `cap_mb` with a separate first bucket of `first_cap_mb`.
+
+    ddp-train's --bucket-cap-mb X keeps a separate first bucket (--first-bucket-cap-mb, 1 MiB),
+    as DDP does for its default cap; DDP(bucket_cap_mb=X) given explicitly makes the first
+    bucket X too, so the layout is asked for the way DDP's default path reads it: both
+    module-level defaults are read when DDP is constructed.
+    """
+    import torch.nn.parallel.distributed as ddp_module
+    ddp_module._DEFAULT_BUCKET_CAP_MB = cap_mb
+    dist._DEFAULT_FIRST_BUCKET_BYTES = int(first_cap_mb * 1024 * 1024)
+    return nn.parallel.DistributedDataParallel(module)
+
+
+def train_step(model, opt, x, y, slowdown, device):
+    """Forward, backward with DDP's all-reduces, optimizer step; the loss."""
+    t = time.monotonic()
+    out = model(x)
+    if slowdown is not None:
+        slowdown.stretch(t)
+        slowdown.begin_backward()
+    loss = F.cross_entropy(out, y)
+    loss.backward()
+    t = time.monotonic()
+    opt.step()
+    opt.zero_grad()
+    if slowdown is not None:
+        slowdown.stretch(t)
+    sync(device)
+    return loss
+
+
+def ddp_layout(ddp, cap_mb, first_cap_mb):
+    """The buckets DDP rebuilt after iteration 0, as its logger reports them.
+
+    rebuilt_bucket_sizes are bytes per bucket in bucket order; rebuilt_per_bucket_param_indices
+    are indices into the module's parameters (registration order), whose shapes are listed.
+    """
+    data = ddp._get_ddp_logging_data()
+
+    def ints(text):
+        return [int(v) for v in str(text).replace(",", " ").split()]
+
+    return {
+        "bucket_cap_mb": cap_mb,
+        "first_bucket_cap_mb": first_cap_mb,
+        "bucket_sizes": ints(data.get("rebuilt_bucket_sizes", "")),
+        "bucket_params": [ints(b) for b in str(data.get("rebuilt_per_bucket_param_indices", "")).split(",")
+                          if b.strip()],
+        "param_shapes": [list(p.shape) for p in ddp.module.parameters()],
+    }
+
+
 def main():
     args = parse_args()
     torch.set_num_threads(args.threads)
@@ -113,16 +292,13 @@ def main():
     from datetime import timedelta
     dist.init_process_group(args.backend, rank=rank, world_size=world,
                             timeout=timedelta(seconds=args.timeout))
-    # ddp-train's --bucket-cap-mb X keeps a separate first bucket (--first-bucket-cap-mb, 1 MiB),
-    # as DDP does for its default cap. PyTorch 2.x's DDP(bucket_cap_mb=X) given explicitly makes the
-    # first bucket X too, so the same layout is asked for the way DDP's default path reads it: both
-    # module-level defaults are read when DDP is constructed.
-    import torch.nn.parallel.distributed as ddp_module
-    ddp_module._DEFAULT_BUCKET_CAP_MB = args.bucket_cap_mb
-    dist._DEFAULT_FIRST_BUCKET_BYTES = int(args.first_bucket_cap_mb * 1024 * 1024)
-
     torch.manual_seed(args.seed)
-    model = nn.parallel.DistributedDataParallel(make_mlp(args.width, args.depth).to(device))
+    build, _, make_batch = MODELS[args.model]
+    module = build(args.width, args.depth).to(device)
+    slowdown = None
+    if args.slowdown is not None and args.slowdown[0] == rank:
+        slowdown = Slowdown(module, args.slowdown[1])  # before DDP: its hooks run first
+    model = make_ddp(module, args.bucket_cap_mb, args.first_bucket_cap_mb)
     if args.comm_hook == "allreduce":
         # With any hook the Reducer stops scaling by 1/W while it copies gradients into the
         # bucket: the hook divides, one more pass over the bucket.
@@ -141,15 +317,11 @@ def main():
     loss = None
     profiler = start_profiler(args, rank, device)
     for it in range(args.iterations):
-        x = torch.randn(args.batch_size, args.width, generator=gen).to(device)
+        x = make_batch(args, gen).to(device)
         y = torch.randint(CLASSES, (args.batch_size,), generator=gen).to(device)
         sync(device)
         t0 = time.monotonic()
-        loss = F.cross_entropy(model(x), y)
-        loss.backward()
-        opt.step()
-        opt.zero_grad()
-        sync(device)
+        loss = train_step(model, opt, x, y, slowdown, device)
         now = time.monotonic()
         if profiler is not None:
             profiler.step()  # one ProfilerStep#N per iteration, as users write it
@@ -172,6 +344,20 @@ def main():
     if args.step_times:
         with open(args.step_times.replace("{rank}", str(rank)), "w") as f:
             json.dump({"rank": rank, "step_seconds": steps}, f)
+    if args.layout_out:
+        layouts = [ddp_layout(model, args.bucket_cap_mb, args.first_bucket_cap_mb)]
+        for cap in args.layout_caps:
+            ddp = make_ddp(module, cap, args.first_bucket_cap_mb)
+            sgd = torch.optim.SGD(ddp.parameters(), lr=0.0)
+            for _ in range(3):  # rebuilt in the forward of iteration 1, logged in the next
+                train_step(ddp, sgd, make_batch(args, gen).to(device),
+                           torch.randint(CLASSES, (args.batch_size,), generator=gen).to(device),
+                           None, device)
+            layouts.append(ddp_layout(ddp, cap, args.first_bucket_cap_mb))
+        if rank == 0:
+            with open(args.layout_out, "w") as f:
+                json.dump({"model": args.model, "width": args.width, "depth": args.depth,
+                           "world_size": world, "layouts": layouts}, f, indent=1)
     dist.destroy_process_group()
     return 0
 
