@@ -135,7 +135,10 @@ BucketAdvice advise_bucket_cap(const AdviceSetup& setup, std::vector<double> cap
   const auto& settings = meta.settings;
   const auto parameters = settings.find("parameters");
   if (parameters != settings.end() && parameters->second == "per-bucket") {
-    advice.unavailable_reason = "the trace has one pseudo-parameter per bucket (a profiler import): no per-parameter sizes to re-bucket";
+    const auto reason = settings.find("parameters_reason");
+    advice.unavailable_reason =
+        "the trace has one pseudo-parameter per bucket (a profiler import): no per-parameter sizes to re-bucket" +
+        (reason != settings.end() && !reason->second.empty() ? " (" + reason->second + ")" : std::string());
     return advice;
   }
   advice.own_cap_mb = static_cast<double>(meta.bucket_cap_bytes) / kMiB;

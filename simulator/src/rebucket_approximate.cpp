@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <cmath>
 #include <map>
+#include <string>
 
 namespace ddpsim::sim {
 
@@ -158,7 +159,11 @@ WorkloadModel rebucket_from_buckets(const WorkloadModel& model, const BucketCaps
   result.source_meta.bucket_cap_bytes = caps.bucket_cap_bytes;
   result.source_meta.first_bucket_cap_bytes = caps.first_bucket_cap_bytes;
   result.source_meta.bucket_cap_bytes_list = caps.cap_list_bytes;
-  result.source_meta.settings["sim.rebucket"] = kApproximateRebucketNote;
+  // The import says why it has no per-parameter records (e.g. a profile without shapes).
+  const auto reason = model.source_meta.settings.find("parameters_reason");
+  result.source_meta.settings["sim.rebucket"] =
+      std::string(kApproximateRebucketNote) +
+      (reason != model.source_meta.settings.end() && !reason->second.empty() ? ": " + reason->second : "");
 
   for (auto& per_rank : result.costs) {
     for (RankIterationCosts& costs : per_rank) {

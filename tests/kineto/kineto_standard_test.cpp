@@ -287,3 +287,102 @@ TEST(KinetoStandardImport, OddFieldTypesAndImpossibleTimesAreOneLineNotACrash) {
   const std::string missing = kineto_test::import_error({(dir / "backend.json").string()});
   EXPECT_NE(missing.find("all-reduces"), std::string::npos) << missing;
 }
+
+namespace {
+
+// A Gloo profile with what record_shapes=True adds and DDP labels: per step, DDP's forward,
+// the autograd engine's first function, four gradients accumulated (10, 10x100, 250 and 500
+// floats, in that order) and the optimizer step; bucket 0 holds the first two gradients (1010
+// floats), bucket 1 the last two (750). `shapes` false: the gradients carry no Input Dims.
+ProfileBuilder gradient_profile(int steps, bool shapes = true, std::int64_t bucket1 = 750) {
+  ProfileBuilder p("gloo", 0, 2);
+  p.steps(steps);
+  const std::vector<std::pair<json, double>> gradients = {
+      {json::array({10}), 200.0}, {json::array({10, 100}), 300.0}, {json::array({250}), 520.0}, {json::array({500}), 550.0}};
+  for (int s = 0; s < steps; ++s) {
+    const double t = ProfileBuilder::step_start(s);
+    p.add("DistributedDataParallel.forward", "user_annotation", kMainThread, t + 10, 90);
+    p.add("autograd::engine::evaluate_function: MmBackward0", "cpu_op", kMainThread, t + 150, 20);
+    for (const auto& [dims, end] : gradients) {
+      json args = shapes ? json{{"Input Dims", json::array({dims})}, {"Input type", {"float"}}} : json::object();
+      p.add("torch::autograd::AccumulateGrad", "cpu_op", kMainThread, t + end - 5, 5, args);
+    }
+    p.c10d_allreduce(s, 0);
+    p.c10d_allreduce(s, 1);
+    p.gloo_span(s, 0, 1010, 5.0, 50.0);
+    p.gloo_span(s, 1, bucket1, 5.0, 50.0);
+    p.add("Optimizer.step#SGD.step", "user_annotation", kMainThread, t + 800, 100);
+  }
+  return p;
+}
+
+}  // namespace
+
+TEST(KinetoStandardImport, GradientShapesGiveParametersInReadyOrderAndTheBucketsAsListsOfThem) {
+  const TempDir scratch;
+  const fs::path dir = scratch.path();
+  gradient_profile(3).write(dir / "rank-0.json");
+  const Trace trace = ddpsim::trace::import_kineto({(dir / "rank-0.json").string()});
+  const auto& meta = trace.ranks.at(0).meta;
+  EXPECT_EQ(meta.settings.at("parameters"), "per-gradient");
+  // The k-th of n gradients to become ready is parameter n-1-k.
+  ASSERT_EQ(meta.parameters.size(), 4u);
+  EXPECT_EQ(meta.parameters[3].name, "grad0:10");
+  EXPECT_EQ(meta.parameters[2].name, "grad1:10x100");
+  EXPECT_EQ(meta.parameters[2].numel, 1000);
+  EXPECT_EQ(meta.parameters[0].numel, 500);
+  EXPECT_EQ(meta.parameters[0].dtype, "float32");
+  ASSERT_EQ(meta.bucket_assignments.size(), 1u);
+  const std::vector<std::vector<int>> buckets = {{3, 2}, {1, 0}};
+  EXPECT_EQ(meta.bucket_assignments[0].buckets, buckets);
+  // Caps: the first bucket closed at 4040 bytes with 40 before its last (first in (40, 4040]:
+  // neither default nor a round size fits, its upper end is taken); the last only bounds the
+  // cap from below (1000 bytes), so DDP's 25 MiB stands.
+  EXPECT_EQ(meta.first_bucket_cap_bytes, 4040);
+  EXPECT_EQ(meta.bucket_cap_bytes, 25LL * 1024 * 1024);
+  EXPECT_NE(meta.settings.at("bucket_caps").find("bucket_cap_mb 25"), std::string::npos) << meta.settings.at("bucket_caps");
+  // Every gradient's ready time is its AccumulateGrad's end; the phases are DDP's labels.
+  const auto ready = of_type(trace, 1, EventType::GradReady);
+  ASSERT_EQ(ready.size(), 12u);
+  EXPECT_EQ(ready[0]->param, 3);
+  EXPECT_EQ(ready[0]->t_ns, static_cast<std::int64_t>((ProfileBuilder::step_start(0) + 200) * 1000));
+  EXPECT_EQ(ready[3]->param, 0);
+  EXPECT_EQ(ready[3]->t_ns, static_cast<std::int64_t>((ProfileBuilder::step_start(0) + 550) * 1000));
+  const auto backward = of_type(trace, 0, EventType::BackwardBegin);
+  ASSERT_EQ(backward.size(), 3u);
+  EXPECT_EQ(backward[1]->t_ns, static_cast<std::int64_t>((ProfileBuilder::step_start(1) + 150) * 1000));
+  const auto backward_end = of_type(trace, 0, EventType::BackwardEnd);
+  ASSERT_EQ(backward_end.size(), 3u);
+  EXPECT_EQ(backward_end[1]->t_ns, static_cast<std::int64_t>((ProfileBuilder::step_start(1) + 800) * 1000));
+  EXPECT_EQ(of_type(trace, 0, EventType::ForwardBegin).size(), 3u);
+  EXPECT_EQ(of_type(trace, 0, EventType::OptimizerEnd).size(), 3u);
+  EXPECT_TRUE(ddpsim::trace::summarize(trace).has_phases);
+}
+
+TEST(KinetoStandardImport, GradientsWithoutShapesKeepOneParameterPerBucketAndSayWhy) {
+  const TempDir scratch;
+  const fs::path dir = scratch.path();
+  gradient_profile(3, /*shapes=*/false).write(dir / "rank-0.json");
+  const Trace trace = ddpsim::trace::import_kineto({(dir / "rank-0.json").string()});
+  const auto& meta = trace.ranks.at(0).meta;
+  EXPECT_EQ(meta.settings.at("parameters"), "per-bucket");
+  EXPECT_EQ(meta.parameters.size(), 2u);
+  EXPECT_NE(meta.settings.at("parameters_reason").find("4 of 4 AccumulateGrad events have no \"Input Dims\""),
+            std::string::npos)
+      << meta.settings.at("parameters_reason");
+  EXPECT_NE(meta.settings.at("parameters_reason").find("record_shapes=True"), std::string::npos);
+  EXPECT_TRUE(of_type(trace, 0, EventType::GradReady).empty());
+}
+
+TEST(KinetoStandardImport, GradientsThatDoNotFillTheBucketsKeepOneParameterPerBucketAndSayWhy) {
+  const TempDir scratch;
+  const fs::path dir = scratch.path();
+  gradient_profile(3, true, /*bucket1=*/800).write(dir / "rank-0.json");  // 50 floats nobody accumulated
+  const Trace trace = ddpsim::trace::import_kineto({(dir / "rank-0.json").string()});
+  const auto& meta = trace.ranks.at(0).meta;
+  EXPECT_EQ(meta.settings.at("parameters"), "per-bucket");
+  EXPECT_NE(meta.settings.at("parameters_reason").find("the 4 gradients (1760 elements) do not fill the all-reduced "
+                                                        "buckets (1810 elements)"),
+            std::string::npos)
+      << meta.settings.at("parameters_reason");
+}

@@ -4,6 +4,8 @@
 // of a bigger job is replicated into world_size identical ranks. A file it cannot use is
 // reported in one line, exit status 2, as every command's invalid input.
 #include <iostream>
+#include <ostream>
+#include <string>
 #include <memory>
 #include <vector>
 
@@ -14,6 +16,24 @@
 namespace ddpsim::trace::cli {
 
 namespace {
+
+// What a what-if on bucket caps can rest on: per-gradient parameters (DDP's rule re-buckets
+// exactly, at the caps inferred) or one pseudo-parameter per bucket (approximate), and why.
+void print_layout(const RunMeta& meta, std::ostream& out) {
+  const auto setting = [&meta](const char* key) {
+    const auto found = meta.settings.find(key);
+    return found == meta.settings.end() ? std::string() : found->second;
+  };
+  const std::size_t buckets = meta.bucket_assignments.empty() ? 0 : meta.bucket_assignments.front().buckets.size();
+  if (setting("parameters") == "per-gradient") {
+    out << "parameters: " << meta.parameters.size() << " gradients with their shapes in " << buckets
+        << " buckets: re-bucketing is exact\n"
+        << "buckets: " << setting("bucket_caps") << "\n";
+  } else {
+    out << "parameters: one per bucket (" << buckets << "): re-bucketing is approximate, as "
+        << setting("parameters_reason") << "\n";
+  }
+}
 
 struct ImportOptions {
   std::string out_dir;
@@ -37,6 +57,7 @@ Command add_import_command(CLI::App& app) {
             write_trace(options->out_dir, trace);
             std::cout << "ok: wrote " << trace.world_size() << " ranks to " << options->out_dir
                       << "\n";
+            print_layout(trace.ranks.front().meta, std::cout);
             return 0;
           }};
 }

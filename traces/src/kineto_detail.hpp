@@ -4,17 +4,81 @@
 // of a DDP job); kineto.cpp picks one per file.
 #pragma once
 
+#include <algorithm>
+#include <cctype>
 #include <cmath>
 #include <cstdint>
 #include <string>
 #include <vector>
 
+#include <nlohmann/json.hpp>
+
 #include "ddpsim/trace/model.hpp"
 
 namespace ddpsim::trace::detail {
 
+// One complete ("X") event of a standard profile, times in nanoseconds.
+struct KEvent {
+  std::string name;
+  std::string cat;
+  std::string thread;  // pid/tid
+  std::int64_t begin_ns = 0;
+  std::int64_t end_ns = 0;
+  const nlohmann::json* args = nullptr;
+};
+
+// The phases of one ProfilerStep as DDP and the autograd engine label them: forward is
+// "DistributedDataParallel.forward", backward begins with the first
+// "autograd::engine::evaluate_function: ..." after it, the optimizer step is the first
+// "Optimizer.step#..." after that; backward ends where the optimizer step begins (else at the
+// step's end). Null / -1 where the profile does not show them.
+struct StepPhases {
+  const KEvent* forward = nullptr;
+  std::int64_t backward_begin_ns = -1;
+  const KEvent* optimizer = nullptr;
+  bool complete() const { return forward != nullptr && backward_begin_ns >= 0; }
+};
+
+// One gradient accumulated in a step ("torch::autograd::AccumulateGrad"): its end is when DDP's
+// hook sees it ready; its "Input Dims"/"Input type" (record_shapes=True) are its size and dtype.
+struct Gradient {
+  const KEvent* event = nullptr;
+  std::int64_t numel = -1;  // -1: recorded without shapes
+  std::string dtype;        // ddpsim's spelling ("float32", ...)
+  std::string shape;        // e.g. "1024x1024"
+};
+
+// Whether the standard importer keeps an event of this name and category (the filter of its
+// parse: a real profile is mostly operators and kernels it does not read).
+bool is_step_structure(const std::string& name, const std::string& cat);
+
+// The phases and the gradients (in the order they became ready) of the step [begin_ns, end_ns]
+// among `events` (sorted by begin).
+StepPhases phases_of_step(const std::vector<KEvent>& events, std::int64_t begin_ns, std::int64_t end_ns);
+std::vector<Gradient> gradients_of_step(const std::vector<KEvent>& events, std::int64_t begin_ns,
+                                        std::int64_t end_ns);
+
+// The Reducer's copies of averaged gradients out of their buckets in the step
+// ("torch.distributed.ddp.reducer::copy_bucket_to_grad", one per parameter, in bucket order:
+// it copies bucket b out once its all-reduce has completed).
+std::vector<const KEvent*> bucket_copies_of_step(const std::vector<KEvent>& events, std::int64_t begin_ns,
+                                                 std::int64_t end_ns);
+
+// The profiler's dtype names ("Float", "float", "c10::Half", "long int", ...) -> ddpsim's
+// spelling for the four parameter dtypes, or "" with the element size in `size` (-1: unknown).
+std::string normalize_dtype(const std::string& name, std::int64_t& size);
+
+// The first tensor's element count in an "Input Dims" list, or -1; `which` is its position.
+std::int64_t first_dims_numel(const nlohmann::json& args, std::size_t* which = nullptr);
+
 // prof.step() with a schedule labels each iteration "ProfilerStep#N".
 inline constexpr const char* kProfilerStepPrefix = "ProfilerStep#";
+
+inline std::string lower(std::string text) {
+  std::transform(text.begin(), text.end(), text.begin(),
+                 [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+  return text;
+}
 
 inline bool starts_with(const std::string& text, const std::string& prefix) {
   return text.compare(0, prefix.size(), prefix) == 0;

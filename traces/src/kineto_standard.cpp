@@ -11,19 +11,25 @@
 //  - DDP's Reducer launches bucket b's all-reduce when the bucket is ready, in bucket order:
 //    the k-th all-reduce of a step is bucket k, its launch (cpu_op start) is bucket_ready,
 //    and its kernel's start/end are allreduce_begin/end;
-//  - there are no per-parameter sizes or gradient times: each bucket becomes one
-//    pseudo-parameter ("parameters": "per-bucket" in settings), so the layout cannot be
-//    re-bucketed; the rest of the step (forward, backward compute, optimizer, and the other
-//    collectives, recorded as "collective" events) is replayed as measured compute.
+//  - with record_shapes=True, every "torch::autograd::AccumulateGrad" carries its gradient's
+//    shape and ends when that gradient is ready: the parameters, in gradient-ready order, and
+//    the buckets as lists of them ("parameters": "per-gradient" in settings), so DDP's rule
+//    re-buckets the import exactly; the caps under which that rule gives the recorded buckets
+//    are inferred (settings.bucket_caps, bucket_caps.hpp). Without shapes each bucket becomes
+//    one pseudo-parameter ("parameters": "per-bucket", the reason in parameters_reason) and
+//    re-bucketing is approximate;
+//  - DDP's "DistributedDataParallel.forward", the autograd engine's first function and
+//    "Optimizer.step#..." give the phases (kineto_steps.cpp); the rest of the step (and the
+//    other collectives, recorded as "collective" events) is replayed as measured compute.
 
 #include "kineto_detail.hpp"
 
 #include <algorithm>
-#include <cctype>
 #include <cmath>
 #include <cstdint>
 #include <limits>
 #include <map>
+#include <optional>
 #include <stdexcept>
 #include <string>
 #include <utility>
@@ -31,6 +37,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "ddpsim/trace/bucket_caps.hpp"
 #include "ddpsim/trace/io.hpp"
 #include "ddpsim/trace/kineto.hpp"
 
@@ -38,15 +45,6 @@ namespace ddpsim::trace::detail {
 namespace {
 
 using nlohmann::json;
-
-struct KEvent {
-  std::string name;
-  std::string cat;
-  std::string thread;  // pid/tid
-  std::int64_t begin_ns = 0;
-  std::int64_t end_ns = 0;
-  const json* args = nullptr;
-};
 
 struct Collective {
   std::string kind;  // "all_reduce", "all_to_all", ...
@@ -58,39 +56,11 @@ struct Collective {
   std::int64_t bytes = -1;
 };
 
-std::string lower(std::string text) {
-  std::transform(text.begin(), text.end(), text.begin(),
-                 [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
-  return text;
-}
-
-// The profiler's dtype names ("Float", "float", "c10::Half", "long int", ...) -> ddpsim's
-// spelling for the four parameter dtypes, or "" with the element size in `size`.
-std::string normalize_dtype(const std::string& name, std::int64_t& size) {
-  std::string d = lower(name);
-  if (starts_with(d, "c10::")) d = d.substr(5);
-  static const std::map<std::string, std::pair<std::string, std::int64_t>> table = {
-      {"float", {"float32", 4}},    {"float32", {"float32", 4}}, {"half", {"float16", 2}},
-      {"float16", {"float16", 2}},  {"bfloat16", {"bfloat16", 2}}, {"double", {"float64", 8}},
-      {"float64", {"float64", 8}},  {"long", {"", 8}},           {"long int", {"", 8}},
-      {"int64", {"", 8}},           {"int", {"", 4}},            {"int32", {"", 4}},
-      {"unsigned char", {"", 1}},   {"signed char", {"", 1}},    {"char", {"", 1}},
-      {"byte", {"", 1}},            {"bool", {"", 1}},           {"int8_t", {"", 1}},
-      {"uint8", {"", 1}},           {"int8", {"", 1}},           {"short", {"", 2}}};
-  const auto found = table.find(d);
-  if (found == table.end()) {
-    size = -1;
-    return "";
-  }
-  size = found->second.second;
-  return found->second.first;
-}
-
 // Parses a standard profile keeping only the events the importer reads: a real profile is
 // mostly operators and kernels of the model, and holding all of them costs ~9x the file in
 // memory. Kept: complete ("X") events that are steps, collectives (c10d::, nccl:, gloo:,
-// record_param_comms), CUDA runtime calls (their correlation ids lead to kernels) and NCCL
-// kernels; `saw_kernel` says whether any GPU kernel was dropped (a GPU trace).
+// record_param_comms), CUDA runtime calls (their correlation ids lead to kernels), NCCL
+// kernels, and the phase and gradient events of kineto_steps.cpp; `saw_kernel` says whether any GPU kernel was dropped (a GPU trace).
 json parse_standard_profile(const std::string& path, const std::string& what, bool& saw_kernel) {
   const std::string text = read_maybe_gzip(path, what);
   bool in_events = false;
@@ -114,31 +84,14 @@ json parse_standard_profile(const std::string& path, const std::string& what, bo
     }
     return cat == "kernel" || cat == "cuda_runtime" || starts_with(name, kProfilerStepPrefix) ||
            starts_with(name, "c10d::") || starts_with(name, "nccl:") ||
-           starts_with(name, "gloo:") || name == "record_param_comms";
+           starts_with(name, "gloo:") || name == "record_param_comms" ||
+           is_step_structure(name, cat);
   };
   try {
     return json::parse(text, keep);
   } catch (const json::exception& error) {
     throw TraceError(path, 0, what, std::string("invalid JSON (") + error.what() + ")");
   }
-}
-
-// The first tensor's element count in an "Input Dims" list, or -1.
-std::int64_t first_dims_numel(const json& args, std::size_t* which = nullptr) {
-  const auto dims = args.find("Input Dims");
-  if (dims == args.end() || !dims->is_array()) return -1;
-  for (std::size_t i = 0; i < dims->size(); ++i) {
-    const json& shape = (*dims)[i];
-    if (!shape.is_array() || shape.empty()) continue;
-    std::int64_t numel = 1;
-    for (const json& extent : shape) {
-      if (!extent.is_number_integer()) return -1;
-      numel *= extent.get<std::int64_t>();
-    }
-    if (which != nullptr) *which = i;
-    return numel;
-  }
-  return -1;
 }
 
 std::string collective_kind(const std::string& op_name) {
@@ -192,6 +145,84 @@ void size_collective(Collective& c, const std::vector<const KEvent*>& inside) {
     if (starts_with(e->name, "nccl:") && e->args != nullptr && from_dims(*e->args)) return;
   }
   if (c.op->args != nullptr) from_dims(*c.op->args);
+}
+
+// Parameters from the gradients of one step and the recorded buckets as lists of them.
+struct GradientLayout {
+  std::vector<Parameter> parameters;
+  BucketAssignment assignment;
+};
+
+// A trace needs parameters in registration order, which a profile does not show: the k-th of n
+// gradients to become ready is taken as parameter n-1-k, the order DDP itself assumes when it
+// first buckets a model (reverse registration order) and the one that breaks the replay's ties
+// as the profile ordered them. Each dtype's buckets take that dtype's gradients in the order
+// they became ready, as DDP's rebuilt buckets do, and a bucket's gradients must add up to its
+// all-reduce's elements. Nullopt, with `why`, where the profile cannot give this.
+std::optional<GradientLayout> layout_from_gradients(const std::vector<Gradient>& gradients,
+                                                    const std::vector<const Collective*>& buckets, std::string& why) {
+  if (gradients.empty()) {
+    why = "the profile has no torch::autograd::AccumulateGrad events, so no per-parameter sizes or gradient times";
+    return std::nullopt;
+  }
+  const auto without_shape = std::count_if(gradients.begin(), gradients.end(), [](const Gradient& g) { return g.numel < 0; });
+  if (without_shape > 0) {
+    why = std::to_string(without_shape) + " of " + std::to_string(gradients.size()) +
+          " AccumulateGrad events have no \"Input Dims\" (profile with record_shapes=True for exact re-bucketing)";
+    return std::nullopt;
+  }
+  const int n = static_cast<int>(gradients.size());
+  GradientLayout result;
+  result.parameters.resize(gradients.size());
+  std::map<std::string, std::vector<int>> queue;  // dtype -> its gradients' positions, in ready order
+  for (int k = 0; k < n; ++k) {
+    const Gradient& g = gradients[static_cast<std::size_t>(k)];
+    Parameter& parameter = result.parameters[static_cast<std::size_t>(n - 1 - k)];
+    parameter.index = n - 1 - k;
+    parameter.name = "grad" + std::to_string(k) + ":" + g.shape;
+    parameter.numel = g.numel;
+    parameter.dtype = g.dtype;
+    queue[g.dtype].push_back(k);
+  }
+  std::map<std::string, std::size_t> taken;
+  std::int64_t gradient_elements = 0;
+  std::int64_t bucket_elements = 0;
+  for (const Gradient& g : gradients) gradient_elements += g.numel;
+  for (const Collective* c : buckets) bucket_elements += c->numel;
+  for (std::size_t b = 0; b < buckets.size(); ++b) {
+    const std::vector<int>& ready = queue[buckets[b]->dtype];
+    std::size_t& next = taken[buckets[b]->dtype];
+    std::vector<int> bucket;
+    std::int64_t elements = 0;
+    while (elements < buckets[b]->numel && next < ready.size()) {
+      const int k = ready[next++];
+      elements += gradients[static_cast<std::size_t>(k)].numel;
+      bucket.push_back(n - 1 - k);
+    }
+    if (elements != buckets[b]->numel) {
+      why = "the " + std::to_string(n) + " gradients (" + std::to_string(gradient_elements) +
+            " elements) do not fill the all-reduced buckets (" + std::to_string(bucket_elements) +
+            " elements) in the order they became ready: bucket " + std::to_string(b) + " of " +
+            std::to_string(buckets[b]->numel) + " elements";
+      return std::nullopt;
+    }
+    result.assignment.buckets.push_back(std::move(bucket));
+  }
+  for (const auto& [dtype, ready] : queue) {
+    if (taken[dtype] != ready.size()) {
+      why = std::to_string(ready.size() - taken[dtype]) + " " + dtype +
+            " gradients are in no all-reduced bucket (parameters DDP does not own?)";
+      return std::nullopt;
+    }
+  }
+  return result;
+}
+
+// Whether a step's gradients are the reference step's: the same shapes in the same order.
+bool same_gradients(const std::vector<Gradient>& step, const std::vector<Gradient>& reference) {
+  return std::equal(step.begin(), step.end(), reference.begin(), reference.end(), [](const Gradient& a, const Gradient& b) {
+    return a.numel == b.numel && a.dtype == b.dtype && a.shape == b.shape;
+  });
 }
 
 struct StandardFile {
@@ -515,17 +546,38 @@ RankTrace import_standard(const std::string& path, int position, int file_count)
                        "all-reduce " + std::to_string(b) + " of " + steps[reference].span->name +
                            (c.numel < 0 ? " without a size" : " of dtype " + c.dtype));
     }
-    Parameter parameter;
-    parameter.index = static_cast<int>(b);
-    parameter.name = "bucket" + std::to_string(b) + ".allreduce";
-    parameter.numel = c.numel;
-    parameter.dtype = c.dtype;
-    meta.parameters.push_back(parameter);
   }
-  BucketAssignment assignment;
-  assignment.first_iteration = steps[reference].number;
-  for (std::size_t b = 0; b < layout.size(); ++b) assignment.buckets.push_back({static_cast<int>(b)});
-  meta.bucket_assignments.push_back(assignment);
+  // The parameters: one per gradient where the profile shows them with their shapes (DDP's
+  // rule can then re-bucket exactly), else one pseudo-parameter per bucket (the reason said).
+  const std::vector<Gradient> reference_gradients =
+      gradients_of_step(events, steps[reference].span->begin_ns, steps[reference].span->end_ns);
+  std::string per_bucket_reason;
+  std::optional<GradientLayout> by_gradient = layout_from_gradients(reference_gradients, layout, per_bucket_reason);
+  if (by_gradient) {
+    meta.parameters = by_gradient->parameters;
+    meta.bucket_assignments.push_back(by_gradient->assignment);
+    meta.settings["parameters"] = "per-gradient";
+    const InferredCaps caps = infer_bucket_caps(meta.parameters, by_gradient->assignment);
+    if (caps.consistent) {
+      meta.bucket_cap_bytes = caps.cap_bytes;
+      meta.first_bucket_cap_bytes = caps.first_bytes;
+    }
+    meta.settings["bucket_caps"] = caps.describe();
+  } else {
+    BucketAssignment assignment;
+    for (std::size_t b = 0; b < layout.size(); ++b) {
+      Parameter parameter;
+      parameter.index = static_cast<int>(b);
+      parameter.name = "bucket" + std::to_string(b) + ".allreduce";
+      parameter.numel = layout[b]->numel;
+      parameter.dtype = layout[b]->dtype;
+      meta.parameters.push_back(parameter);
+      assignment.buckets.push_back({static_cast<int>(b)});
+    }
+    meta.bucket_assignments.push_back(assignment);
+    meta.settings["parameters_reason"] = per_bucket_reason;
+  }
+  meta.bucket_assignments.back().first_iteration = steps[reference].number;
 
   // A step whose all-reduces differ from the layout (another count or size, or one without
   // its kernel or worker span) cannot be timed bucket by bucket. A cut last step is dropped;
@@ -550,6 +602,12 @@ RankTrace import_standard(const std::string& path, int position, int file_count)
     for (std::size_t b = 0; same && b < allreduces.size(); ++b) {
       same = lone_nccl_rank || allreduces[b]->kernel != nullptr || allreduces[b]->worker != nullptr;
     }
+    // With per-gradient parameters, the step's gradients must be the reference's, in its order.
+    std::vector<Gradient> gradients;
+    if (same && by_gradient) {
+      gradients = gradients_of_step(events, steps[s].span->begin_ns, steps[s].span->end_ns);
+      same = same_gradients(gradients, reference_gradients);
+    }
     if (!same) {
       if (s + 1 == steps.size() && s > reference) break;
       skipped.push_back("ProfilerStep#" + std::to_string(steps[s].number));  // not the raw name: any bytes
@@ -560,13 +618,42 @@ RankTrace import_standard(const std::string& path, int position, int file_count)
     const std::int64_t n = steps[s].number;
     std::vector<Event> step;
     add(step, rank, n, EventType::IterationBegin, whole.begin_ns);
+    const StepPhases phases = phases_of_step(events, whole.begin_ns, whole.end_ns);
+    if (phases.complete()) {
+      const std::int64_t backward_end = phases.optimizer != nullptr ? phases.optimizer->begin_ns : whole.end_ns;
+      add(step, rank, n, EventType::ForwardBegin, phases.forward->begin_ns);
+      add(step, rank, n, EventType::ForwardEnd, phases.forward->end_ns);
+      add(step, rank, n, EventType::BackwardBegin, phases.backward_begin_ns);
+      add(step, rank, n, EventType::BackwardEnd, std::max(backward_end, phases.backward_begin_ns));
+      if (phases.optimizer != nullptr) {
+        add(step, rank, n, EventType::OptimizerBegin, phases.optimizer->begin_ns);
+        add(step, rank, n, EventType::OptimizerEnd, phases.optimizer->end_ns);
+      }
+    }
+    // Parameter index of the k-th gradient to become ready: see layout_from_gradients.
+    for (std::size_t k = 0; k < gradients.size(); ++k) {
+      add(step, rank, n, EventType::GradReady, gradients[k].event->end_ns, -1, -1,
+          static_cast<int>(gradients.size() - 1 - k));
+    }
+    // A Gloo worker records its span's end after it marked the work complete, late when it
+    // was descheduled in between (2 busy cores); the Reducer copies bucket b out as soon as
+    // it saw the work complete, so bucket b's first copy bounds its end too (per-gradient
+    // layouts only, where the copies can be counted off by bucket).
+    std::vector<const KEvent*> copies;
+    if (by_gradient) copies = bucket_copies_of_step(events, whole.begin_ns, whole.end_ns);
+    if (copies.size() != meta.parameters.size()) copies.clear();
+    std::size_t first_copy = 0;
     for (std::size_t b = 0; b < allreduces.size(); ++b) {
       const Collective& c = *allreduces[b];
       const int bucket = static_cast<int>(b);
       const std::int64_t ready = c.op->begin_ns;
       const KEvent* timed = c.kernel != nullptr ? c.kernel : c.worker;
       const std::int64_t begin = timed != nullptr ? std::max(timed->begin_ns, ready) : ready;
-      const std::int64_t end = timed != nullptr ? std::max(timed->end_ns, begin) : begin;
+      std::int64_t end = timed != nullptr ? std::max(timed->end_ns, begin) : begin;
+      if (!copies.empty() && c.worker != nullptr) {
+        end = std::max(begin, std::min(end, copies[first_copy]->begin_ns));
+        first_copy += meta.bucket_assignments.back().buckets[b].size();
+      }
       add(step, rank, n, EventType::BucketReady, ready, bucket, c.bytes);
       add(step, rank, n, EventType::AllreduceBegin, begin, bucket, c.bytes);
       add(step, rank, n, EventType::AllreduceEnd, end, bucket, c.bytes);

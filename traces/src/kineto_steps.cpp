@@ -1,0 +1,147 @@
+// What a standard profile says of one step besides its collectives: DDP's forward, the autograd
+// engine's backward, the optimizer step, and each gradient as it becomes ready (kineto_detail.hpp).
+#include <algorithm>
+#include <limits>
+#include <map>
+#include <utility>
+
+#include "kineto_detail.hpp"
+
+namespace ddpsim::trace::detail {
+namespace {
+
+constexpr const char* kDdpForward = "DistributedDataParallel.forward";
+constexpr const char* kEngineFunction = "autograd::engine::evaluate_function: ";
+constexpr const char* kOptimizerStep = "Optimizer.step#";
+constexpr const char* kAccumulateGrad = "torch::autograd::AccumulateGrad";
+constexpr const char* kCopyBucketToGrad = "torch.distributed.ddp.reducer::copy_bucket_to_grad";
+
+// CPU-side events only: a GPU trace repeats record_function labels as gpu_user_annotation.
+bool on_cpu(const KEvent& e) { return e.cat != "gpu_user_annotation" && e.cat != "kernel"; }
+
+// The events that begin inside [begin_ns, end_ns] (events sorted by begin).
+template <typename Visit>
+void for_each_in(const std::vector<KEvent>& events, std::int64_t begin_ns, std::int64_t end_ns, Visit visit) {
+  auto it = std::lower_bound(events.begin(), events.end(), begin_ns,
+                             [](const KEvent& e, std::int64_t t) { return e.begin_ns < t; });
+  for (; it != events.end() && it->begin_ns <= end_ns; ++it) {
+    if (on_cpu(*it)) visit(*it);
+  }
+}
+
+// The element count of one "Input Dims" shape ([] is a scalar: 1), or -1 when it is no shape
+// (a negative or overflowing extent, as fuzzed profiles have).
+std::int64_t numel_of(const nlohmann::json& shape) {
+  if (!shape.is_array()) return -1;
+  std::int64_t numel = 1;
+  for (const nlohmann::json& extent : shape) {
+    if (!extent.is_number_integer()) return -1;
+    const std::int64_t n = extent.get<std::int64_t>();
+    if (n < 0 || (n > 0 && numel > std::numeric_limits<std::int64_t>::max() / n)) return -1;
+    numel *= n;
+  }
+  return numel;
+}
+
+}  // namespace
+
+bool is_step_structure(const std::string& name, const std::string& cat) {
+  if (cat == "gpu_user_annotation") return false;
+  return name == kDdpForward || name == kAccumulateGrad || name == kCopyBucketToGrad ||
+         starts_with(name, kEngineFunction) || starts_with(name, kOptimizerStep);
+}
+
+StepPhases phases_of_step(const std::vector<KEvent>& events, std::int64_t begin_ns, std::int64_t end_ns) {
+  StepPhases phases;
+  for_each_in(events, begin_ns, end_ns, [&](const KEvent& e) {
+    if (phases.forward == nullptr) {
+      if (e.name == kDdpForward) phases.forward = &e;
+      return;
+    }
+    if (phases.backward_begin_ns < 0) {
+      if (e.begin_ns >= phases.forward->end_ns && starts_with(e.name, kEngineFunction)) {
+        phases.backward_begin_ns = e.begin_ns;
+      }
+      return;
+    }
+    if (phases.optimizer == nullptr && starts_with(e.name, kOptimizerStep)) phases.optimizer = &e;
+  });
+  return phases;
+}
+
+std::vector<Gradient> gradients_of_step(const std::vector<KEvent>& events, std::int64_t begin_ns,
+                                        std::int64_t end_ns) {
+  std::vector<Gradient> gradients;
+  for_each_in(events, begin_ns, end_ns, [&](const KEvent& e) {
+    if (e.name != kAccumulateGrad) return;
+    Gradient gradient;
+    gradient.event = &e;
+    // The gradient is AccumulateGrad's one input: "Input Dims" [[d0, d1, ...]], "Input type" [T].
+    const auto dims = e.args != nullptr ? e.args->find("Input Dims") : nlohmann::json::const_iterator();
+    const auto types = e.args != nullptr ? e.args->find("Input type") : nlohmann::json::const_iterator();
+    if (e.args != nullptr && dims != e.args->end() && dims->is_array() && !dims->empty() &&
+        types != e.args->end() && types->is_array() && !types->empty() && types->front().is_string()) {
+      std::int64_t size = -1;
+      const std::string dtype = normalize_dtype(types->front().get<std::string>(), size);
+      const std::int64_t numel = numel_of(dims->front());
+      if (!dtype.empty() && numel >= 0) {
+        gradient.numel = numel;
+        gradient.dtype = dtype;
+        for (const auto& extent : dims->front()) {
+          gradient.shape += (gradient.shape.empty() ? "" : "x") + extent.dump();
+        }
+        if (gradient.shape.empty()) gradient.shape = "scalar";
+      }
+    }
+    gradients.push_back(std::move(gradient));
+  });
+  // The engine may run gradients on several threads (one per device): ready is when each ended.
+  std::stable_sort(gradients.begin(), gradients.end(),
+                   [](const Gradient& a, const Gradient& b) { return a.event->end_ns < b.event->end_ns; });
+  return gradients;
+}
+
+std::vector<const KEvent*> bucket_copies_of_step(const std::vector<KEvent>& events, std::int64_t begin_ns,
+                                                 std::int64_t end_ns) {
+  std::vector<const KEvent*> copies;
+  for_each_in(events, begin_ns, end_ns, [&](const KEvent& e) {
+    if (e.name == kCopyBucketToGrad) copies.push_back(&e);
+  });
+  return copies;
+}
+
+std::string normalize_dtype(const std::string& name, std::int64_t& size) {
+  std::string d = lower(name);
+  if (starts_with(d, "c10::")) d = d.substr(5);
+  static const std::map<std::string, std::pair<std::string, std::int64_t>> table = {
+      {"float", {"float32", 4}},    {"float32", {"float32", 4}}, {"half", {"float16", 2}},
+      {"float16", {"float16", 2}},  {"bfloat16", {"bfloat16", 2}}, {"double", {"float64", 8}},
+      {"float64", {"float64", 8}},  {"long", {"", 8}},           {"long int", {"", 8}},
+      {"int64", {"", 8}},           {"int", {"", 4}},            {"int32", {"", 4}},
+      {"unsigned char", {"", 1}},   {"signed char", {"", 1}},    {"char", {"", 1}},
+      {"byte", {"", 1}},            {"bool", {"", 1}},           {"int8_t", {"", 1}},
+      {"uint8", {"", 1}},           {"int8", {"", 1}},           {"short", {"", 2}}};
+  const auto found = table.find(d);
+  if (found == table.end()) {
+    size = -1;
+    return "";
+  }
+  size = found->second.second;
+  return found->second.first;
+}
+
+std::int64_t first_dims_numel(const nlohmann::json& args, std::size_t* which) {
+  const auto dims = args.find("Input Dims");
+  if (dims == args.end() || !dims->is_array()) return -1;
+  for (std::size_t i = 0; i < dims->size(); ++i) {
+    const nlohmann::json& shape = (*dims)[i];
+    if (!shape.is_array() || shape.empty()) continue;
+    const std::int64_t numel = numel_of(shape);
+    if (numel < 0) return -1;
+    if (which != nullptr) *which = i;
+    return numel;
+  }
+  return -1;
+}
+
+}  // namespace ddpsim::trace::detail
