@@ -293,7 +293,8 @@ namespace {
 // A Gloo profile with what record_shapes=True adds and DDP labels: per step, DDP's forward,
 // the autograd engine's first function, four gradients accumulated (10, 10x100, 250 and 500
 // floats, in that order) and the optimizer step; bucket 0 holds the first two gradients (1010
-// floats), bucket 1 the last two (750). `shapes` false: the gradients carry no Input Dims.
+// floats), bucket 1 the last two (750), and an undefined gradient after them. `shapes` false:
+// the gradients carry no Input Dims.
 ProfileBuilder gradient_profile(int steps, bool shapes = true, std::int64_t bucket1 = 750) {
   ProfileBuilder p("gloo", 0, 2);
   p.steps(steps);
@@ -307,6 +308,9 @@ ProfileBuilder gradient_profile(int steps, bool shapes = true, std::int64_t buck
       json args = shapes ? json{{"Input Dims", json::array({dims})}, {"Input type", {"float"}}} : json::object();
       p.add("torch::autograd::AccumulateGrad", "cpu_op", kMainThread, t + end - 5, 5, args);
     }
+    // An undefined gradient (as DLRM's profile has one): no parameter, with or without shapes.
+    p.add("torch::autograd::AccumulateGrad", "cpu_op", kMainThread, t + 560, 0,
+          {{"Input Dims", json::array({json::array()})}, {"Input type", {""}}});
     p.c10d_allreduce(s, 0);
     p.c10d_allreduce(s, 1);
     p.gloo_span(s, 0, 1010, 5.0, 50.0);

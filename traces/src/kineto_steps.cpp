@@ -74,6 +74,11 @@ std::vector<Gradient> gradients_of_step(const std::vector<KEvent>& events, std::
   std::vector<Gradient> gradients;
   for_each_in(events, begin_ns, end_ns, [&](const KEvent& e) {
     if (e.name != kAccumulateGrad) return;
+    // An undefined gradient (Input type "") accumulates nothing: no parameter DDP buckets.
+    if (e.args != nullptr) {
+      const auto types = e.args->find("Input type");
+      if (types != e.args->end() && types->is_array() && types->size() == 1 && types->front() == "") return;
+    }
     Gradient gradient;
     gradient.event = &e;
     // The gradient is AccumulateGrad's one input: "Input Dims" [[d0, d1, ...]], "Input type" [T].
