@@ -10,6 +10,7 @@
 
 #ifdef USE_C10D_NCCL
 #include <c10/cuda/CUDAFunctions.h>
+#include <torch/csrc/distributed/c10d/NCCLUtils.hpp>
 #include <torch/csrc/distributed/c10d/ProcessGroupNCCL.hpp>
 #endif
 
@@ -188,6 +189,37 @@ int bind_cuda_device(int local_rank, GpuSharing sharing) {
   if (sharing == GpuSharing::Shared) check_cuda_available();  // throws: no CUDA in this build
   check_backend_available("nccl");  // throws: no CUDA in this build
   return -1;
+#endif
+}
+
+Rendezvous rendezvous_for(const launch::InitMethod& init, const launch::DistEnv& env) {
+  Rendezvous rv;
+  switch (init.kind) {
+    case launch::InitMethod::Kind::File:
+      rv.kind = Rendezvous::Kind::File;
+      rv.file_path = init.path;
+      break;
+    case launch::InitMethod::Kind::Tcp:
+      rv.kind = Rendezvous::Kind::Tcp;
+      rv.host = init.host;
+      rv.port = init.port;
+      break;
+    case launch::InitMethod::Kind::Env:
+      // A lone process needs no rendezvous server (and no free port).
+      rv.kind = env.world_size == 1 ? Rendezvous::Kind::Memory
+                                    : Rendezvous::Kind::Tcp;
+      rv.host = env.master_addr;
+      rv.port = env.master_port;
+      break;
+  }
+  return rv;
+}
+
+std::string nccl_version() {
+#ifdef USE_C10D_NCCL
+  return c10d::getNcclVersion();
+#else
+  return "";
 #endif
 }
 

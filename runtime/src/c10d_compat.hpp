@@ -29,6 +29,8 @@
 #include <utility>
 #include <vector>
 
+#include "ddpsim/launch/dist_env.hpp"
+#include "ddpsim/launch/init_method.hpp"
 #include "ddpsim/runtime/device_selection.hpp"
 
 namespace ddpsim::runtime::compat {
@@ -56,6 +58,11 @@ struct Rendezvous {
   int port = 29500;
   std::string file_path;
 };
+
+// The rendezvous an --init method names: env:// is the launcher's MASTER_ADDR:MASTER_PORT (a lone
+// process needs none), file:// and tcp:// as given. ddp-train and ddp-machine-profile share it,
+// so a profile joins its process group exactly as the job does.
+Rendezvous rendezvous_for(const launch::InitMethod& init, const launch::DistEnv& env);
 
 struct ProcessGroupSpec {
   std::string backend = "gloo";  // gloo | nccl
@@ -115,6 +122,9 @@ class AllreduceObserver {
 // telling `observer` when each bucket starts and finishes. `observer` must outlive the Reducer.
 std::unique_ptr<c10d::CommHookInterface> make_observed_allreduce_hook(
     c10::intrusive_ptr<c10d::ProcessGroup> group, AllreduceObserver* observer);
+
+// The NCCL version this LibTorch runs ("2.28.3"), or "" in a build without NCCL.
+std::string nccl_version();
 
 // The message of an exception thrown by c10d or a backend, on one line without a backtrace.
 std::string exception_message(const std::exception& error);

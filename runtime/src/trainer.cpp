@@ -73,29 +73,6 @@ std::unique_ptr<Workload> make_workload(const TrainOptions& o, int local_rank) {
   throw UsageError("--model " + o.model + ": expected mlp, convnet, resnet18 or transformer");
 }
 
-compat::Rendezvous rendezvous_for(const launch::InitMethod& init, const launch::DistEnv& env) {
-  compat::Rendezvous rv;
-  switch (init.kind) {
-    case launch::InitMethod::Kind::File:
-      rv.kind = compat::Rendezvous::Kind::File;
-      rv.file_path = init.path;
-      break;
-    case launch::InitMethod::Kind::Tcp:
-      rv.kind = compat::Rendezvous::Kind::Tcp;
-      rv.host = init.host;
-      rv.port = init.port;
-      break;
-    case launch::InitMethod::Kind::Env:
-      // A lone process needs no rendezvous server (and no free port).
-      rv.kind = env.world_size == 1 ? compat::Rendezvous::Kind::Memory
-                                    : compat::Rendezvous::Kind::Tcp;
-      rv.host = env.master_addr;
-      rv.port = env.master_port;
-      break;
-  }
-  return rv;
-}
-
 std::string dtype_name(const at::Tensor& t) {
   switch (t.scalar_type()) {
     case at::kHalf:
@@ -269,7 +246,7 @@ class Trainer {
     spec.backend = o_.backend;
     spec.rank = env_.rank;
     spec.world_size = env_.world_size;
-    spec.rendezvous = rendezvous_for(init, env_);
+    spec.rendezvous = compat::rendezvous_for(init, env_);
     spec.timeout = std::chrono::milliseconds(static_cast<std::int64_t>(o_.timeout_s * 1000.0));
     auto group = compat::make_process_group(spec);
 

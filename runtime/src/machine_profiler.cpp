@@ -1,0 +1,263 @@
+// ddp-machine-profile's measurements (machine_profiler.hpp).
+#include "machine_profiler.hpp"
+
+#include <torch/cuda.h>
+#include <torch/torch.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstring>
+#include <stdexcept>
+
+#include "ddpsim/trace/io.hpp"
+
+namespace ddpsim::runtime {
+namespace {
+
+double seconds_since(std::chrono::steady_clock::time_point start) {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+}
+
+std::string this_host() {
+  char name[256] = {};
+  if (gethostname(name, sizeof(name) - 1) != 0 || name[0] == '\0') return "unknown";
+  return name;
+}
+
+// "4 KiB", "64 MiB", or bytes.
+std::string size_text(std::int64_t bytes) {
+  if (bytes >= (1 << 20) && bytes % (1 << 20) == 0) return std::to_string(bytes >> 20) + " MiB";
+  if (bytes >= (1 << 10) && bytes % (1 << 10) == 0) return std::to_string(bytes >> 10) + " KiB";
+  return std::to_string(bytes) + " B";
+}
+
+constexpr std::size_t kHostNameBytes = 256;
+
+}  // namespace
+
+MachineProfiler::MachineProfiler(const MachineProfileOptions& options, const launch::DistEnv& env,
+                                 c10::intrusive_ptr<c10d::ProcessGroup> group, at::Device device)
+    : options_(options), env_(env), group_(std::move(group)), device_(device) {}
+
+void MachineProfiler::allreduce(std::vector<at::Tensor>& tensors, c10d::ReduceOp op) {
+  std::vector<c10::intrusive_ptr<c10d::Work>> works;
+  try {
+    for (at::Tensor& tensor : tensors) {
+      std::vector<at::Tensor> one = {tensor};
+      c10d::AllreduceOptions options;
+      options.reduceOp = op;
+      works.push_back(group_->allreduce(one, options));
+    }
+    for (auto& work : works) work->wait();
+    if (device_.is_cuda()) torch::cuda::synchronize(device_.index());
+  } catch (const std::exception& error) {
+    throw std::runtime_error(what_ + " failed: " + compat::exception_message(error));
+  }
+}
+
+void MachineProfiler::meet() {
+  const std::string what = what_;
+  what_ = "the all-reduce that keeps the ranks in step (" + what + ")";
+  std::vector<at::Tensor> one = {torch::zeros({1}, torch::TensorOptions().device(device_))};
+  allreduce(one);
+  what_ = what;
+}
+
+std::vector<double> MachineProfiler::gather(const std::vector<double>& mine) {
+  const auto n = static_cast<std::int64_t>(mine.size());
+  at::Tensor all = torch::zeros({env_.world_size * n}, torch::kFloat64);
+  std::copy(mine.begin(), mine.end(), all.data_ptr<double>() + env_.rank * n);
+  std::vector<at::Tensor> tensors = {all.to(device_)};
+  allreduce(tensors);
+  const at::Tensor back = tensors[0].cpu();
+  return {back.data_ptr<double>(), back.data_ptr<double>() + back.numel()};
+}
+
+std::vector<double> MachineProfiler::slowest(const std::vector<double>& mine) {
+  at::Tensor values = torch::tensor(mine, torch::kFloat64);
+  std::vector<at::Tensor> tensors = {values.to(device_)};
+  allreduce(tensors, c10d::ReduceOp::MAX);
+  const at::Tensor back = tensors[0].cpu();
+  return {back.data_ptr<double>(), back.data_ptr<double>() + back.numel()};
+}
+
+std::vector<std::string> MachineProfiler::host_names() {
+  what_ = "gathering the host names";
+  at::Tensor all = torch::zeros({static_cast<std::int64_t>(env_.world_size * kHostNameBytes)}, torch::kUInt8);
+  const std::string host = this_host().substr(0, kHostNameBytes - 1);
+  std::memcpy(all.data_ptr<std::uint8_t>() + env_.rank * kHostNameBytes, host.data(), host.size());
+  std::vector<at::Tensor> tensors = {all.to(device_)};
+  allreduce(tensors);
+  const at::Tensor back = tensors[0].cpu();
+  std::vector<std::string> names;
+  for (int rank = 0; rank < env_.world_size; ++rank) {
+    names.emplace_back(reinterpret_cast<const char*>(back.data_ptr<std::uint8_t>() + rank * kHostNameBytes));
+  }
+  return names;
+}
+
+void MachineProfiler::check_same_options() {
+  what_ = "comparing the ranks' flags";
+  std::vector<double> mine = {static_cast<double>(options_.sizes.size()), static_cast<double>(options_.in_flight),
+                              static_cast<double>(options_.repeats), static_cast<double>(options_.warmup)};
+  for (std::int64_t bytes : options_.sizes) mine.push_back(static_cast<double>(bytes));
+  // The ladder's length first: ranks that disagree on it would all-reduce vectors of two lengths.
+  std::vector<double> length = {mine[0], -mine[0]};
+  length = slowest(length);
+  if (length[0] != -length[1]) {
+    throw std::runtime_error("expected every rank to be given the same --sizes, got ladders of " +
+                             std::to_string(static_cast<int>(-length[1])) + " to " +
+                             std::to_string(static_cast<int>(length[0])) + " sizes");
+  }
+  std::vector<double> both = mine;
+  for (double value : mine) both.push_back(-value);
+  both = slowest(both);
+  for (std::size_t i = 0; i < mine.size(); ++i) {
+    if (both[i] != -both[mine.size() + i]) {
+      throw std::runtime_error("expected every rank to be given the same --sizes, --in-flight, --repeats and "
+                               "--warmup, got ranks that differ");
+    }
+  }
+}
+
+double MachineProfiler::time_allreduces(std::vector<at::Tensor>& tensors) {
+  meet();
+  const auto start = std::chrono::steady_clock::now();
+  allreduce(tensors);
+  return seconds_since(start);
+}
+
+trace::AllreduceLadder MachineProfiler::measure_ladder(const std::function<void(const std::string&)>& progress) {
+  trace::AllreduceLadder ladder;
+  ladder.in_flight = options_.in_flight;
+  const auto floats = torch::TensorOptions().dtype(torch::kFloat32).device(device_);
+  // Zeros: a sum of zeros stays zero however often it is all-reduced (ones would overflow).
+  std::vector<std::vector<at::Tensor>> one, together;
+  for (std::int64_t bytes : options_.sizes) {
+    one.push_back({torch::zeros({bytes / 4}, floats)});
+    std::vector<at::Tensor> k;
+    for (int i = 0; i < options_.in_flight; ++i) k.push_back(torch::zeros({bytes / 4}, floats));
+    together.push_back(std::move(k));
+  }
+  const std::size_t steps = options_.sizes.size();
+  // samples[round * 2 * steps + 2 * step + (0: one, 1: together)]; rounds interleave the sizes, so
+  // a machine whose speed drifts spreads the drift over all of them.
+  std::vector<double> samples;
+  for (int round = 0; round < options_.warmup + options_.repeats; ++round) {
+    for (std::size_t step = 0; step < steps; ++step) {
+      what_ = "the all-reduce of " + size_text(options_.sizes[step]);
+      const double alone = time_allreduces(one[step]);
+      what_ = "the " + std::to_string(options_.in_flight) + " all-reduces in flight of " +
+              size_text(options_.sizes[step]) + " each";
+      const double at_once = time_allreduces(together[step]);
+      if (round >= options_.warmup) {
+        samples.push_back(alone);
+        samples.push_back(at_once);
+      }
+    }
+    if (progress && round >= options_.warmup) {
+      progress("all-reduce ladder: round " + std::to_string(round - options_.warmup + 1) + "/" +
+               std::to_string(options_.repeats));
+    }
+  }
+  what_ = "gathering the all-reduce times";
+  samples = slowest(samples);
+  std::vector<double> gains;
+  for (std::size_t step = 0; step < steps; ++step) {
+    std::vector<double> alone, at_once;
+    for (int round = 0; round < options_.repeats; ++round) {
+      alone.push_back(samples[round * 2 * steps + 2 * step]);
+      at_once.push_back(samples[round * 2 * steps + 2 * step + 1]);
+    }
+    trace::LadderStep rung;
+    rung.bytes = options_.sizes[step];
+    rung.one = trace::timing_of(alone);
+    rung.together = trace::timing_of(at_once);
+    gains.push_back(options_.in_flight * rung.one.median_s / rung.together.median_s);
+    ladder.steps.push_back(rung);
+  }
+  // K at once cannot do more than K times one's work: a larger ratio is noise.
+  const double gain = trace::timing_of(gains).median_s;
+  ladder.in_flight_gain = std::min<double>(gain, options_.in_flight);
+  return ladder;
+}
+
+double MachineProfiler::time_kernel() {
+  // Matrix products: the bulk of a backward pass. On a GPU, larger ones, to take milliseconds.
+  const std::int64_t n = device_.is_cuda() ? 2048 : 256;
+  const int products = device_.is_cuda() ? 20 : 40;
+  torch::manual_seed(0);
+  const at::Tensor a = torch::rand({n, n}, torch::TensorOptions().device(device_));
+  const at::Tensor b = torch::rand({n, n}, torch::TensorOptions().device(device_));
+  at::Tensor c = torch::empty({n, n}, torch::TensorOptions().device(device_));
+  if (device_.is_cuda()) torch::cuda::synchronize(device_.index());
+  const auto start = std::chrono::steady_clock::now();
+  for (int i = 0; i < products; ++i) torch::mm_out(c, a, b);
+  if (device_.is_cuda()) torch::cuda::synchronize(device_.index());
+  return seconds_since(start);
+}
+
+trace::ComputeColocation MachineProfiler::measure_compute(const std::vector<std::string>& hosts,
+                                                          int ranks_per_host) {
+  trace::ComputeColocation compute;
+  compute.kernel = device_.is_cuda() ? "20 float32 products of 2048x2048 matrices on the rank's GPU"
+                                     : "40 float32 products of 256x256 matrices on the CPU, " +
+                                           std::to_string(options_.threads) + " thread(s) per rank";
+  // This rank's place among its host's ranks: alone, slot s runs while its host's others wait.
+  int slot = 0;
+  for (int rank = 0; rank < env_.rank; ++rank) slot += hosts[rank] == hosts[env_.rank] ? 1 : 0;
+  what_ = "the compute co-location's first kernel";
+  time_kernel();  // warm: threads, allocations, caches
+  std::vector<double> alone, together;
+  for (int round = 0; round < options_.repeats; ++round) {
+    for (int turn = 0; turn < ranks_per_host; ++turn) {
+      what_ = "the compute co-location (rank alone, turn " + std::to_string(turn) + ")";
+      meet();
+      if (turn == slot) alone.push_back(time_kernel());
+    }
+    what_ = "the compute co-location (all ranks at once)";
+    meet();
+    together.push_back(time_kernel());
+  }
+  what_ = "gathering the compute times";
+  compute.alone = trace::timing_of(gather(alone));
+  compute.together = trace::timing_of(gather(together));
+  const double cores = ranks_per_host * compute.alone.median_s / compute.together.median_s;
+  // Co-running cannot give more than one core per rank: a larger ratio is noise.
+  compute.effective_cores = std::min<double>(cores, ranks_per_host);
+  return compute;
+}
+
+trace::MachineProfile MachineProfiler::measure(const std::function<void(const std::string&)>& progress) {
+  check_same_options();
+  trace::MachineProfile profile;
+  profile.backend = options_.backend;
+  profile.device = device_.is_cuda() ? "cuda" : "cpu";
+  profile.world_size = env_.world_size;
+  profile.launcher = launch::to_string(env_.source);
+  profile.threads = options_.threads;
+  profile.torch_version = TORCH_VERSION;
+  profile.nccl_version = compat::nccl_version();
+  const std::vector<std::string> hosts = host_names();
+  for (const std::string& host : hosts) {
+    const auto count = std::count(hosts.begin(), hosts.end(), host);
+    profile.ranks_per_host = std::max(profile.ranks_per_host, static_cast<int>(count));
+    if (std::find(profile.hosts.begin(), profile.hosts.end(), host) == profile.hosts.end()) {
+      profile.hosts.push_back(host);
+    }
+  }
+  if (progress) {
+    progress(std::to_string(env_.world_size) + " ranks on " + std::to_string(profile.hosts.size()) + " host(s), " +
+             options_.backend + " on " + profile.device + "; " + std::to_string(options_.sizes.size()) +
+             " sizes from " + size_text(options_.sizes.front()) + " to " + size_text(options_.sizes.back()) + ", " +
+             std::to_string(options_.in_flight) + " in flight, " + std::to_string(options_.repeats) + " repeats");
+  }
+  profile.allreduce = measure_ladder(progress);
+  if (progress) progress("compute co-location: " + std::to_string(profile.ranks_per_host) + " rank(s) per host");
+  profile.compute = measure_compute(hosts, profile.ranks_per_host);
+  profile.created_utc = trace::utc_now_iso8601();
+  return profile;
+}
+
+}  // namespace ddpsim::runtime

@@ -1,0 +1,147 @@
+// ddp-machine-profile: launched as a job is (ddp-launch, 2 ranks over loopback), it writes a
+// profile that reads back with its ladder and co-location; bad flags and a collective that fails
+// under it are one line on stderr.
+#include <gtest/gtest.h>
+#include <sys/wait.h>
+
+#include <cstdlib>
+#include <fstream>
+#include <sstream>
+#include <string>
+
+#include "ddpsim/trace/io.hpp"
+#include "ddpsim/trace/machine_profile.hpp"
+#include "launched_job.hpp"
+
+namespace ddpsim::runtime::testing {
+namespace {
+
+const std::string kTool = DDP_MACHINE_PROFILE_PATH;
+
+std::string read_text(const std::string& path) {
+  std::ifstream in(path);
+  std::ostringstream text;
+  text << in.rdbuf();
+  return text.str();
+}
+
+int count_lines(const std::string& text) {
+  int lines = 0;
+  for (char c : text) lines += c == '\n' ? 1 : 0;
+  return lines;
+}
+
+struct ShellRun {
+  int status = -1;
+  std::string err;
+};
+
+// `script` through sh, its stderr in DIR/err.txt.
+ShellRun run_shell(const TempDir& dir, const std::string& script) {
+  const std::string err = dir / "err.txt";
+  const int raw = std::system(("( " + script + " ) 2>" + shell_quote(err) + " >/dev/null").c_str());
+  return {WIFEXITED(raw) ? WEXITSTATUS(raw) : -1, read_text(err)};
+}
+
+TEST(MachineProfileTool, TwoRanksOnLoopbackWriteAProfileThatReadsBack) {
+  TempDir dir;
+  const std::string out = dir / "machine.json";
+  const std::string worker = shell_quote(kTool) + " --out " + shell_quote(out) + " --init " +
+                             shell_quote("file://" + (dir / "store")) +
+                             " --sizes 4K,16K,64K,256K,512K,1M,2M,4M --repeats 3 --warmup 1";
+  const JobResult job = launch(worker, dir, 2, "profile");
+  ASSERT_EQ(job.exit_code, 0) << job.output;
+  EXPECT_LT(job.seconds, 30) << job.output;
+  EXPECT_NE(job.output.find("wrote " + out), std::string::npos) << job.output;
+  const trace::MachineProfile profile = trace::read_machine_profile(out);
+  EXPECT_EQ(profile.world_size, 2);
+  EXPECT_EQ(profile.backend, "gloo");
+  EXPECT_EQ(profile.device, "cpu");
+  EXPECT_EQ(profile.launcher, "torchrun");  // ddp-launch speaks torchrun's variables
+  EXPECT_EQ(profile.hosts.size(), 1u);
+  EXPECT_EQ(profile.ranks_per_host, 2);
+  EXPECT_FALSE(profile.torch_version.empty());
+  EXPECT_FALSE(profile.created_utc.empty());
+  ASSERT_GE(profile.allreduce.steps.size(), 8u);
+  EXPECT_EQ(profile.allreduce.steps.front().bytes, 4096);
+  EXPECT_EQ(profile.allreduce.steps.back().bytes, 4 << 20);
+  EXPECT_EQ(profile.allreduce.in_flight, 2);
+  for (const trace::LadderStep& step : profile.allreduce.steps) {
+    EXPECT_EQ(step.one.samples, 3);
+    EXPECT_EQ(step.together.samples, 3);
+    EXPECT_GT(step.one.median_s, 0);
+    EXPECT_GT(step.together.median_s, 0);
+  }
+  // 4 MiB takes longer than 4 KiB, whatever the machine.
+  EXPECT_GT(profile.allreduce.steps.back().one.median_s, profile.allreduce.steps.front().one.median_s);
+  EXPECT_GT(profile.allreduce.in_flight_gain, 0);
+  EXPECT_LE(profile.allreduce.in_flight_gain, 2);
+  EXPECT_EQ(profile.compute.alone.samples, 6);  // 2 ranks x 3 repeats
+  EXPECT_GT(profile.compute.effective_cores, 0);
+  EXPECT_LE(profile.compute.effective_cores, 2);
+}
+
+TEST(MachineProfileTool, BadFlagsAreOneLine) {
+  TempDir dir;
+  const std::string out = shell_quote(dir / "m.json");
+  const std::string tool = shell_quote(kTool);
+  const std::pair<std::string, std::string> rows[] = {
+      {"--sizes 3", "ddp-machine-profile: --sizes: expected sizes in bytes (4096, or 4K, 1M, 1G), each a multiple of 4 "
+                    "and above the one before, got '3'"},
+      {"--sizes 8K,4K", "ddp-machine-profile: --sizes: expected each size above the one before, got 4096 after 8192"},
+      {"--sizes 4K,,8K", "ddp-machine-profile: --sizes: expected sizes in bytes"},
+      {"--sizes 1X", "ddp-machine-profile: --sizes: expected sizes in bytes"},
+      {"--in-flight 1", "ddp-machine-profile: --in-flight: expected an integer in [2, 64], got '1'"},
+      {"--repeats 0", "ddp-machine-profile: --repeats: expected an integer in [1, 100000], got '0'"},
+      {"--repeats many", "ddp-machine-profile: --repeats: expected an integer in [1, 100000], got 'many'"},
+      {"--warmup -1", "ddp-machine-profile: --warmup: expected an integer in [0, 100000], got '-1'"},
+      {"--threads 0", "ddp-machine-profile: --threads: expected an integer in [1, 1024], got '0'"},
+      {"--timeout 0", "ddp-machine-profile: --timeout: expected an integer in [1, 86400], got '0'"},
+      {"--backend mpi", "ddp-machine-profile: --backend: expected gloo or nccl, got 'mpi'"},
+      {"--device tpu", "ddp-machine-profile: --device: expected auto, cpu or cuda, got 'tpu'"},
+      {"--backend nccl --device cpu", "ddp-machine-profile: --device cpu: expected cuda (or auto) with --backend nccl"},
+      {"--init foo://x", "ddp-machine-profile: --init "},
+  };
+  for (const auto& [flags, error] : rows) {
+    SCOPED_TRACE(flags);
+    // As rank 0 of 2, so that the flags are what is refused, not the lone process.
+    const ShellRun run = run_shell(dir, "RANK=0 WORLD_SIZE=2 LOCAL_RANK=0 LOCAL_WORLD_SIZE=2 " + tool + " --out " + out +
+                                       " " + flags);
+    EXPECT_EQ(run.status, 2) << run.err;
+    EXPECT_EQ(count_lines(run.err), 1) << run.err;
+    EXPECT_EQ(run.err.rfind(error, 0), 0u) << run.err;
+  }
+  const ShellRun no_out = run_shell(dir, tool);
+  EXPECT_EQ(no_out.status, 2);
+  EXPECT_EQ(count_lines(no_out.err), 1) << no_out.err;
+  EXPECT_NE(no_out.err.find("--out"), std::string::npos) << no_out.err;
+  const ShellRun bad_out = run_shell(dir, "RANK=0 WORLD_SIZE=2 " + tool + " --out " + shell_quote(dir / "no/such/m.json"));
+  EXPECT_EQ(bad_out.status, 2);
+  EXPECT_EQ(bad_out.err, "ddp-machine-profile: --out " + (dir / "no/such/m.json") +
+                             ": expected a file in an existing directory\n");
+  const ShellRun alone = run_shell(dir, tool + " --out " + out);
+  EXPECT_EQ(alone.status, 2);
+  EXPECT_EQ(count_lines(alone.err), 1) << alone.err;
+  EXPECT_EQ(alone.err.rfind("ddp-machine-profile: expected at least 2 ranks to all-reduce between, got 1", 0), 0u)
+      << alone.err;
+}
+
+TEST(MachineProfileTool, APeerThatDiesFailsTheCollectiveInOneLine) {
+  TempDir dir;
+  const std::string common = " --out " + shell_quote(dir / "m.json") + " --init " +
+                             shell_quote("file://" + (dir / "store")) +
+                             " --sizes 16M --repeats 100000 --warmup 0 --timeout 20 --quiet";
+  const std::string env = "WORLD_SIZE=2 LOCAL_WORLD_SIZE=2 ";
+  // Rank 1 is killed once both are measuring; rank 0 must say which collective failed, and exit 1.
+  const ShellRun run = run_shell(dir, env + "RANK=1 LOCAL_RANK=1 " + shell_quote(kTool) + common + " 2>/dev/null & peer=$!; " +
+                                     env + "RANK=0 LOCAL_RANK=0 " + shell_quote(kTool) + common + " & me=$!; " +
+                                     "sleep 4; kill -9 $peer; wait $me");
+  EXPECT_EQ(run.status, 1) << run.err;
+  EXPECT_EQ(count_lines(run.err), 1) << run.err;
+  EXPECT_EQ(run.err.rfind("ddp-machine-profile: rank 0: ", 0), 0u) << run.err;
+  EXPECT_NE(run.err.find(" failed: "), std::string::npos) << run.err;
+  EXPECT_FALSE(std::ifstream(dir / "m.json").good());
+}
+
+}  // namespace
+}  // namespace ddpsim::runtime::testing
