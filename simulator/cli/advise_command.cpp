@@ -8,10 +8,12 @@
 #include <stdexcept>
 
 #include "ddpsim/sim/advise.hpp"
+#include "ddpsim/sim/machine_settings.hpp"
 #include "ddpsim/sim/prepared_replay.hpp"
 #include "ddpsim/sim/text_of.hpp"
 #include "ddpsim/trace/concatenate.hpp"
 #include "ddpsim/trace/io.hpp"
+#include "ddpsim/trace/machine_profile.hpp"
 #include "ddpsim/trace/skew.hpp"
 #include "numeric_flags.hpp"
 #include "repeats.hpp"
@@ -68,6 +70,9 @@ CLI::App* add_advise_command(CLI::App& app, AdviseFlags& flags) {
       "advise", "Best bucket cap, shortest safe timeout and each rank's straggler cost, from one trace");
   command->add_option("TRACE_DIR", flags.trace_dir, "Recorded trace directory")->required();
   command->add_option("--json", flags.json_file, "Write the advice as JSON");
+  command->add_option("--machine", flags.machine,
+                      "A machine profile (ddp-launch ... ddp-machine-profile --out FILE, traces/MACHINE.md): the replays' "
+                      "network, in-flight gain and co-location, instead of the network fitted to the trace");
   // The validators refuse what is not a number of the flag's type (numeric_flags.hpp);
   // check_flags then says what range the advice needs.
   constexpr double kLargest = std::numeric_limits<double>::max();
@@ -102,6 +107,14 @@ int run_advise(const AdviseFlags& flags) {
   try {
     check_flags(flags);
     const std::vector<trace::DelayDistribution> stalls = stall_model(flags);
+    std::optional<trace::MachineProfile> machine;
+    if (!flags.machine.empty()) {
+      try {
+        machine = trace::read_machine_profile(flags.machine);
+      } catch (const trace::TraceError& error) {
+        throw AdviseError(std::string("--machine ") + error.what());
+      }
+    }
     const trace::Trace measured = trace::read_trace(flags.trace_dir);
     // Ranks and one distribution per rank, before minutes of replays.
     try {
@@ -111,12 +124,15 @@ int run_advise(const AdviseFlags& flags) {
     }
     const std::vector<trace::Trace> repeats = read_repeats(flags.repeats, flags.trace_dir, measured, "the advised trace");
     const auto advise = [&](const trace::Trace& trace, const std::string& dir) {
-      const sim::AdviceSetup setup = sim::prepare_advice(trace);
+      std::vector<std::string> warnings;
+      const sim::AdviceSetup setup = sim::prepare_advice(trace, machine, flags.machine, &warnings);
+      for (const std::string& warning : warnings) std::cerr << "ddp-sim: warning: " << warning << "\n";
       sim::Advice advice;
       advice.trace_dir = dir;
       advice.bucket = sim::advise_bucket_cap(setup, flags.bucket_caps_mb, flags.runs, flags.seed);
       advice.timeout = sim::advise_timeout(setup, trace, flags.epsilon, flags.iterations_per_day, stalls);
       advice.stragglers = sim::attribute_stragglers(setup, flags.runs, flags.seed);
+      advice.network_note = sim::few_sizes_headline_note(setup.calibration);
       return advice;
     };
     sim::Advice advice = advise(measured, flags.trace_dir);

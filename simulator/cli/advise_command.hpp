@@ -14,6 +14,7 @@ namespace ddpsim::cli {
 struct AdviseFlags {
   std::string trace_dir;
   std::string json_file;
+  std::string machine;                 // a ddp-machine-profile file (empty: fit the trace)
   std::vector<double> bucket_caps_mb;  // empty: the library's default search
   int runs = 21;                       // 1 in order + 20 bootstrap replicates
   std::uint64_t seed = 0;

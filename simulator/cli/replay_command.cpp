@@ -36,6 +36,7 @@ int run(const Flags& flags, bool runs_given) {
   if (!flags.out_dir.empty()) check_output_dir(flags.out_dir, "--out");
   if (!flags.json_file.empty()) check_output_file(flags.json_file, "--json");
   const sim::PreparedReplay prepared = sim::prepare_replay(request);
+  for (const std::string& warning : prepared.warnings) std::cerr << "ddp-sim: warning: " << warning << "\n";
   const trace::Summary measured = trace::summarize(prepared.measured);
   std::optional<sim::RunToRunSpread> spread;
   if (!flags.repeats.empty()) {

@@ -25,12 +25,20 @@ void add_replay_options(CLI::App* command, ReplayFlags& flags) {
   command->add_option("--iterations", flags.request.iterations, "Iterations to simulate (default: the trace's, or 3 with median/mean compute and no stalls)")
       ->check(integer_in(1, std::numeric_limits<std::int64_t>::max()));
   command->add_option("--allreduce", flags.allreduce, "ring, ring-agg (default), analytic, tree, or auto (per message size, the faster of ring-agg and tree: NCCL's choice)");
-  command->add_option("--bandwidth", flags.request.bandwidth, "Link bandwidth, bytes/s (default: calibrated)")
-      ->check(bandwidth());
-  command->add_option("--latency", flags.request.latency, "Rank-to-rank latency, seconds (default: calibrated)")
-      ->check(non_negative_number());
+  command->add_option("--machine", flags.machine,
+                      "A machine profile (ddp-launch ... ddp-machine-profile --out FILE, traces/MACHINE.md): the "
+                      "network fitted to its all-reduce ladder instead of the trace's all-reduces, its in-flight gain as "
+                      "--concurrent-allreduces 2=G, its co-location as --effective-cores K=C; the flags below override it");
+  const std::string machine_group = "Machine (overrides --machine)";
+  command->add_option("--bandwidth", flags.request.bandwidth, "Link bandwidth, bytes/s (default: --machine's, else calibrated)")
+      ->check(bandwidth())
+      ->group(machine_group);
+  command->add_option("--latency", flags.request.latency, "Rank-to-rank latency, seconds (default: --machine's, else calibrated)")
+      ->check(non_negative_number())
+      ->group(machine_group);
   command->add_option("--calibration", flags.calibration,
-                      "Use this fit (the JSON of ddp-sim calibrate --json) instead of calibrating the trace again");
+                      "Use this fit (the JSON of ddp-sim calibrate --json) instead of calibrating the trace again")
+      ->group(machine_group);
   command->add_option("--platform", flags.platform, "star (default), two-level or a SimGrid platform XML file");
   command->add_option("--cluster", flags.cluster,
                       "A named two-level platform: dgx-v100, dgx-a100 or dgx-h100 (8 GPUs per node; "
@@ -86,13 +94,14 @@ void add_replay_options(CLI::App* command, ReplayFlags& flags) {
   command->add_option("--cores", flags.request.cores,
                       "What-if: the trace's ranks and the simulated ones share one machine of N effective cores "
                       "(its compute throughput with every core busy, in ranks running alone: a fraction where "
-                      "co-running ranks slow each other; experiments/peer/corun_bench.sh measures it); compute is "
-                      "stretched by max(1, W/N) / max(1, W_trace/N)")
-      ->check(finite_number(1, kIntMax, false, "a number of cores >= 1"));
+                      "co-running ranks slow each other); compute is stretched by max(1, W/N) / max(1, W_trace/N)")
+      ->check(finite_number(1, kIntMax, false, "a number of cores >= 1"))
+      ->group(machine_group);
   add_repeatable(command, "--effective-cores", flags.effective_cores,
                  "What-if, instead of --cores: K=C, K ranks on this machine at once get C cores' worth of compute "
-                 "(experiments/peer/corun_bench.sh --copies K; repeat for several K); compute is stretched by "
-                 "s(W) / s(W_trace), s(k) = k / C(k), C interpolated between the K given, C(1) = 1");
+                 "(--machine's co-location on one host; repeat for several K); compute is stretched by "
+                 "s(W) / s(W_trace), s(k) = k / C(k), C interpolated between the K given, C(1) = 1")
+      ->group(machine_group);
   command->add_option("--core-sharing", flags.core_sharing,
                       "With --cores or --effective-cores: uniform (default) stretches all compute by s(W) / s(W_trace); "
                       "paced runs each rank's forward, autograd and optimizer at s(W_trace) / s(k), k the ranks "
@@ -101,22 +110,26 @@ void add_replay_options(CLI::App* command, ReplayFlags& flags) {
                       "Seconds of extra compute a rank slowed by ddp-train --slowdown spends after each of its "
                       "sleeps (the runtime's injection, not a real straggler; simulator/bench/sleep_resume_cost.py measures it "
                       "for a lone rank, and 2-rank runs show about half of that)")
-      ->check(finite_number(0, 1, false, "seconds in [0, 1]"));
+      ->check(finite_number(0, 1, false, "seconds in [0, 1]"))
+      ->group(machine_group);
   command->add_option("--overlap-bandwidth-fraction", flags.request.overlap_bandwidth_fraction,
                       "The all-reduce rate while any rank's autograd runs, as a fraction of the bandwidth "
                       "(default: fitted from the trace with its bandwidth, 1 with --bandwidth; "
                       "experiments/peer/allreduce_bench.py --busy measures it)")
-      ->check(finite_number(0, 1, true, "a fraction in (0, 1]"));
+      ->check(finite_number(0, 1, true, "a fraction in (0, 1]"))
+      ->group(machine_group);
   command->add_option("--compute-fraction-during-allreduce", flags.request.compute_fraction_during_allreduce,
                       "Autograd's rate while its rank's all-reduces transfer, as a fraction of its rate alone "
                       "(Gloo's threads share the cores): the measured backward becomes autograd's time alone and "
                       "is paced again in the replay (default 1: replayed as measured; "
                       "experiments/peer/allreduce_bench.py --busy measures it)")
-      ->check(finite_number(0, 1, true, "a fraction in (0, 1]"));
+      ->check(finite_number(0, 1, true, "a fraction in (0, 1]"))
+      ->group(machine_group);
   command->add_option("--concurrent-allreduces", flags.concurrent_allreduces,
                       "2=G: a rank's all-reduces run two at once, as Gloo's two worker threads do, together at G "
-                      "times one's rate (experiments/peer/allreduce_bench.py --concurrent 2 measures it); a rate "
-                      "fitted from the trace becomes one all-reduce's (default: one at a time, in bucket order)");
+                      "times one's rate (--machine's in-flight gain); a rate fitted from the trace becomes one "
+                      "all-reduce's (default: --machine's, else one at a time, in bucket order)")
+      ->group(machine_group);
 }
 
 }  // namespace ddpsim::cli

@@ -21,6 +21,7 @@ struct ReplayFlags {
   std::optional<std::string> compute;    // a ComputeMode name (unset: the request's default)
   std::optional<std::string> allreduce;  // an AllreduceAlgorithm name (unset: the request's)
   std::string calibration;              // a `ddp-sim calibrate --json` file (empty: fit the trace)
+  std::string machine;                  // a ddp-machine-profile file (empty: none; traces/MACHINE.md)
   std::optional<std::string> platform;  // unset: star, or two-level with --cluster
   std::string cluster;                  // a named two-level preset (cluster_presets.hpp)
   std::optional<int> gpus_per_node;     // unset: the request's, or the --cluster preset's

@@ -5,6 +5,8 @@
 #include "command.hpp"
 #include "ddpsim/sim/calibration_json.hpp"
 #include "ddpsim/sim/cluster_presets.hpp"
+#include "ddpsim/trace/io.hpp"
+#include "ddpsim/trace/machine_profile.hpp"
 #include "replay_flags.hpp"
 
 namespace ddpsim::cli {
@@ -43,6 +45,14 @@ sim::ReplayRequest to_request(const ReplayFlags& flags) {
   if (!flags.calibration.empty()) {
     request.calibration = sim::read_calibration(flags.calibration);
     request.calibration_file = flags.calibration;
+  }
+  if (!flags.machine.empty()) {
+    try {
+      request.machine = trace::read_machine_profile(flags.machine);
+    } catch (const trace::TraceError& error) {
+      throw UsageError(std::string("--machine ") + error.what());
+    }
+    request.machine_file = flags.machine;
   }
   const std::string platform = flags.platform.value_or(flags.cluster.empty() ? "star" : "two-level");
   if (platform == "star") {

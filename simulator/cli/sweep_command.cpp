@@ -8,6 +8,8 @@
 #include <string>
 #include <vector>
 
+#include "ddpsim/sim/calibrate.hpp"
+#include "ddpsim/sim/machine_settings.hpp"
 #include "ddpsim/sim/sweep.hpp"
 #include "ddpsim/trace/io.hpp"
 #include "ddpsim/trace/summary.hpp"
@@ -58,6 +60,23 @@ int run(const Flags& flags, bool runs_given) {
     spread = run_to_run_of_repeats(flags.repeats, request.trace_dir, replayed,
                                    trace::summarize(replayed).median_iteration_s);
   }
+  // Before minutes of points: a profile that does not belong with the trace fails once, here; and
+  // a network fitted to the trace's sizes is looked at once, for the headline.
+  std::string network_note;
+  if (request.machine || (!request.calibration && !(request.bandwidth && request.latency))) {
+    const trace::Trace measured = trace::read_trace(request.trace_dir);
+    if (request.machine) {
+      for (const std::string& warning : sim::check_machine_matches(*request.machine, measured, request.machine_file)) {
+        std::cerr << "ddp-sim: warning: " << warning << "\n";
+      }
+    } else if (measured.world_size() >= 2) {
+      try {
+        network_note = sim::few_sizes_headline_note(sim::calibrate(measured, sim::AllreduceAlgorithm::Ring));
+      } catch (const sim::CalibrationError&) {
+        // The points say why, each in its error column.
+      }
+    }
+  }
   const sim::SweepShard shard = flags.shard.empty() ? sim::SweepShard{} : sim::parse_sweep_shard(flags.shard);
   check_output_file(flags.out_csv, "--out");
   sim::SweepSummary summary;
@@ -69,6 +88,7 @@ int run(const Flags& flags, bool runs_given) {
   std::cout << "sweep: " << summary.simulated << " points simulated, " << summary.skipped << " already in "
             << flags.out_csv;
   if (shard.count > 1) std::cout << " (shard " << shard.index << "/" << shard.count << ")";
+  if (!network_note.empty()) std::cout << "  <- " << network_note;
   std::cout << "\n";
   if (summary.failed == 0) return 0;
   std::cerr << "ddp-sim: sweep: " << summary.failed << " of " << summary.points

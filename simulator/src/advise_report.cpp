@@ -95,7 +95,7 @@ void list_answer_text(const BucketAdvice& advice, std::ostringstream& text) {
   }
 }
 
-void bucket_text(const BucketAdvice& advice, std::ostringstream& text) {
+void bucket_text(const BucketAdvice& advice, const std::string& network_note, std::ostringstream& text) {
   text << "bucket size\n  model: " << advice.model << "\n";
   if (!advice.available) {
     text << "  not available: " << advice.unavailable_reason << "\n";
@@ -116,12 +116,14 @@ void bucket_text(const BucketAdvice& advice, std::ostringstream& text) {
        << " ms " << interval_ms(advice.own.median_interval_s) << "; best " << format("%g", advice.best.cap_mb)
        << " MiB: " << format("%.3f", advice.best.median_s * 1e3) << " ms " << interval_ms(advice.best.median_interval_s)
        << ", gain " << format("%.1f", 100 * advice.gain) << " %\n";
+  // The answer's own line says when it rests on a network fitted to too few sizes.
+  const std::string note = network_note.empty() ? "" : "  <- " + network_note;
   if (advice.keep) {
     text << "  keep what you have: bucket_cap_mb=" << format("%g", advice.recommended_cap_mb)
-         << " (the gain is within the noise: the intervals overlap)\n";
+         << " (the gain is within the noise: the intervals overlap)" << note << "\n";
   } else {
     text << "  recommended: bucket_cap_mb=" << format("%g", advice.recommended_cap_mb) << " (expected "
-         << format("%.1f", 100 * advice.gain) << " % shorter median iteration)\n";
+         << format("%.1f", 100 * advice.gain) << " % shorter median iteration)" << note << "\n";
   }
   if (advice.list.lists > 0 || advice.list.searched) list_answer_text(advice, text);
 }
@@ -246,7 +248,7 @@ std::string advice_to_text(const Advice& advice) {
          << "; the answers below are of them as one run\n";
   }
   text << "\n";
-  bucket_text(advice.bucket, text);
+  bucket_text(advice.bucket, advice.network_note, text);
   timeout_text(advice.timeout, text);
   stragglers_text(advice.stragglers, text);
   if (advice.across_runs) across_runs_text(*advice.across_runs, text);
@@ -256,6 +258,7 @@ std::string advice_to_text(const Advice& advice) {
 std::string advice_to_json(const Advice& advice) {
   nlohmann::json json;
   json["trace"] = advice.trace_dir;
+  if (!advice.network_note.empty()) json["headline_note"] = advice.network_note;
   if (advice.pooled_runs > 0) json["pooled"] = {{"runs", advice.pooled_runs}, {"iterations", advice.pooled_iterations}};
   const BucketAdvice& bucket = advice.bucket;
   json["bucket"] = {{"available", bucket.available}, {"model", bucket.model}};

@@ -9,13 +9,17 @@
 
 namespace ddpsim::sim {
 
-AdviceSetup prepare_advice(const trace::Trace& trace) {
+AdviceSetup prepare_advice(const trace::Trace& trace, const std::optional<trace::MachineProfile>& machine,
+                           const std::string& machine_file, std::vector<std::string>* warnings) {
   AdviceSetup setup;
   // Replay's default model (per-iteration compute, the ring calibrated from the trace with its
-  // rate while autograd runs, a star): the one the what-if specs validate.
+  // rate while autograd runs, a star): the one the what-if specs validate; or the machine profile's.
   ReplayRequest request;
   request.compute = ComputeMode::PerIteration;
+  request.machine = machine;
+  request.machine_file = machine_file;
   PreparedReplay prepared = prepare_replay(request, trace);
+  if (warnings != nullptr) *warnings = prepared.warnings;
   setup.model = std::move(prepared.model);
   setup.options = std::move(prepared.options);
   setup.calibration = std::move(prepared.calibration);
@@ -26,7 +30,8 @@ AdviceSetup prepare_advice(const trace::Trace& trace) {
   std::snprintf(line, sizeof line, "compute per-iteration over %zu iterations; %s on a star; alpha %.3f us, beta %.4f GB/s (%s",
                 setup.model.source_iterations.size(), to_string(options.algorithm),
                 options.alpha_s * 1e6, options.beta_bytes_per_s / 1e9,
-                setup.calibration ? "calibrated from the trace" : "no all-reduce to calibrate from");
+                setup.calibration ? ("calibrated from " + setup.calibration->fitted_to).c_str()
+                                  : "no all-reduce to calibrate from");
   setup.model_description = line;
   if (setup.calibration) {
     std::snprintf(line, sizeof line, ", fit rel. RMS %.1f%%", 100 * setup.calibration->fit.relative_rms);
@@ -34,6 +39,10 @@ AdviceSetup prepare_advice(const trace::Trace& trace) {
   }
   if (options.overlap_bandwidth_fraction != 1) {
     std::snprintf(line, sizeof line, "; x%.3g of it while autograd runs", options.overlap_bandwidth_fraction);
+    setup.model_description += line;
+  }
+  if (options.allreduce_lanes == 2) {
+    std::snprintf(line, sizeof line, "; two all-reduces at once, x%.3g of one's rate together", options.two_allreduces_gain);
     setup.model_description += line;
   }
   setup.model_description += ")";

@@ -194,9 +194,9 @@ std::vector<std::string> calibration_warnings(const Calibration& calibration) {
   if (sizes < 3) {
     warnings.push_back("fitted to " + std::to_string(sizes) + " message size" +
                        (sizes == 1 ? "" : "s") +
-                       ": too few to test the line (2 points always fit); give --latency and "
-                       "--bandwidth from an all-reduce benchmark (experiments/peer/"
-                       "allreduce_bench.py) or record more bucket sizes");
+                       ": too few to test the line (2 points always fit); measure the machine with "
+                       "`ddp-launch ... ddp-machine-profile --out machine.json` and replay with "
+                       "--machine machine.json, or record more bucket sizes");
   }
   if (calibration.fit.relative_rms > kMaxTrustedRelativeRms) {
     std::ostringstream text;

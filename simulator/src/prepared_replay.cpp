@@ -6,6 +6,7 @@
 #include <functional>
 #include <tuple>
 
+#include "ddpsim/sim/machine_settings.hpp"
 #include "ddpsim/sim/rebucket.hpp"
 #include "ddpsim/sim/rebucket_approximate.hpp"
 #include "ddpsim/sim/text_of.hpp"
@@ -173,13 +174,31 @@ trace::Trace read_pooled(const ReplayRequest& request) {
   return trace::concatenate_runs(runs);
 }
 
+// The request with what its machine profile gives filled in where no flag gave it: the flags
+// are overrides. The profile is checked against the trace first.
+ReplayRequest with_machine(const ReplayRequest& given, const trace::Trace& measured, std::vector<std::string>& warnings) {
+  if (!given.machine) return given;
+  ReplayRequest request = given;
+  warnings = check_machine_matches(*given.machine, measured, given.machine_file);
+  const auto shape = given.algorithm == AllreduceAlgorithm::Tree ? AllreduceAlgorithm::Tree : AllreduceAlgorithm::Ring;
+  MachineSettings settings = machine_settings(*given.machine, shape, given.machine_file);
+  if (!request.calibration) {
+    request.calibration = std::move(settings.calibration);
+    request.calibration_file = given.machine_file;
+  }
+  if (!request.two_allreduces_gain) request.two_allreduces_gain = settings.two_allreduces_gain;
+  if (request.effective_cores.empty() && request.cores == 0) request.effective_cores = settings.effective_cores;
+  return request;
+}
+
 }  // namespace
 
 PreparedReplay prepare_replay(const ReplayRequest& request) { return prepare_replay(request, read_pooled(request)); }
 
-PreparedReplay prepare_replay(const ReplayRequest& request, trace::Trace measured) {
+PreparedReplay prepare_replay(const ReplayRequest& given, trace::Trace measured) {
   PreparedReplay prepared;
   prepared.measured = std::move(measured);
+  const ReplayRequest request = with_machine(given, prepared.measured, prepared.warnings);
   const double compute_fraction = request.compute_fraction_during_allreduce.value_or(1.0);
   if (!(compute_fraction > 0 && compute_fraction <= 1)) {
     throw RequestError("--compute-fraction-during-allreduce: expected a fraction in (0, 1], got " + text_of(compute_fraction));

@@ -1,6 +1,7 @@
 // The replay's report (report.hpp).
 #include "ddpsim/sim/report.hpp"
 #include "ddpsim/sim/json_values.hpp"
+#include "ddpsim/sim/machine_settings.hpp"
 #include "ddpsim/trace/summary_json.hpp"
 
 #include <nlohmann/json.hpp>
@@ -93,7 +94,7 @@ std::string report_to_text(const ReplayReport& report) {
   text << "  network: " << to_string(options.algorithm) << " on " << options.platform.describe() << "\n";
   text << "  alpha " << format("%.3f", options.alpha_s * 1e6) << " us, beta "
        << format("%.4f", options.beta_bytes_per_s / 1e9) << " GB/s ("
-       << (report.calibration ? "calibrated from the trace" : "given") << ")";
+       << (report.calibration ? "calibrated from " + report.calibration->fitted_to : std::string("given")) << ")";
   if (report.calibration) {
     text << ", fit R^2 " << format("%.4f", report.calibration->fit.r_squared) << ", rel. RMS "
          << format("%.2f%%", 100 * report.calibration->fit.relative_rms);
@@ -129,7 +130,11 @@ std::string report_to_text(const ReplayReport& report) {
     std::snprintf(header, sizeof header, "  %-26s %14s %14s %9s\n", "", "source run", "what-if", "change");
   }
   text << header;
-  text << row("iteration time (s)", report.measured.median_iteration_s, report.predicted.median_iteration_s, "%.6f");
+  // The headline: when it rests on a network fitted to too few sizes, it says so itself.
+  std::string headline = row("iteration time (s)", report.measured.median_iteration_s, report.predicted.median_iteration_s, "%.6f");
+  const std::string note = few_sizes_headline_note(report.calibration);
+  if (!note.empty()) headline.insert(headline.size() - 1, "  <- " + note);
+  text << headline;
   text << row("samples/s", report.measured.samples_per_s, report.predicted.samples_per_s, "%.2f");
   text << row("all-reduce per iter (s)", report.measured.total_allreduce_s_per_iter,
               report.predicted.total_allreduce_s_per_iter, "%.6f");
@@ -188,6 +193,8 @@ nlohmann::json report_json(const ReplayReport& report) {
                      {"allreduce_lanes", options.allreduce_lanes},
                      {"two_allreduces_gain", options.two_allreduces_gain},
                      {"source", report.calibration ? "calibrated" : "given"}};
+  if (report.calibration) json["network"]["fitted_to"] = report.calibration->fitted_to;
+  if (const std::string note = few_sizes_headline_note(report.calibration); !note.empty()) json["headline_note"] = note;
   if (report.calibration) json["network"]["calibration"] = calibration_json(*report.calibration);
   const auto rebucket_note = report.model->source_meta.settings.find("sim.rebucket");
   if (rebucket_note != report.model->source_meta.settings.end()) json["rebucket"] = rebucket_note->second;

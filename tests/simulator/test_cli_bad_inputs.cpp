@@ -6,11 +6,13 @@
 
 #include <filesystem>
 #include <fstream>
+#include <functional>
 #include <string>
 #include <vector>
 
 #include "cli_runner.hpp"
 #include "ddpsim/trace/io.hpp"
+#include "ddpsim/trace/machine_profile.hpp"
 #include "synthetic_trace.hpp"
 
 namespace ddpsim::sim {
@@ -147,6 +149,17 @@ const std::vector<BadInput> kReplayFlags = {
     {"--runs 5 --bootstrap", "--bootstrap: expected --runs of at least 11"},
     {"--platform {D}/missing.xml", "--platform"},
     {"--platform {D}/adir", "--platform"},
+    // A machine profile that cannot be read, is not one, or is of another machine than the trace's.
+    {"--machine {D}/nowhere.json",
+     "--machine {D}/nowhere.json:0: expected a readable machine profile (ddp-machine-profile --out), got no file that "
+     "can be read"},
+    {"--machine {D}/plain.txt", "--machine {D}/plain.txt:1: expected a JSON machine profile (ddp-machine-profile --out), got"},
+    {"--machine {D}/adir", "--machine {D}/adir:"},
+    {"--machine {D}/machine-nccl.json",
+     "--machine {D}/machine-nccl.json: expected a profile measured with the trace's backend gloo, got one measured with "
+     "nccl"},
+    {"--machine {D}/machine-2hosts.json",
+     "--machine {D}/machine-2hosts.json: expected a profile measured on the trace's 1 host, got one measured on 2 hosts"},
 };
 
 // Per subcommand: its name and TRACE_DIR, a required flag (left out of rows that give it
@@ -260,8 +273,42 @@ const std::vector<Subcommand> kSubcommands = {
       {"--bucket-caps nan", "--bucket-caps: expected MiB"},
       {"--bucket-caps 1e300", "--bucket-caps: expected MiB"},
       {"--json {D}/adir", "--json {D}/adir: expected a file, got a directory"},
-      {"--json {D}/no/such/advice.json", "--json {D}/no/such/advice.json: expected a file in a writable directory"}}},
+      {"--json {D}/no/such/advice.json", "--json {D}/no/such/advice.json: expected a file in a writable directory"},
+      {"--machine {D}/nowhere.json", "--machine {D}/nowhere.json:0: expected a readable machine profile"},
+      {"--machine {D}/plain.txt", "--machine {D}/plain.txt:1: expected a JSON machine profile"},
+      {"--machine {D}/machine-nccl.json",
+       "--machine {D}/machine-nccl.json: expected a profile measured with the trace's backend gloo, got one measured "
+       "with nccl"},
+      {"--machine {D}/machine-2hosts.json",
+       "--machine {D}/machine-2hosts.json: expected a profile measured on the trace's 1 host, got one measured on 2 "
+       "hosts"}}},
 };
+
+// A valid profile of the synthetic trace's machine but for `edit`: 1 host, 4 ranks, Gloo.
+void write_profile(const std::string& path, const std::function<void(trace::MachineProfile&)>& edit) {
+  trace::MachineProfile profile;
+  profile.tool_version = "test";
+  profile.created_utc = "2030-01-01T00:00:00Z";
+  profile.launcher = "torchrun";
+  profile.backend = "gloo";
+  profile.device = "cpu";
+  profile.world_size = 4;
+  profile.hosts = {"synthetic"};
+  profile.ranks_per_host = 4;
+  profile.threads = 1;
+  profile.torch_version = "2.13.0";
+  for (std::int64_t bytes = 4096; bytes <= (64 << 20); bytes *= 4) {
+    const double seconds = 1e-4 + static_cast<double>(bytes) / 1e9;
+    profile.allreduce.steps.push_back({bytes, trace::timing_of({seconds}), trace::timing_of({1.5 * seconds})});
+  }
+  profile.allreduce.in_flight_gain = 1.3;
+  profile.compute.kernel = "test";
+  profile.compute.alone = trace::timing_of({0.01});
+  profile.compute.together = trace::timing_of({0.02});
+  profile.compute.effective_cores = 2;
+  edit(profile);
+  trace::write_machine_profile(path, profile);
+}
 
 std::string expand(std::string text, const test_support::TempDir& dir) {
   for (std::string::size_type at; (at = text.find("{D}")) != std::string::npos;) text.replace(at, 3, dir.str());
@@ -283,6 +330,11 @@ TEST(CliBadInputs, EveryNumericAndPathFlagIsRefusedInOneLine) {
   trace::write_trace(dir / "measured", testing::make_synthetic_trace(testing::SyntheticRun{}));  // 4 ranks
   std::ofstream(dir / "plain.txt") << "not a trace\n";
   std::filesystem::create_directory(dir / "adir");
+  write_profile(dir / "machine-nccl.json", [](trace::MachineProfile& profile) { profile.backend = "nccl"; });
+  write_profile(dir / "machine-2hosts.json", [](trace::MachineProfile& profile) {
+    profile.hosts = {"a", "b"};
+    profile.ranks_per_host = 2;
+  });
   int rows = 0;
   for (const Subcommand& subcommand : kSubcommands) {
     std::vector<std::pair<std::string, std::string>> table;  // full arguments, needle

@@ -30,6 +30,7 @@
 #include "ddpsim/sim/monte_carlo.hpp"
 #include "ddpsim/sim/replay.hpp"
 #include "ddpsim/sim/workload_model.hpp"
+#include "ddpsim/trace/machine_profile.hpp"
 #include "ddpsim/trace/model.hpp"
 #include "ddpsim/trace/skew.hpp"
 
@@ -45,8 +46,12 @@ struct AdviceSetup {
   std::string model_description;  // one line: compute, all-reduce, platform, α/β and their source
 };
 
-// Throws CalibrationError / WorkloadError when the trace cannot be replayed.
-AdviceSetup prepare_advice(const trace::Trace& trace);
+// Throws CalibrationError / WorkloadError when the trace cannot be replayed. `machine`: a
+// machine profile (--machine) the replays take their network, in-flight gain and co-location
+// from (ReplayRequest::machine), RequestError when it does not belong with the trace; `warnings`
+// (if given) hears what it approximates.
+AdviceSetup prepare_advice(const trace::Trace& trace, const std::optional<trace::MachineProfile>& machine = std::nullopt,
+                           const std::string& machine_file = "", std::vector<std::string>* warnings = nullptr);
 
 // Paired bootstrap: run 0 replays the trace's iterations in order; runs 1..runs-1 resample
 // them with the seeds `ddp-sim replay --bootstrap` uses, so two calls with the same `runs`
@@ -244,6 +249,8 @@ struct Advice {
   TimeoutAdvice timeout;
   StragglerAdvice stragglers;
   std::optional<AdviceAcrossRuns> across_runs;  // with --repeats: printed after the three answers
+  // few_sizes_headline_note of the network the answers rest on: ends the bucket answer's line.
+  std::string network_note{};
   int pooled_runs = 0;        // > 0: the answers are of trace_dir and its repeats as one run (--pool)
   int pooled_iterations = 0;  // that run's complete iterations
 };

@@ -43,8 +43,14 @@ struct LineFit {
 // negative latency is meaningless.
 LineFit fit_line(const std::vector<double>& x, const std::vector<double>& y);
 
+// Calibration::fitted_to of a fit to a trace's all-reduces.
+inline constexpr const char* kFittedToTrace = "the trace";
+
 struct Calibration {
   AllreduceAlgorithm algorithm = AllreduceAlgorithm::Ring;
+  // What the points are of, for the report: kFittedToTrace, or "the machine profile FILE"
+  // (machine_settings.hpp).
+  std::string fitted_to = kFittedToTrace;
   int world_size = 0;
   std::vector<SizePoint> points;
   LineFit fit;

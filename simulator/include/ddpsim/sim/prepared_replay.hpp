@@ -16,6 +16,7 @@
 #include "ddpsim/sim/calibrate.hpp"
 #include "ddpsim/sim/replay.hpp"
 #include "ddpsim/sim/workload_model.hpp"
+#include "ddpsim/trace/machine_profile.hpp"
 #include "ddpsim/trace/model.hpp"
 #include "ddpsim/trace/skew.hpp"
 
@@ -51,6 +52,12 @@ struct ReplayRequest {
   // the one the algorithm is calibrated with (RequestError).
   std::optional<Calibration> calibration;
   std::string calibration_file;  // where it came from, for errors
+  // A machine profile (--machine; traces/MACHINE.md): where the request leaves them unset, the
+  // network (instead of fitting the trace), two_allreduces_gain and effective_cores come from it
+  // (machine_settings.hpp). RequestError when it does not belong with the trace (another backend,
+  // another number of hosts); PreparedReplay::warnings for what it approximates.
+  std::optional<trace::MachineProfile> machine;
+  std::string machine_file;  // where it came from, for errors
   // The platform: kind, and the two-level shape's links (unset: the star's α, β).
   PlatformKind platform = PlatformKind::Star;
   std::string platform_file;
@@ -107,8 +114,11 @@ struct PreparedReplay {
   trace::Trace measured;
   WorkloadModel model;
   ReplayOptions options;
-  std::optional<Calibration> calibration;  // set when α, β came from the trace
+  std::optional<Calibration> calibration;  // set when α, β were fitted (to the trace or a machine profile)
   double compute_stretch = 1;  // applied to every rank's compute (ReplayRequest::cores)
+  // What the replay approximates and a reader should know (a machine profile of another world
+  // size, ...), one sentence each.
+  std::vector<std::string> warnings;
 
   // The simulated world size: the request's, else the trace's.
   int world_size() const { return options.world_size > 0 ? options.world_size : model.world_size; }

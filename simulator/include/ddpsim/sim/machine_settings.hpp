@@ -1,0 +1,45 @@
+// What a machine profile (ddp-machine-profile; traces/MACHINE.md) tells a replay: the network's
+// α and β, fitted to its all-reduce ladder; the gain of two all-reduces in flight; the effective
+// cores of co-located ranks. `ddp-sim replay | advise | sweep --machine FILE` take these where
+// no flag gives them (prepare_replay), so the flags stay overrides.
+#pragma once
+
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "ddpsim/sim/calibrate.hpp"
+#include "ddpsim/trace/machine_profile.hpp"
+#include "ddpsim/trace/model.hpp"
+
+namespace ddpsim::sim {
+
+struct MachineSettings {
+  // t(S) = a + b·S through the ladder's one-at-a-time medians, least squares on the relative
+  // misfit (each size counts alike, from 4 KiB to 64 MiB), turned into α and β by the shape's
+  // formula at the profile's world size. Its `fitted_to` names the file.
+  Calibration calibration;
+  // --concurrent-allreduces 2=G: the profile's in-flight gain when it timed 2 at once.
+  std::optional<double> two_allreduces_gain;
+  // --effective-cores K=C: K the ranks per host, when the profile's ranks shared one host.
+  std::map<int, double> effective_cores;
+};
+
+// Throws RequestError (prepared_replay.hpp) naming `file` when the ladder gives no line (a time
+// that does not grow with size).
+MachineSettings machine_settings(const trace::MachineProfile& profile, AllreduceAlgorithm shape,
+                                 const std::string& file);
+
+// Does `profile` describe the machine `trace` ran on? RequestError naming `file` and the
+// mismatch where it cannot (another backend; another number of hosts); the returned warnings
+// name what it can only approximate (another world size: the ring's factors differ; another
+// device).
+std::vector<std::string> check_machine_matches(const trace::MachineProfile& profile, const trace::Trace& trace,
+                                               const std::string& file);
+
+// For a fit from the trace on fewer than 3 message sizes, the clause a what-if's headline ends
+// with, naming the command that measures the machine instead; "" otherwise.
+std::string few_sizes_headline_note(const std::optional<Calibration>& calibration);
+
+}  // namespace ddpsim::sim

@@ -1,0 +1,131 @@
+// A machine profile made into replay settings (machine_settings.hpp).
+#include "ddpsim/sim/machine_settings.hpp"
+
+#include <cmath>
+#include <limits>
+#include <set>
+
+#include "ddpsim/sim/allreduce.hpp"
+#include "ddpsim/sim/prepared_replay.hpp"
+#include "ddpsim/sim/text_of.hpp"
+
+namespace ddpsim::sim {
+namespace {
+
+// Least squares on (a + b·x − y) / y: a ladder spans four orders of magnitude, and an ordinary
+// fit would follow the large sizes alone and miss the small ones' latency by several times. A
+// negative intercept is refitted through the origin, as fit_line does.
+LineFit fit_relative(const std::vector<double>& x, const std::vector<double>& y) {
+  double s00 = 0, s01 = 0, s11 = 0, r0 = 0, r1 = 0;
+  for (std::size_t i = 0; i < x.size(); ++i) {
+    const double u = 1 / y[i], v = x[i] / y[i];  // the weighted design row; the target is 1
+    s00 += u * u;
+    s01 += u * v;
+    s11 += v * v;
+    r0 += u;
+    r1 += v;
+  }
+  LineFit fit;
+  const double determinant = s00 * s11 - s01 * s01;
+  if (x.size() >= 2 && determinant > 0) {
+    fit.intercept_s = (r0 * s11 - r1 * s01) / determinant;
+    fit.slope_s_per_byte = (s00 * r1 - s01 * r0) / determinant;
+  }
+  if (x.size() < 2 || !(determinant > 0) || fit.intercept_s < 0) {
+    fit.intercept_clamped = x.size() >= 2 && determinant > 0;
+    fit.intercept_s = 0;
+    fit.slope_s_per_byte = s11 > 0 ? r1 / s11 : 0;
+  }
+  double mean_y = 0;
+  for (double value : y) mean_y += value / static_cast<double>(y.size());
+  double ss_res = 0, ss_tot = 0, relative_sq = 0;
+  for (std::size_t i = 0; i < x.size(); ++i) {
+    const double predicted = fit.intercept_s + fit.slope_s_per_byte * x[i];
+    ss_res += (y[i] - predicted) * (y[i] - predicted);
+    ss_tot += (y[i] - mean_y) * (y[i] - mean_y);
+    relative_sq += ((predicted - y[i]) / y[i]) * ((predicted - y[i]) / y[i]);
+  }
+  fit.r_squared = ss_tot > 0 ? 1 - ss_res / ss_tot : std::numeric_limits<double>::quiet_NaN();
+  fit.relative_rms = x.empty() ? 0 : std::sqrt(relative_sq / static_cast<double>(x.size()));
+  return fit;
+}
+
+std::string plural(std::size_t count, const std::string& word) {
+  return std::to_string(count) + " " + word + (count == 1 ? "" : "s");
+}
+
+}  // namespace
+
+MachineSettings machine_settings(const trace::MachineProfile& profile, AllreduceAlgorithm shape,
+                                 const std::string& file) {
+  MachineSettings settings;
+  Calibration& calibration = settings.calibration;
+  calibration.algorithm = shape == AllreduceAlgorithm::Tree ? AllreduceAlgorithm::Tree : AllreduceAlgorithm::Ring;
+  calibration.world_size = profile.world_size;
+  calibration.fitted_to = "the machine profile " + file;
+  std::vector<double> x, y;
+  for (const trace::LadderStep& step : profile.allreduce.steps) {
+    calibration.points.push_back({step.bytes, step.one.median_s, step.one.samples});
+    calibration.samples += step.one.samples;
+    x.push_back(static_cast<double>(step.bytes));
+    y.push_back(step.one.median_s);
+  }
+  calibration.fit = fit_relative(x, y);
+  if (!(calibration.fit.slope_s_per_byte > 0)) {
+    throw RequestError(file + ": expected all-reduce times that grow with the message size, got a slope of " +
+                       text_of(calibration.fit.slope_s_per_byte) + " s/byte through the ladder");
+  }
+  calibration.method = "least squares on the relative misfit over the ladder of " +
+                       plural(profile.allreduce.steps.size(), "size") + ", one all-reduce at a time";
+  const FormulaShape formula = allreduce_formula_shape(calibration.algorithm, profile.world_size);
+  calibration.alpha_s = calibration.fit.intercept_s / formula.latency_coefficient;
+  calibration.beta_bytes_per_s = formula.bandwidth_coefficient / calibration.fit.slope_s_per_byte;
+  if (profile.allreduce.in_flight == 2) settings.two_allreduces_gain = std::min(2.0, profile.allreduce.in_flight_gain);
+  // --effective-cores models ranks that share one machine: taken where the profile's did.
+  if (profile.hosts.size() == 1 && profile.ranks_per_host >= 2) {
+    settings.effective_cores[profile.ranks_per_host] = profile.compute.effective_cores;
+  }
+  return settings;
+}
+
+std::vector<std::string> check_machine_matches(const trace::MachineProfile& profile, const trace::Trace& trace,
+                                               const std::string& file) {
+  std::vector<std::string> warnings;
+  if (trace.ranks.empty()) return warnings;
+  const trace::RunMeta& meta = trace.meta();
+  // A simulated trace's backend is "simgrid": whatever network it was given, any profile may replay it.
+  if ((meta.backend == "gloo" || meta.backend == "nccl") && meta.backend != profile.backend) {
+    throw RequestError("--machine " + file + ": expected a profile measured with the trace's backend " + meta.backend +
+                       ", got one measured with " + profile.backend);
+  }
+  std::set<std::string> hosts;
+  for (const trace::RankTrace& rank : trace.ranks) {
+    if (!rank.meta.host.empty()) hosts.insert(rank.meta.host);
+  }
+  if (!hosts.empty() && hosts.size() != profile.hosts.size()) {
+    throw RequestError("--machine " + file + ": expected a profile measured on the trace's " +
+                       plural(hosts.size(), "host") + ", got one measured on " +
+                       plural(profile.hosts.size(), "host"));
+  }
+  if (trace.world_size() != profile.world_size) {
+    warnings.push_back("--machine " + file + ": measured on " + std::to_string(profile.world_size) +
+                       " ranks, the trace has " + std::to_string(trace.world_size()) +
+                       ": alpha and beta carry over through the all-reduce formula's factors for each");
+  }
+  const auto device = meta.settings.find("device");
+  if (device != meta.settings.end() && (device->second == "cpu" || device->second == "cuda") &&
+      device->second != profile.device) {
+    warnings.push_back("--machine " + file + ": measured with " + profile.device + " tensors, the trace's were " +
+                       device->second + " tensors");
+  }
+  return warnings;
+}
+
+std::string few_sizes_headline_note(const std::optional<Calibration>& calibration) {
+  if (!calibration || calibration->points.size() >= 3 || calibration->fitted_to != kFittedToTrace) return "";
+  return "network fitted to " + plural(calibration->points.size(), "message size") +
+         " of the trace (a line through 2 always fits): measure it with `ddp-launch ... ddp-machine-profile --out "
+         "machine.json`, then --machine machine.json";
+}
+
+}  // namespace ddpsim::sim

@@ -1,0 +1,228 @@
+// --machine (machine_settings.hpp): a profile whose ladder follows a known α-β line gives back
+// that α and β; its in-flight gain and co-location reach the replay; flags override it; a
+// profile that does not belong with the trace is refused in one line; and a what-if that rests
+// on a network fitted to fewer than 3 sizes says so in its headline.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <filesystem>
+#include <fstream>
+
+#include "cli_runner.hpp"
+#include "ddpsim/sim/allreduce.hpp"
+#include "ddpsim/sim/machine_settings.hpp"
+#include "ddpsim/sim/prepared_replay.hpp"
+#include "ddpsim/sim/workload_model.hpp"
+#include "ddpsim/trace/io.hpp"
+#include "ddpsim/trace/machine_profile.hpp"
+#include "synthetic_trace.hpp"
+
+namespace ddpsim::sim {
+namespace {
+
+constexpr double kAlpha = 30e-6;
+constexpr double kBeta = 1.5e9;
+
+trace::Timing exactly(double seconds) { return trace::timing_of({seconds}); }
+
+// A profile of `world_size` ranks whose ladder is the ring formula with kAlpha, kBeta exactly.
+trace::MachineProfile known_profile(int world_size = 4, AllreduceAlgorithm shape = AllreduceAlgorithm::Ring) {
+  trace::MachineProfile profile;
+  profile.tool_version = "test";
+  profile.created_utc = "2030-01-01T00:00:00Z";
+  profile.launcher = "torchrun";
+  profile.backend = "gloo";
+  profile.device = "cpu";
+  profile.world_size = world_size;
+  profile.hosts = {"synthetic"};
+  profile.ranks_per_host = world_size;
+  profile.threads = 1;
+  profile.torch_version = "2.13.0";
+  for (std::int64_t bytes = 4096; bytes <= (64 << 20); bytes *= 4) {
+    const double one = allreduce_formula_s(shape, world_size, static_cast<double>(bytes), kAlpha, kBeta);
+    profile.allreduce.steps.push_back({bytes, exactly(one), exactly(1.6 * one)});
+  }
+  profile.allreduce.in_flight = 2;
+  profile.allreduce.in_flight_gain = 1.25;
+  profile.compute.kernel = "test";
+  profile.compute.alone = exactly(0.010);
+  profile.compute.together = exactly(0.016);
+  profile.compute.effective_cores = std::min(2.5, static_cast<double>(world_size));
+  return profile;
+}
+
+TEST(MachineSettings, AKnownLadderGivesItsAlphaAndBeta) {
+  for (const int world_size : {2, 4, 8}) {
+    for (const AllreduceAlgorithm shape : {AllreduceAlgorithm::Ring, AllreduceAlgorithm::Tree}) {
+      SCOPED_TRACE(std::to_string(world_size) + " ranks, " + to_string(shape));
+      const MachineSettings settings = machine_settings(known_profile(world_size, shape), shape, "m.json");
+      EXPECT_NEAR(settings.calibration.alpha_s, kAlpha, kAlpha * 1e-9);
+      EXPECT_NEAR(settings.calibration.beta_bytes_per_s, kBeta, kBeta * 1e-9);
+      EXPECT_EQ(settings.calibration.points.size(), 8u);
+      EXPECT_LT(settings.calibration.fit.relative_rms, 1e-9);
+      EXPECT_EQ(settings.calibration.fitted_to, "the machine profile m.json");
+      EXPECT_TRUE(calibration_warnings(settings.calibration).empty());
+    }
+  }
+}
+
+TEST(MachineSettings, TheLineHoldsTheSmallSizesToo) {
+  // Noise of a few percent on every size: a fit on the relative misfit keeps the latency (an
+  // ordinary one follows the 64 MiB point and can miss 4 KiB several times over).
+  trace::MachineProfile profile = known_profile();
+  for (std::size_t i = 0; i < profile.allreduce.steps.size(); ++i) {
+    profile.allreduce.steps[i].one = exactly(profile.allreduce.steps[i].one.median_s * (i % 2 == 0 ? 1.03 : 0.97));
+  }
+  const MachineSettings settings = machine_settings(profile, AllreduceAlgorithm::Ring, "m.json");
+  EXPECT_NEAR(settings.calibration.alpha_s, kAlpha, 0.1 * kAlpha);
+  EXPECT_NEAR(settings.calibration.beta_bytes_per_s, kBeta, 0.05 * kBeta);
+  EXPECT_LT(settings.calibration.fit.relative_rms, 0.05);
+}
+
+TEST(MachineSettings, GainAndCoresCarryWhereTheyMeanWhatTheFlagsMean) {
+  trace::MachineProfile profile = known_profile();
+  MachineSettings settings = machine_settings(profile, AllreduceAlgorithm::Ring, "m.json");
+  ASSERT_TRUE(settings.two_allreduces_gain.has_value());
+  EXPECT_EQ(*settings.two_allreduces_gain, 1.25);
+  EXPECT_EQ(settings.effective_cores, (std::map<int, double>{{4, 2.5}}));
+  // Three in flight is not --concurrent-allreduces 2=G.
+  profile.allreduce.in_flight = 3;
+  EXPECT_FALSE(machine_settings(profile, AllreduceAlgorithm::Ring, "m.json").two_allreduces_gain.has_value());
+  // Ranks on two hosts do not share one machine's cores.
+  profile.hosts = {"a", "b"};
+  profile.ranks_per_host = 2;
+  EXPECT_TRUE(machine_settings(profile, AllreduceAlgorithm::Ring, "m.json").effective_cores.empty());
+}
+
+TEST(MachineSettings, ALadderThatDoesNotGrowIsRefused) {
+  trace::MachineProfile profile = known_profile();
+  for (trace::LadderStep& step : profile.allreduce.steps) step.one = exactly(1e-3);
+  try {
+    machine_settings(profile, AllreduceAlgorithm::Ring, "m.json");
+    FAIL() << "a flat ladder gave a network";
+  } catch (const RequestError& error) {
+    EXPECT_EQ(std::string(error.what()).rfind("m.json: expected all-reduce times that grow with the message size", 0), 0u)
+        << error.what();
+  }
+}
+
+ReplayRequest request_with(const trace::MachineProfile& profile) {
+  ReplayRequest request;
+  request.compute = ComputeMode::Median;
+  request.machine = profile;
+  request.machine_file = "m.json";
+  return request;
+}
+
+TEST(MachineSettings, TheReplayTakesTheProfile) {
+  const trace::Trace measured = testing::make_synthetic_trace(testing::SyntheticRun{});
+  const PreparedReplay prepared = prepare_replay(request_with(known_profile()), measured);
+  EXPECT_NEAR(prepared.options.alpha_s, kAlpha, kAlpha * 1e-9);
+  EXPECT_NEAR(prepared.options.beta_bytes_per_s, kBeta, kBeta * 1e-9);
+  EXPECT_EQ(prepared.options.allreduce_lanes, 2);
+  EXPECT_EQ(prepared.options.two_allreduces_gain, 1.25);
+  ASSERT_TRUE(prepared.calibration.has_value());
+  EXPECT_EQ(prepared.calibration->fitted_to, "the machine profile m.json");
+  EXPECT_TRUE(prepared.warnings.empty());
+  EXPECT_EQ(prepared.compute_stretch, 1);  // 4 ranks as measured: no other sharing of cores
+  // At 8 ranks, the co-location stretches compute as --effective-cores 4=2.5 would.
+  ReplayRequest wider = request_with(known_profile());
+  wider.world_size = 8;
+  const PreparedReplay eight = prepare_replay(wider, measured);
+  EXPECT_EQ(eight.compute_stretch, corun_stretch({{4, 2.5}}, 4, 8));
+  EXPECT_GT(eight.compute_stretch, 1);
+}
+
+TEST(MachineSettings, FlagsOverrideTheProfile) {
+  const trace::Trace measured = testing::make_synthetic_trace(testing::SyntheticRun{});
+  ReplayRequest request = request_with(known_profile());
+  request.bandwidth = 5e8;
+  request.two_allreduces_gain = 1.5;
+  request.effective_cores = {{4, 3.0}};
+  request.world_size = 8;
+  const PreparedReplay prepared = prepare_replay(request, measured);
+  EXPECT_EQ(prepared.options.beta_bytes_per_s, 5e8);
+  EXPECT_NEAR(prepared.options.alpha_s, kAlpha, kAlpha * 1e-9);  // no --latency: the profile's
+  EXPECT_EQ(prepared.options.two_allreduces_gain, 1.5);
+  EXPECT_EQ(prepared.compute_stretch, corun_stretch({{4, 3.0}}, 4, 8));
+}
+
+TEST(MachineSettings, AProfileOfAnotherMachineIsRefusedInOneLine) {
+  const trace::Trace measured = testing::make_synthetic_trace(testing::SyntheticRun{});  // gloo, 1 host, 4 ranks
+  const auto error_of = [&](const trace::MachineProfile& profile) {
+    try {
+      prepare_replay(request_with(profile), measured);
+    } catch (const RequestError& error) {
+      return std::string(error.what());
+    }
+    return std::string();
+  };
+  trace::MachineProfile nccl = known_profile();
+  nccl.backend = "nccl";
+  EXPECT_EQ(error_of(nccl),
+            "--machine m.json: expected a profile measured with the trace's backend gloo, got one measured with nccl");
+  trace::MachineProfile two_hosts = known_profile();
+  two_hosts.hosts = {"a", "b"};
+  two_hosts.ranks_per_host = 2;
+  EXPECT_EQ(error_of(two_hosts),
+            "--machine m.json: expected a profile measured on the trace's 1 host, got one measured on 2 hosts");
+  // Another world size replays, with a warning: the ring's factors are not the profile's.
+  const PreparedReplay two_ranks = prepare_replay(request_with(known_profile(2)), measured);
+  ASSERT_EQ(two_ranks.warnings.size(), 1u);
+  EXPECT_EQ(two_ranks.warnings[0],
+            "--machine m.json: measured on 2 ranks, the trace has 4: alpha and beta carry over through the all-reduce "
+            "formula's factors for each");
+  EXPECT_NEAR(two_ranks.options.alpha_s, kAlpha, kAlpha * 1e-9);
+}
+
+TEST(MachineSettings, FewSizesSayItInTheHeadline) {
+  Calibration from_trace;
+  from_trace.points = {{1024, 1e-3, 5}, {4096, 2e-3, 5}};
+  const std::string note = few_sizes_headline_note(from_trace);
+  EXPECT_NE(note.find("network fitted to 2 message sizes"), std::string::npos) << note;
+  EXPECT_NE(note.find("ddp-machine-profile --out machine.json"), std::string::npos) << note;
+  EXPECT_NE(note.find("--machine machine.json"), std::string::npos) << note;
+  from_trace.points.push_back({16384, 3e-3, 5});
+  EXPECT_EQ(few_sizes_headline_note(from_trace), "");
+  Calibration from_machine = machine_settings(known_profile(), AllreduceAlgorithm::Ring, "m.json").calibration;
+  from_machine.points.resize(2);
+  EXPECT_EQ(few_sizes_headline_note(from_machine), "");
+  EXPECT_EQ(few_sizes_headline_note(std::nullopt), "");
+}
+
+// Through the binary: the headline line itself names the fix, and --machine removes the need.
+TEST(MachineSettings, ReplayHeadlineNamesTheFixAndMachineRemovesIt) {
+  test_support::TempDir dir;
+  testing::SyntheticRun run;
+  run.buckets = {{7, 6, 5, 4}, {3, 2, 1, 0}};  // two bucket sizes
+  trace::write_trace(dir / "two-sizes", testing::make_synthetic_trace(run));
+  trace::write_machine_profile(dir / "machine.json", known_profile());
+  const Outcome fitted = run_cli(dir, "replay " + (dir / "two-sizes") + " --compute median");
+  ASSERT_EQ(fitted.status, 0) << fitted.err;
+  const auto headline_of = [](const std::string& out) {
+    const auto at = out.find("  iteration time (s)");
+    return at == std::string::npos ? std::string() : out.substr(at, out.find('\n', at) - at);
+  };
+  EXPECT_NE(headline_of(fitted.out).find("<- network fitted to 2 message sizes"), std::string::npos) << fitted.out;
+  EXPECT_NE(headline_of(fitted.out).find("ddp-machine-profile --out machine.json"), std::string::npos);
+  const Outcome measured = run_cli(dir, "replay " + (dir / "two-sizes") + " --compute median --machine " +
+                                            (dir / "machine.json"));
+  ASSERT_EQ(measured.status, 0) << measured.err;
+  EXPECT_EQ(headline_of(measured.out).find("<-"), std::string::npos) << measured.out;
+  EXPECT_EQ(measured.out.find("warning"), std::string::npos) << measured.out;
+  EXPECT_NE(measured.out.find("calibrated from the machine profile " + (dir / "machine.json")), std::string::npos)
+      << measured.out;
+  EXPECT_NE(measured.out.find("two all-reduces at once, x1.25"), std::string::npos) << measured.out;
+  // --help lists the overrides apart.
+  const Outcome help = run_cli(dir, "replay --help");
+  const auto group = help.out.find("Machine (overrides --machine)");
+  ASSERT_NE(group, std::string::npos) << help.out;
+  for (const char* flag : {"--bandwidth", "--latency", "--concurrent-allreduces", "--effective-cores",
+                           "--overlap-bandwidth-fraction", "--compute-fraction-during-allreduce", "--sleep-resume-cost"}) {
+    EXPECT_GT(help.out.find("\n  " + std::string(flag) + " "), group) << flag;
+  }
+}
+
+}  // namespace
+}  // namespace ddpsim::sim
