@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
-# CI's CUDA leg: builds the runtime against the CUDA 13 LibTorch of torch 2.14.1 with its NCCL,
-# so `--backend nccl` is compiled and linked (an API drift in the NCCL path fails here), then runs
-# the runtime tests, which need no GPU: Gloo jobs on the CUDA build, and the one-line refusal of
+# CI's CUDA leg: builds the runtime (ddp-train, ddp-machine-profile) against the CUDA 13 LibTorch
+# of torch 2.14.1 with its NCCL, so `--backend nccl` is compiled and linked (an API drift in the
+# NCCL path fails here), then runs the runtime tests, which need no GPU: Gloo jobs on the CUDA build, and the one-line refusal of
 # --backend nccl where no device is visible. Needs the CUDA toolkit (nvcc, cudart headers) at
 # CUDA_HOME (default /usr/local/cuda); makes .venv-cuda (~5.5 GB) on first use.
 set -euo pipefail
@@ -19,5 +19,5 @@ cmake -S . -B build/cuda -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCMAKE_CXX_
   -DDDPSIM_TORCH_PYTHON="$PWD/.venv-cuda/bin/python" -DCUDA_TOOLKIT_ROOT_DIR="$cuda_home" \
   -DDDPSIM_BUILD_SIMULATOR=OFF >/dev/null
 cmake --build build/cuda -j "$(nproc)" --target ddp-train ddp-launch ddp_train_tests \
-  runtime_option_tests straggler_tests ddp_features_tests
+  runtime_option_tests straggler_tests ddp_features_tests ddp-machine-profile machine_profile_tests
 ctest --test-dir build/cuda -L runtime -j "$(nproc)" --output-on-failure "$@"
