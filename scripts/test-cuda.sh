@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
 # CI's CUDA leg: builds the runtime (ddp-train, ddp-machine-profile) against the CUDA 13 LibTorch
 # of torch 2.14.1 with its NCCL, so `--backend nccl` is compiled and linked (an API drift in the
-# NCCL path fails here), then runs the runtime tests, which need no GPU: Gloo jobs on the CUDA build, and the one-line refusal of
-# --backend nccl where no device is visible. Needs the CUDA toolkit (nvcc, cudart headers) at
-# CUDA_HOME (default /usr/local/cuda); makes .venv-cuda (~5.5 GB) on first use.
+# NCCL path fails here), then runs the runtime tests, which need no GPU: Gloo jobs on the CUDA
+# build, and the one-line refusal of --backend nccl where no device is visible. Needs the CUDA
+# toolkit (nvcc, cudart headers) at CUDA_HOME (default /usr/local/cuda); makes .venv-cuda
+# (~5.5 GB) on first use.
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 bash scripts/setup.sh
