@@ -103,3 +103,12 @@ TEST(BucketCaps, EachDtypeStartsAtTheFirstCap) {
   EXPECT_EQ(caps.first.at_most, 2 * kMiB);
   EXPECT_EQ(caps.first_bytes, kMiB);
 }
+
+// Sub-MiB caps: the roundest size the range admits (here 0.25 MiB, not 1/64 MiB).
+TEST(BucketCaps, FractionalCapsAreTheRoundestSizeInTheRange) {
+  const auto params = parameters_of({1024, 256 * 1024, 1024, 256 * 1024, 1024, 256 * 1024});
+  const InferredCaps caps = infer_bucket_caps(params, layout_of({{0, 1}, {2, 3}, {4, 5}}));
+  ASSERT_TRUE(caps.consistent);
+  EXPECT_EQ(caps.cap_bytes, 256 * 1024);    // (1024, 263168]
+  EXPECT_EQ(caps.first_bytes, 256 * 1024);  // the same range
+}

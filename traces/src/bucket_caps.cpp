@@ -23,12 +23,13 @@ std::string mib(std::int64_t bytes) {
   return text;
 }
 
-// A value in a non-empty range, preferring `preferred` in order, then round numbers of MiB.
+// A value in a non-empty range, preferring `preferred` in order, then the roundest size: the
+// smallest multiple of 1 MiB in it, else of 1/2 MiB, 1/4, ... down to 1/64 MiB.
 std::int64_t choose(const CapRange& range, const std::vector<std::int64_t>& preferred) {
   for (std::int64_t value : preferred) {
     if (range.contains(value)) return value;
   }
-  for (std::int64_t step : {kMiB, kMiB / 64}) {
+  for (std::int64_t step = kMiB; step >= kMiB / 64; step /= 2) {
     const std::int64_t value = (range.above / step + 1) * step;  // the first multiple above
     if (range.contains(value)) return value;
   }

@@ -35,8 +35,8 @@ struct InferredCaps {
   CapRange cap;    // every later bucket
   bool consistent = true;
   // The caps taken for the trace: DDP's defaults (1 MiB first, 25 MiB) where they fit, else
-  // the first cap equal to the other, else the smallest whole MiB in the range, else the
-  // smallest multiple of 1/64 MiB, else the range's upper end.
+  // the first cap equal to the other, else the roundest size in the range (the smallest
+  // multiple of 1 MiB, else of 1/2, 1/4, ... 1/64 MiB), else the range's upper end.
   std::int64_t first_bytes = 1024LL * 1024;
   std::int64_t cap_bytes = 25LL * 1024 * 1024;
 
