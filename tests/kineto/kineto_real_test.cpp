@@ -1,5 +1,5 @@
 // Imports standard PyTorch profiler (Kineto) traces recorded by other people on real GPU
-// clusters (../shared/kineto-real, see its README.md), without a sidecar. The folder is not
+// clusters (../shared/kineto-real, see its README.md). The folder is not
 // part of the repository: every test skips where it is absent (a user's fresh clone).
 #include <algorithm>
 #include <cstdint>

@@ -1,5 +1,5 @@
 // Real profiler traces recorded by ddpsim's own scripts on hardware CI does not have (one H100:
-// traces/examples/kineto-h100/), imported as a user's would be, without a sidecar. The
+// traces/examples/kineto-h100/), imported as a user's would be. The
 // expected buckets are the ones ddp-train's own trace of the same model reported on that GPU.
 #include <cstdint>
 #include <string>

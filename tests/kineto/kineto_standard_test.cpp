@@ -1,4 +1,4 @@
-// Standard torch.profiler traces (no sidecar) built event by event, so that each rule of the
+// Standard torch.profiler traces built event by event, so that each rule of the
 // importer is checked against a known answer: Gloo's worker spans time the all-reduces of CPU
 // and CUDA-tensor Gloo jobs, NCCL kernels those of NCCL jobs, and a lone NCCL rank (which
 // launches no kernel) has instantaneous all-reduces. The shapes of the events are those of

@@ -1,10 +1,9 @@
-// Import of PyTorch profiler (Kineto) traces: per file, the sidecar importer when the file has
-// a sidecar (kineto_sidecar.cpp), else the standard one (kineto_standard.cpp); one rank's
-// profile of a bigger job is replicated to every rank. Also what both importers share.
+// Import of PyTorch profiler (Kineto) traces, one file per rank (kineto_standard.cpp); one
+// rank's profile of a bigger job is replicated to every rank. Also the file reading and event
+// helpers of kineto_detail.hpp.
 #include "ddpsim/trace/kineto.hpp"
 
 #include <cstdint>
-#include <filesystem>
 #include <string>
 #include <utility>
 #include <vector>
@@ -42,15 +41,6 @@ void add(std::vector<Event>& events, int rank, std::int64_t iteration, EventType
 
 }  // namespace detail
 
-std::string kineto_sidecar_path(const std::string& trace_path) {
-  const std::string suffix = ".json";
-  if (trace_path.size() > suffix.size() &&
-      trace_path.compare(trace_path.size() - suffix.size(), suffix.size(), suffix) == 0) {
-    return trace_path.substr(0, trace_path.size() - suffix.size()) + ".ddpsim.json";
-  }
-  return trace_path + ".ddpsim.json";
-}
-
 Trace import_kineto(const std::vector<std::string>& rank_files) {
   if (rank_files.empty()) {
     throw TraceError("<none>", 0, "one profiler trace file per rank", "no files");
@@ -59,13 +49,7 @@ Trace import_kineto(const std::vector<std::string>& rank_files) {
   const int world_size = static_cast<int>(rank_files.size());
   for (int rank = 0; rank < world_size; ++rank) {
     const std::string& path = rank_files[static_cast<std::size_t>(rank)];
-    std::error_code ec;
-    if (!std::filesystem::exists(kineto_sidecar_path(path), ec)) {
-      // A standard profiler trace (see kineto_standard.cpp).
-      trace.ranks.push_back(detail::import_standard(path, rank, world_size));
-      continue;
-    }
-    trace.ranks.push_back(detail::import_with_sidecar(path, rank, world_size));
+    trace.ranks.push_back(detail::import_standard(path, rank, world_size));
   }
   // One rank's profile of a bigger job: the other ranks are copies of it (said in settings).
   if (world_size == 1 && trace.ranks.front().meta.world_size > 1) {

@@ -1,7 +1,6 @@
-// What the two Kineto importers share (internal to the library): reading a profiler file, its
-// times, and the events both append. The importers: kineto_sidecar.cpp (our peer job's traces,
-// with a sidecar that gives sizes and layout) and kineto_standard.cpp (any torch.profiler trace
-// of a DDP job); kineto.cpp picks one per file.
+// The Kineto importer's internals: reading a profiler file and its times, the events it appends
+// (kineto.cpp), one rank's import (kineto_standard.cpp), and what a step's phase and gradient
+// events say (kineto_steps.cpp).
 #pragma once
 
 #include <algorithm>
@@ -97,10 +96,7 @@ std::string read_maybe_gzip(const std::string& path, const std::string& what);
 void add(std::vector<Event>& events, int rank, std::int64_t iteration, EventType type,
          std::int64_t t_ns, int bucket = -1, std::int64_t bytes = -1, int param = -1);
 
-// One rank's trace from a profile with its sidecar (kineto_sidecar_path) beside it.
-RankTrace import_with_sidecar(const std::string& path, int rank, int world_size);
-
-// One rank's trace from a standard torch.profiler trace (no sidecar): file `position` of
+// One rank's trace from a standard torch.profiler trace: file `position` of
 // `file_count`.
 RankTrace import_standard(const std::string& path, int position, int file_count);
 

@@ -1,4 +1,4 @@
-// Import of standard PyTorch profiler traces (torch.profiler, no sidecar) of a DDP job.
+// Import of standard PyTorch profiler traces (torch.profiler) of a DDP job.
 //
 // What a torch.profiler trace of a DDP job holds, and what we use (PyTorch 1.13-2.x,
 // schemaVersion 1; see /work/shared/kineto-real/README.md for the real ones tested):
@@ -246,11 +246,8 @@ RankTrace import_standard(const std::string& path, int position, int file_count)
   file.document = parse_standard_profile(path, what, saw_compute_kernel);
   const json& document = file.document;
   if (document.is_array()) {
-    throw TraceError(kineto_sidecar_path(path), 0,
-                     "the sidecar of " + path +
-                         " (written by python_ddp_profiled.py): a legacy autograd-profiler "
-                         "trace holds no message sizes",
-                     "no such file");
+    throw TraceError(path, 0, what + " with a traceEvents object (torch.profiler, not the legacy autograd profiler)",
+                     "a bare JSON array, which holds no message sizes");
   }
   if (!document.is_object() || !document.contains("traceEvents") ||
       !document["traceEvents"].is_array()) {

@@ -23,7 +23,7 @@ namespace ddpsim::sim {
 extern const char* const kApproximateRebucketNote;
 
 // True when the trace has one pseudo-parameter per all-reduce bucket (a profiler import
-// without a sidecar): no per-parameter sizes or gradient times.
+// recorded without shapes): no per-parameter sizes or gradient times.
 bool has_only_bucket_records(const trace::RunMeta& meta);
 
 // Part of a recorded bucket in a new bucket: `numel` elements of recorded bucket `recorded`,
