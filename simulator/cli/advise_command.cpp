@@ -123,10 +123,15 @@ int run_advise(const AdviseFlags& flags) {
       throw AdviseError(error.what());
     }
     const std::vector<trace::Trace> repeats = read_repeats(flags.repeats, flags.trace_dir, measured, "the advised trace");
+    bool warned = false;
     const auto advise = [&](const trace::Trace& trace, const std::string& dir) {
       std::vector<std::string> warnings;
       const sim::AdviceSetup setup = sim::prepare_advice(trace, machine, flags.machine, &warnings);
-      for (const std::string& warning : warnings) std::cerr << "ddp-sim: warning: " << warning << "\n";
+      // Once: the repeats and the pooled run are of the trace's configuration, with the same mismatch.
+      if (!warned) {
+        for (const std::string& warning : warnings) std::cerr << "ddp-sim: warning: " << warning << "\n";
+        warned = true;
+      }
       sim::Advice advice;
       advice.trace_dir = dir;
       advice.bucket = sim::advise_bucket_cap(setup, flags.bucket_caps_mb, flags.runs, flags.seed);

@@ -2,6 +2,7 @@
 #include "timeout_curve_command.hpp"
 
 #include <iostream>
+#include <utility>
 #include <memory>
 
 #include "ddpsim/sim/timeout_curve.hpp"
@@ -26,11 +27,12 @@ int run(const Flags& flags) {
   const sim::MonteCarloPlan plan = to_plan(flags.replay);
   if (!flags.csv_file.empty()) check_output_file(flags.csv_file, "--csv");
   if (!flags.json_file.empty()) check_output_file(flags.json_file, "--json");
+  sim::PreparedReplay prepared = sim::prepare_replay(request);
+  for (const std::string& warning : prepared.warnings) std::cerr << "ddp-sim: warning: " << warning << "\n";
   sim::TimeoutCurve curve;
   {
     Progress progress("timeout curve runs", static_cast<long>(flags.timeouts_s.size()) * plan.runs);
-    curve = sim::timeout_curve(sim::prepare_replay(request), flags.timeouts_s, plan, flags.epsilon,
-                               [&progress] { progress.step(); });
+    curve = sim::timeout_curve(std::move(prepared), flags.timeouts_s, plan, flags.epsilon, [&progress] { progress.step(); });
   }
   std::cout << sim::timeout_curve_to_text(curve);
   if (!flags.csv_file.empty()) write_output_file(flags.csv_file, sim::timeout_curve_to_csv(curve), "--csv");
