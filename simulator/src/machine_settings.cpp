@@ -123,9 +123,10 @@ std::vector<std::string> check_machine_matches(const trace::MachineProfile& prof
 
 std::string few_sizes_headline_note(const std::optional<Calibration>& calibration) {
   if (!calibration || calibration->points.size() >= 3 || calibration->fitted_to != kFittedToTrace) return "";
-  return "network fitted to " + plural(calibration->points.size(), "message size") +
-         " of the trace (a line through 2 always fits): measure it with `ddp-launch ... ddp-machine-profile --out "
-         "machine.json`, then --machine machine.json";
+  const bool one = calibration->points.size() == 1;
+  return "network fitted to " + plural(calibration->points.size(), "message size") + " of the trace (" +
+         (one ? "one size cannot tell latency from bandwidth" : "a line through 2 always fits") +
+         "): measure it with `ddp-launch ... ddp-machine-profile --out machine.json`, then --machine machine.json";
 }
 
 }  // namespace ddpsim::sim

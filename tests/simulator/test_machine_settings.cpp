@@ -183,6 +183,12 @@ TEST(MachineSettings, FewSizesSayItInTheHeadline) {
   EXPECT_NE(note.find("network fitted to 2 message sizes"), std::string::npos) << note;
   EXPECT_NE(note.find("ddp-machine-profile --out machine.json"), std::string::npos) << note;
   EXPECT_NE(note.find("--machine machine.json"), std::string::npos) << note;
+  EXPECT_NE(note.find("(a line through 2 always fits)"), std::string::npos) << note;
+  Calibration one_size;
+  one_size.points = {{1024, 1e-3, 5}};
+  EXPECT_NE(few_sizes_headline_note(one_size).find("network fitted to 1 message size of the trace (one size cannot "
+                                                   "tell latency from bandwidth)"),
+            std::string::npos);
   from_trace.points.push_back({16384, 3e-3, 5});
   EXPECT_EQ(few_sizes_headline_note(from_trace), "");
   Calibration from_machine = machine_settings(known_profile(), AllreduceAlgorithm::Ring, "m.json").calibration;
