@@ -52,7 +52,8 @@ def parse_args():
     p.add_argument("--timeout", type=float, default=1800.0)
     p.add_argument("--quiet", action="store_true")
     p.add_argument("--no-trace", action="store_true", help="accepted for symmetry; never traces")
-    p.add_argument("--step-times", help="write {rank, step_seconds} JSON ({rank} is replaced)")
+    p.add_argument("--step-times", help="write {rank, step_seconds, iteration_seconds} JSON ({rank} is "
+                                        "replaced); an iteration also builds its batch, as a ProfilerStep")
     p.add_argument("--backend", default="gloo", choices=["gloo", "nccl"],
                    help="nccl puts each rank on cuda:LOCAL_RANK, as ddp-train --backend nccl")
     p.add_argument("--device", choices=["cpu", "cuda"],
@@ -314,6 +315,8 @@ def main():
     start = last = time.monotonic()
     last_done = 0
     steps = []
+    iterations = []
+    previous = time.monotonic()
     loss = None
     profiler = start_profiler(args, rank, device)
     for it in range(args.iterations):
@@ -327,6 +330,9 @@ def main():
             profiler.step()  # one ProfilerStep#N per iteration, as users write it
         if it > 0 or args.iterations == 1:
             steps.append(now - t0)
+        if it > 0:
+            iterations.append(now - previous)  # from the last step's end, as prof.step() bounds it
+        previous = now
         if report and now - last >= 1.0:
             its = (it + 1 - last_done) / (now - last)
             print(f"iter {it + 1}/{args.iterations}  {its:.2f} it/s  "
@@ -343,7 +349,7 @@ def main():
               f"median step {statistics.median(steps) * 1e3:.3f} ms", flush=True)
     if args.step_times:
         with open(args.step_times.replace("{rank}", str(rank)), "w") as f:
-            json.dump({"rank": rank, "step_seconds": steps}, f)
+            json.dump({"rank": rank, "step_seconds": steps, "iteration_seconds": iterations}, f)
     if args.layout_out:
         layouts = [ddp_layout(model, args.bucket_cap_mb, args.first_bucket_cap_mb)]
         for cap in args.layout_caps:

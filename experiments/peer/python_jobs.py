@@ -1,0 +1,234 @@
+#!/usr/bin/env python3
+"""What-ifs on Python DDP jobs ddpsim did not write: predicted from one profile, then measured.
+
+For each model family of runtime/peer/python_ddp.py (plain torch.nn.parallel.DistributedDataParallel,
+nothing of ddpsim inside the training step) and each round of --repeats, interleaved:
+  1. the baseline is profiled as a user profiles a job (torch.profiler, record_shapes=True,
+     bucket_cap_mb 25), imported with `ddp-trace import --kineto`, and every changed
+     configuration is predicted from it with `ddp-sim replay` (--machine when a machine profile
+     is given or measured: `ddp-machine-profile`, launched like the job);
+  2. the baseline and every changed configuration (other caps; rank 1 slowed by a factor) run
+     unprofiled and their median iteration time (rank 0, iteration 0 left out) is measured.
+The configurations are fixed before anything is measured, and nothing is fitted to these runs:
+every pair is reported. Beside the model's errors the table prints the "no change" predictor
+(the same round's measured baseline taken as the answer) and the repeat floor (a measured run
+taken as the prediction of the same configuration's run in the next round).
+
+Usage (loopback, 2 ranks):
+  experiments/peer/python_jobs.py --out results/python-jobs
+On the testbed (2 hosts; {host} {hosts} {master} are testbed.sh's placeholders):
+  experiments/peer/python_jobs.py --out R --launcher "scripts/testbed.sh --hosts 2 --quiet -- \
+      build/release/bin/ddp-launch --nnodes {hosts} --node-rank {host} --master-addr {master} \
+      --master-port 29500 --"
+Writes OUT/pairs.csv (one row per prediction) and OUT/table.txt; prints the table.
+"""
+import argparse
+import csv
+import json
+import os
+import shlex
+import statistics
+import subprocess
+import sys
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.dirname(os.path.dirname(HERE))
+PEER = os.path.join(ROOT, "runtime", "peer", "python_ddp.py")
+BASELINE_CAP = 25.0
+# name -> python_ddp.py arguments: sizes that run in well under a second per iteration on 2 cores.
+FAMILIES = {
+    "mlp": ["--model", "mlp", "--width", "1024", "--depth", "4", "--batch-size", "32"],
+    "cnn": ["--model", "cnn", "--width", "256", "--depth", "4", "--batch-size", "16"],
+    "transformer": ["--model", "transformer", "--width", "256", "--depth", "4", "--batch-size", "8"],
+}
+
+
+class InputError(Exception):
+    pass
+
+
+def parse_args(argv):
+    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p.add_argument("--out", required=True, help="results folder (created; must not hold pairs.csv)")
+    p.add_argument("--families", default="mlp,cnn,transformer")
+    p.add_argument("--caps", default="1,2,5,10", help="changed bucket caps, MiB (baseline: 25)")
+    p.add_argument("--slowdown", default="1=1.5", help="RANK=F: the straggler configuration")
+    p.add_argument("--repeats", type=int, default=5, help="interleaved rounds")
+    p.add_argument("--iterations", type=int, default=30, help="iterations per run")
+    p.add_argument("--machine", help="a machine profile (ddp-machine-profile's JSON) for every replay")
+    p.add_argument("--no-machine", action="store_true",
+                   help="predict with the network fitted to the trace (no machine profile)")
+    p.add_argument("--launcher", default=None,
+                   help="command that starts one job (default: BIN/ddp-launch --nproc-per-node 2 "
+                        "--master-port 0 --)")
+    p.add_argument("--job-args", default="", help="more python_ddp.py arguments for every run "
+                   "(e.g. '--width 256' for a quick check)")
+    p.add_argument("--bin", default=os.path.join(ROOT, "build", "release", "bin"))
+    p.add_argument("--python", default=os.path.join(ROOT, ".venv", "bin", "python"))
+    args = p.parse_args(argv)
+    families = [f for f in args.families.split(",") if f]
+    if not families or any(f not in FAMILIES for f in families):
+        raise InputError(f"--families: expected names from {','.join(FAMILIES)}, got '{args.families}'")
+    args.families = families
+    try:
+        caps = [float(c) for c in args.caps.split(",")]
+        if any(not c > 0 or c == BASELINE_CAP for c in caps):
+            raise ValueError
+    except ValueError:
+        raise InputError(f"--caps: expected positive MiB other than {BASELINE_CAP:g}, separated by commas, "
+                         f"got '{args.caps}'")
+    args.caps = caps
+    rank, _, factor = args.slowdown.partition("=")
+    try:
+        if int(rank) < 0 or not float(factor) > 1:
+            raise ValueError
+    except ValueError:
+        raise InputError(f"--slowdown: expected RANK=F with F > 1, got '{args.slowdown}'")
+    if args.repeats < 2:
+        raise InputError(f"--repeats: expected at least 2 (the repeat floor needs two rounds), got {args.repeats}")
+    if args.iterations < 6:
+        raise InputError(f"--iterations: expected at least 6, got {args.iterations}")
+    if args.machine and args.no_machine:
+        raise InputError("--machine and --no-machine: expected one of them, got both")
+    if args.machine and not os.path.isfile(args.machine):
+        raise InputError(f"--machine: expected a machine profile file, got '{args.machine}' (no such file)")
+    if os.path.exists(os.path.join(args.out, "pairs.csv")):
+        raise InputError(f"--out: expected a folder without results, got '{args.out}' (holds pairs.csv)")
+    launcher = args.launcher or f"{args.bin}/ddp-launch --nproc-per-node 2 --master-port 0 --"
+    args.launcher = shlex.split(launcher)
+    return args
+
+
+def configurations(args):
+    """(name, python_ddp.py arguments, ddp-sim replay arguments); the baseline first."""
+    result = [("cap25", ["--bucket-cap-mb", "25"], [])]
+    for cap in args.caps:
+        result.append((f"cap{cap:g}", ["--bucket-cap-mb", f"{cap:g}"], ["--bucket-cap-mb", f"{cap:g}"]))
+    result.append((f"slowdown{args.slowdown}", ["--bucket-cap-mb", "25", "--slowdown", args.slowdown],
+                   ["--slowdown", args.slowdown]))
+    return result
+
+
+def run(cmd, log):
+    with open(log, "a") as f:
+        f.write("$ " + " ".join(cmd) + "\n")
+        f.flush()
+        code = subprocess.call(cmd, stdout=f, stderr=subprocess.STDOUT)
+    if code != 0:
+        raise RuntimeError(f"exit {code}: {' '.join(cmd)} (see {log})")
+
+
+def median_iteration_s(step_times):
+    with open(step_times.replace("{rank}", "0")) as f:
+        return statistics.median(json.load(f)["iteration_seconds"])
+
+
+def measure_machine(args, log):
+    path = os.path.join(args.out, "machine.json")
+    run(args.launcher + [os.path.join(args.bin, "ddp-machine-profile"), "--out", path], log)
+    return path
+
+
+def one_round(args, r, machine, log):
+    """Runs round r: the profiled baseline and its predictions, then every configuration measured."""
+    rows = []
+    configs = configurations(args)
+    for family in args.families:
+        base = os.path.join(args.out, family, f"round{r}")
+        os.makedirs(base, exist_ok=True)
+        job = ([args.python, PEER] + FAMILIES[family] + shlex.split(args.job_args) +
+               ["--iterations", str(args.iterations), "--quiet"])
+        profile = os.path.join(base, "profile")
+        run(args.launcher + job + ["--bucket-cap-mb", "25", "--profile", profile], log)
+        trace = os.path.join(base, "trace")
+        run([os.path.join(args.bin, "ddp-trace"), "import", "--kineto", trace,
+             os.path.join(profile, "rank-0.kineto.json"), os.path.join(profile, "rank-1.kineto.json")], log)
+        predicted = {}  # the baseline's own replay is a reconstruction, reported apart
+        for name, _, replay_args in configs:
+            report = os.path.join(base, f"predicted-{name}.json")
+            run([os.path.join(args.bin, "ddp-sim"), "replay", trace, "--json", report] + replay_args +
+                (["--machine", machine] if machine else []), log)
+            with open(report) as f:
+                predicted[name] = json.load(f)["predicted"]["median_iteration_s"]
+        # The measured runs, their order rotated each round (machine speed drifts).
+        order = configs[r % len(configs):] + configs[:r % len(configs)]
+        measured = {}
+        for name, job_args, _ in order:
+            times = os.path.join(base, f"measured-{name}-{{rank}}.json")
+            run(args.launcher + job + job_args + ["--step-times", times], log)
+            measured[name] = median_iteration_s(times)
+        for name, _, _ in configs[1:]:
+            rows.append({"family": family, "round": r, "configuration": name,
+                         "baseline_s": measured["cap25"], "measured_s": measured[name],
+                         "predicted_s": predicted[name], "kind": "prediction"})
+        rows.append({"family": family, "round": r, "configuration": "cap25",
+                     "baseline_s": measured["cap25"], "measured_s": measured["cap25"],
+                     "predicted_s": predicted["cap25"], "kind": "reconstruction"})
+    return rows
+
+
+def p90(values):
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, int(round(0.9 * (len(ordered) - 1))))]
+
+
+def table(rows):
+    """Median and p90 |error| per family and over all: the model's predictions, no change, the
+    repeat floor; then the reconstructions (each baseline profile replayed as it ran against the
+    same round's unprofiled baseline: what profiling and replay add before any what-if)."""
+    measured = {(r["family"], r["configuration"], r["round"]): float(r["measured_s"]) for r in rows}
+    pct = lambda v: f"{100 * statistics.median(v):5.1f} / {100 * p90(v):5.1f} %"
+    lines = ["predictions (changed configurations, measured unprofiled)",
+             "family        pairs  model median/p90 |err|   no change median/p90   repeat floor median/p90"]
+    groups = sorted({r["family"] for r in rows}) + ["all"]
+    for group in groups:
+        model, unchanged, floor = [], [], []
+        for r in rows:
+            if r["kind"] != "prediction" or group not in ("all", r["family"]):
+                continue
+            m = float(r["measured_s"])
+            model.append(abs(float(r["predicted_s"]) / m - 1))
+            unchanged.append(abs(float(r["baseline_s"]) / m - 1))
+            later = measured.get((r["family"], r["configuration"], r["round"] + 1))
+            if later is not None:
+                floor.append(abs(later / m - 1))
+        if not model:
+            continue
+        lines.append(f"{group:<13} {len(model):5d}  {pct(model):>22}   {pct(unchanged):>20}   "
+                     f"{pct(floor) if floor else '-':>22}")
+    lines.append("reconstructions (the profiled baseline replayed, against its unprofiled runs)")
+    for group in groups:
+        signed = [float(r["predicted_s"]) / float(r["measured_s"]) - 1 for r in rows
+                  if r["kind"] == "reconstruction" and group in ("all", r["family"])]
+        if signed:
+            lines.append(f"{group:<13} {len(signed):5d}  median error {100 * statistics.median(signed):+5.1f} %, "
+                         f"|err| {pct([abs(v) for v in signed])}")
+    return "\n".join(lines)
+
+
+def main(argv):
+    try:
+        args = parse_args(argv)
+    except InputError as error:
+        print(f"python_jobs.py: {error}", file=sys.stderr)
+        return 2
+    os.makedirs(args.out, exist_ok=True)
+    log = os.path.join(args.out, "log.txt")
+    machine = None if args.no_machine else (args.machine or measure_machine(args, log))
+    rows = []
+    for r in range(args.repeats):
+        rows += one_round(args, r, machine, log)
+        print(f"round {r + 1}/{args.repeats} done", file=sys.stderr, flush=True)
+    with open(os.path.join(args.out, "pairs.csv"), "w", newline="") as f:
+        writer = csv.DictWriter(f, fieldnames=list(rows[0]))
+        writer.writeheader()
+        writer.writerows(rows)
+    text = table(rows)
+    with open(os.path.join(args.out, "table.txt"), "w") as f:
+        f.write(text + "\n")
+    print(text)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
