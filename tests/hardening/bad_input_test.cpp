@@ -151,11 +151,11 @@ INSTANTIATE_TEST_SUITE_P(Table, DdpTraceBadInput, ::testing::ValuesIn(ddp_trace_
 // A valid Kineto trace imported to an output that cannot be a directory.
 TEST(DdpTraceBadOutput, ImportToAFileOrUnderAFileFailsOnOneLine) {
   Scratch scratch;
-  const std::string kineto = std::string(DDPSIM_KINETO_EXAMPLES) + "/mlp-cap0.25/rank-";
-  ASSERT_TRUE(fs::is_regular_file(kineto + "0.kineto.json")) << kineto;
+  const std::string kineto = std::string(DDPSIM_KINETO_EXAMPLES) + "/mlp-2rank/rank-";
+  ASSERT_TRUE(fs::is_regular_file(kineto + "0.kineto.json.gz")) << kineto;
   for (const std::string out : {"{file}", "{file}/out", "/proc/version/out"}) {
     check_row(DDP_TRACE_BIN,
-              {{"import", "--kineto", out, kineto + "0.kineto.json", kineto + "1.kineto.json"}, 2,
+              {{"import", "--kineto", out, kineto + "0.kineto.json.gz", kineto + "1.kineto.json.gz"}, 2,
                out + ":0: expected a directory", ""},
               scratch);
   }
@@ -222,7 +222,7 @@ TEST(DdpExperimentResumeProfile, ScriptRequiredToMeasure) {
                                    within(60));
   EXPECT_EQ(measure.exit_code(), 2) << measure.err;
   EXPECT_NE(measure.err.find("ddp-experiment: --resume-script " + scratch.expand("{none}") +
-                             ": expected the executable simulator/bench/sleep_resume_cost.py"),
+                             ": expected the executable .venv/bin/ddpsim-sleep-resume-cost"),
             std::string::npos) << measure.err;
   EXPECT_EQ(std::count(measure.err.begin(), measure.err.end(), '\n'), 1) << measure.err;
   EXPECT_FALSE(fs::exists(scratch.path("res"))) << "nothing written";
