@@ -11,7 +11,7 @@ set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 bash scripts/build.sh
 bin=build/release/bin
-out="${DEMO_OUT:-demo-out}"  # simulator/bench/demo_replay.py repeats the demo in other folders
+out="${DEMO_OUT:-demo-out}"  # python -m ddpsim.bench.demo_replay repeats the demo in other folders
 rm -rf "$out" && mkdir -p "$out"
 
 echo "== 1. measure: 2 ranks, convnet on Fashion-MNIST, Gloo"

@@ -12,7 +12,7 @@ set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 bash scripts/build.sh
 bin=build/release/bin
-plot="/usr/bin/python3 analysis/ddpsim-plot"
+plot=.venv/bin/ddpsim-plot  # scripts/setup.sh installs it
 results=results
 docs=docs/figures
 mkdir -p "$docs"
@@ -20,10 +20,10 @@ specs=("$@")
 [ ${#specs[@]} -gt 0 ] || specs=(bucket-sweep straggler-sweep timeout-whatif scaling)
 
 if [ "${specs[*]}" = testbed ]; then
-  # Communication-bound what-ifs on 2 testbed hosts at 200 Mbit/s (validate_whatif.py
+  # Communication-bound what-ifs on 2 testbed hosts at 200 Mbit/s (ddpsim.bench.validate_whatif
   # --testbed: predictions from each repetition's baseline), and the fitted network bandwidth
   # against the rates the testbed was told.
-  python3 simulator/bench/validate_whatif.py --testbed 200mbit --reps 5 --resume --out "$results/whatif-testbed"
+  .venv/bin/python -m ddpsim.bench.validate_whatif --testbed 200mbit --reps 5 --resume --out "$results/whatif-testbed"
   bash scripts/testbed_calibration.sh --rates 100,200,400,800 --caps 1,25 --out "$results/testbed-calibration"
   $plot whatif "$results/whatif-testbed/whatif.csv" --family bucket --mode per-iteration/trace \
     --out "$results/whatif-testbed/figures" --name testbed-bucket-sweep

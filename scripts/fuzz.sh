@@ -2,7 +2,7 @@
 # Long fuzzing runs of every parser with a libFuzzer target (ctest runs each for 10 s only):
 # the trace reader (tests/traces/fuzz_trace_reader.cpp), the profiler importer
 # (tests/kineto/fuzz_kineto_import.cpp), the skew flag parsers (tests/traces/fuzz_skew.cpp),
-# ddp-experiment's spec parser (tests/analysis/fuzz_experiment_spec.cpp) and ddp-sim's numeric
+# ddp-experiment's spec parser (tests/experiments/fuzz_experiment_spec.cpp) and ddp-sim's numeric
 # (platform) flag parsers (tests/simulator/fuzz_numeric_flags.cpp), under ASan+UBSan, from their
 # committed seed corpora.
 #
@@ -20,14 +20,14 @@ declare -A corpus=(
   [fuzz_trace_reader]="tests/traces/fuzz_corpus tests/traces/fuzz_trace_reader.dict"
   [fuzz_kineto_import]="tests/kineto/fuzz_corpus tests/kineto/fuzz_kineto_import.dict"
   [fuzz_skew]="tests/traces/fuzz_skew_corpus tests/traces/fuzz_skew.dict"
-  [fuzz_experiment_spec]="tests/analysis/fuzz_experiment_spec_corpus tests/analysis/fuzz_experiment_spec.dict"
+  [fuzz_experiment_spec]="tests/experiments/fuzz_experiment_spec_corpus tests/experiments/fuzz_experiment_spec.dict"
   [fuzz_numeric_flags]="tests/simulator/fuzz_numeric_flags_corpus tests/simulator/fuzz_numeric_flags.dict"
 )
 declare -A binary=(
   [fuzz_trace_reader]="$build/tests/traces/fuzz/fuzz_trace_reader"
   [fuzz_kineto_import]="$build/tests/kineto/fuzz/fuzz_kineto_import"
   [fuzz_skew]="$build/tests/traces/fuzz/fuzz_skew"
-  [fuzz_experiment_spec]="$build/tests/analysis/fuzz/fuzz_experiment_spec"
+  [fuzz_experiment_spec]="$build/tests/experiments/fuzz/fuzz_experiment_spec"
   [fuzz_numeric_flags]="$build/tests/simulator/fuzz/fuzz_numeric_flags"
 )
 names=("${@:3}")

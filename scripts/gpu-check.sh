@@ -4,7 +4,7 @@
 # the torch of $DDPSIM_TORCH_PYTHON (default: python3), then on GPU 0:
 #   1. ddp-train --backend nccl, 1 rank (NCCL refuses two ranks on one GPU), traced, validated;
 #   2. the same MLP in Python DDP over NCCL (runtime/peer/python_ddp.py), interleaved with 1.
-#      for the C++ / Python step-time ratio (analysis/compare.py), then once under
+#      for the C++ / Python step-time ratio (ddpsim-compare), then once under
 #      torch.profiler (a Kineto GPU trace);
 #   3. Python DDP, 2 ranks over Gloo with CUDA tensors sharing GPU 0, profiled (2-rank GPU trace);
 #   4. mixed precision, checked (scripts/gpu_amp_check.py: fp16 runs only on CUDA): fp16 and bf16
@@ -34,7 +34,7 @@ $bin/ddp-trace validate "$out/cpp-nccl/trace"
 $bin/ddp-trace summary "$out/cpp-nccl/trace"
 
 echo "== 2. C++ vs Python DDP over NCCL, 1 rank, $reps interleaved repetitions (untraced)"
-# runtime/bench/bench_common.sh's interleave: A B B A ..., then analysis/compare.py on the pairs
+# runtime/bench/bench_common.sh's interleave: A B B A ..., then ddpsim-compare on the pairs
 # (the ratio's median, IQR, range, exact Wilcoxon and sign tests) into cpp-nccl/vs-python/.
 root=$PWD
 source runtime/bench/bench_common.sh

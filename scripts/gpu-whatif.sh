@@ -9,11 +9,11 @@
 #      tensors sharing GPU 0). Without ddp-sim there the predictions fail and the measurements
 #      and traces stay; OUT_DIR/results.tar.gz holds them;
 #   3. ddp-train --device cuda against Python DDP on the same job, untraced, interleaved pairs
-#      (GPU_WHATIF_REPS, default 5; analysis/compare.py): OUT_DIR/cpp-vs-python.tar.gz.
+#      (GPU_WHATIF_REPS, default 5; ddpsim-compare): OUT_DIR/cpp-vs-python.tar.gz.
 # Predict where ddp-sim is built:
 #   tar -xzf OUT_DIR/results.tar.gz -C DIR
 #   ddp-experiment run experiments/whatif-gpu-bucket.toml --out DIR/results --repredict
-#   analysis/ddpsim-plot errors DIR/results/whatif-gpu-*/summary.csv
+#   .venv/bin/ddpsim-plot errors DIR/results/whatif-gpu-*/summary.csv
 # Usage: scripts/gpu-whatif.sh [OUT_DIR [SPEC...]]   (DDPSIM_DEPS_PREFIX: see gpu-check.sh;
 #        GPU_WHATIF_STEPS: the steps to run, default "1 2 3")
 set -euo pipefail
@@ -35,7 +35,7 @@ gpu_build ddp-train ddp-launch ddp-trace ddp-experiment
 
 if step 1; then
   echo "== 1. Gloo all-reduce of CUDA tensors, alone and 16 at once"
-  "$py" experiments/peer/allreduce_bench.py --device cuda --concurrent 16 --rounds 10 \
+  "$py" python/ddpsim/bench/allreduce_bench.py --device cuda --concurrent 16 --rounds 10 \
     --out "$out/allreduce-cuda.json"
 fi
 

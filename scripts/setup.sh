@@ -3,7 +3,10 @@
 #  1. the Debian packages in scripts/deps.txt (`apt-get update` only when one must be installed);
 #  2. the project's Python venv (.venv) with the pinned PyTorch in scripts/requirements-torch.txt:
 #     its LibTorch (headers, libtorch_cpu, CMake config) builds runtime/, its torch runs the
-#     Python DDP peer and the profiler (Kineto) traces.
+#     Python DDP peer and the profiler (Kineto) traces;
+#  3. the ddpsim Python package (pyproject.toml: import ddpsim, ddpsim-plot, ddpsim-compare), into
+#     that venv, editable, after its dependencies and pytest pinned in
+#     scripts/requirements-python.txt (from PyPI, as torch).
 # Needs root (or sudo) for step 1.
 set -euo pipefail
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
@@ -27,3 +30,4 @@ else
 fi
 
 bash "$here/make_venv.sh" "$root/.venv" "$here/requirements-torch.txt"
+bash "$here/install_python_package.sh" "$root/.venv" "$here/requirements-python.txt"

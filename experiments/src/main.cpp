@@ -52,7 +52,8 @@ int main(int argc, char** argv) {
                   "to the current directory, the repository root)")
       ->capture_default_str();
   run->add_option("--resume-script", options.resume_script,
-                  "simulator/bench/sleep_resume_cost.py, for specs with [predict] resume_profile (default: "
+                  "ddpsim-sleep-resume-cost (the ddpsim package's, scripts/setup.sh installs it), for specs with "
+                  "[predict] resume_profile (default: "
                   "relative to the current directory, the repository root)")
       ->capture_default_str();
 
@@ -92,7 +93,7 @@ int main(int argc, char** argv) {
                       "[predict] corun_profile"))
       return 2;
     if (spec.predict.resume_profile > 0 &&
-        !script_found(options.resume_script, "--resume-script", "simulator/bench/sleep_resume_cost.py",
+        !script_found(options.resume_script, "--resume-script", ".venv/bin/ddpsim-sleep-resume-cost",
                       "[predict] resume_profile"))
       return 2;
     return run_experiment(spec, options, std::cout, std::cerr);

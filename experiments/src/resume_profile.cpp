@@ -15,7 +15,7 @@ namespace ddpsim::experiment {
 
 Command resume_command(const ExperimentSpec& spec, const std::string& bin_dir,
                        const std::string& resume_script, const std::string& out_json) {
-  Command command = {resume_script.empty() ? "simulator/bench/sleep_resume_cost.py" : resume_script,
+  Command command = {resume_script.empty() ? ".venv/bin/ddpsim-sleep-resume-cost" : resume_script,
                      "--bin-dir", bin_dir, "--out", out_json, "--repetitions", "1",
                      "--iterations", std::to_string(std::max(spec.workload.iterations, 8)), "--"};
   const Command flags = lone_rank_flags(spec.workload);

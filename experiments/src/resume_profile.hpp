@@ -1,6 +1,7 @@
 // The straggler emulation's resume cost a spec with [predict] resume_profile measures in its own
 // sitting: what a rank slowed by ddp-train --slowdown computes more per injected sleep
-// (simulator/bench/sleep_resume_cost.py, one lone-rank A/B pair per repetition), pooled, and the
+// (ddpsim-sleep-resume-cost, python/ddpsim/bench/sleep_resume_cost.py: one lone-rank A/B pair per
+// repetition), pooled, and the
 // spec's fraction of it charged to the cross predictions as ddp-sim --sleep-resume-cost.
 #pragma once
 

@@ -17,7 +17,7 @@ struct RunOptions {
   std::string bin_dir;               // where ddp-launch, ddp-train, ddp-sim, ddp-trace live
   std::string testbed_script = "scripts/testbed.sh";  // for specs with [launch] testbed_rate
   std::string corun_script = "experiments/peer/corun_bench.sh";  // for [predict] corun_profile
-  std::string resume_script = "simulator/bench/sleep_resume_cost.py";  // for [predict] resume_profile
+  std::string resume_script = ".venv/bin/ddpsim-sleep-resume-cost";  // for [predict] resume_profile
   bool dry_run = false;              // print the commands, run nothing, write nothing
   // Predict every finished run again from its kept trace with this spec's [predict], which
   // may differ from the one the results came from (nothing else may): a model compared with

@@ -2,7 +2,7 @@
 # AMP (bf16 or fp16 autocast + loss scaling) vs fp32 DDP, and each trace replayed.
 #
 # 2 ranks of the Fashion-MNIST convnet, interleaved A B B A ... (ROUNDS each); each run writes
-# rank 0's step times (iteration 0 excluded) and its trace. analysis/compare.py prints each
+# rank 0's step times (iteration 0 excluded) and its trace. ddpsim-compare prints each
 # repetition's median step and the ratio AMP/fp32 of each pair: median, IQR, range, exact
 # Wilcoxon and sign tests (OUT/compare.json). Then `ddp-sim replay --json` reconstructs the last
 # trace of each (measured vs replayed median iteration, OUT/{a,b}-ROUNDS.replay.json: a

@@ -5,7 +5,7 @@
 #
 # Both write rank 0's step times (forward + backward with DDP's all-reduces + optimizer step,
 # batch creation excluded, iteration 0 excluded). ddp-train runs with --no-trace so that both use
-# PyTorch's default all-reduce. analysis/compare.py prints each repetition and the ratio
+# PyTorch's default all-reduce. ddpsim-compare prints each repetition and the ratio
 # C++/Python of each pair (median, IQR, range, exact Wilcoxon and sign tests) and writes
 # OUT/compare.json.
 #

@@ -2,7 +2,7 @@
 # What does tracing cost? ddp-train traced vs --no-trace, 2 ranks, interleaved A B B A ...
 #
 # Each run writes rank 0's step times (forward + backward with all-reduces + optimizer step, plus
-# the tracer's per-iteration flush; iteration 0 excluded). analysis/compare.py prints each
+# the tracer's per-iteration flush; iteration 0 excluded). ddpsim-compare prints each
 # repetition and the ratio traced/untraced of each pair (goal: <= 1.01): median, IQR, range,
 # exact Wilcoxon and sign tests; it writes OUT/compare.json. Wall time on 2 shared cores cannot
 # resolve 1 %: runtime/bench/trace_overhead_callgrind.sh counts instructions instead.

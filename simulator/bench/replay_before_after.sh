@@ -5,9 +5,9 @@
 # Usage: simulator/bench/replay_before_after.sh BEFORE_BIN AFTER_BIN   (exit 1 if any differs)
 set -u
 before=$1; after=$2; work="$(mktemp -d)"; trap 'rm -rf "$work"' EXIT
-bench="$(dirname "$0")"
-python3 "$bench"/make_synthetic_trace.py $work/trace --buckets 25 >/dev/null
-python3 "$bench"/make_synthetic_trace.py $work/trace3 --buckets 5 --ranks 3 --iterations 4 >/dev/null
+synthetic=("$(dirname "$0")/../../.venv/bin/python" -m ddpsim.bench.make_synthetic_trace)  # scripts/setup.sh
+"${synthetic[@]}" $work/trace --buckets 25 >/dev/null
+"${synthetic[@]}" $work/trace3 --buckets 5 --ranks 3 --iterations 4 >/dev/null
 n=0; same=0
 run() { # label args...
   local label=$1; shift

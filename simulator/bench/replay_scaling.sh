@@ -21,7 +21,7 @@ reps="${REPS:-3}"
 out="${OUT:-replay_scaling.json}"
 work="$(mktemp -d)"
 trap 'rm -rf "$work"' EXIT
-/usr/bin/python3 "$(dirname "$0")/make_synthetic_trace.py" "$work/trace" --buckets 25
+"$(dirname "$0")/../../.venv/bin/python" -m ddpsim.bench.make_synthetic_trace "$work/trace" --buckets 25
 
 # star: 10 Gbit/s, 20 us per rank pair. two-level: 8 ranks per node on 100 GB/s, 2 us
 # links; each node's uplink 100 Gbit/s (12.5 GB/s), 5 us. dgx-*: ddp-sim's named clusters.

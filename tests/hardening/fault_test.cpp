@@ -40,7 +40,7 @@ std::vector<std::string> file_lines(const std::string& path) {
 }
 
 // ---------------------------------------------------------------------------------------------
-// Stand-in tools with the real command lines (as in tests/analysis/experiment_runner_test.cpp);
+// Stand-in tools with the real command lines (as in tests/experiments/experiment_runner_test.cpp);
 // the real ddp-experiment runs them. A file `hang-launch` (or `hang-replay`) holding N makes
 // the N-th launch (replay) write `hanging` and sleep, so the test can kill ddp-experiment there.
 const char* kLaunch = R"SH(#!/bin/bash

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# experiments/peer/allreduce_bench.py across testbed hosts (--nnodes): 2 hosts x 2 ranks at
+# python/ddpsim/bench/allreduce_bench.py across testbed hosts (--nnodes): 2 hosts x 2 ranks at
 # 200 Mbit/s, busy and idle, one round. Host 0 must report on all 4 ranks: world size 4, a
 # bandwidth below 1.1 x the link's 25 MB/s (a fitted slope) and above a tenth of it, and both busy fractions in (0, 1].
 # Exits 77 (skipped) without root, namespaces or a PYTHON with torch (the build's DDPSIM_TORCH_PYTHON).

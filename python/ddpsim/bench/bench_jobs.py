@@ -1,0 +1,48 @@
+"""What the benchmarks that launch their own jobs share: the check of --bin-dir and --out before
+anything runs (one line naming the flag), the folder the traces go to, and one job under
+ddp-launch whose output goes to a log beside its trace."""
+import os
+import subprocess
+import tempfile
+
+# The checkout this package is installed from (pip install -e .): python/ddpsim/bench/ is three
+# folders below it. Defaults such as build/release/bin and results/ are relative to it.
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))
+
+
+def setup_error(script, bin_dir, tools, out):
+    """The one-line refusal of --bin-dir (a tool missing) or --out (not a file in a folder), or None."""
+    for tool in tools:
+        if not os.access(os.path.join(bin_dir, tool), os.X_OK):
+            return f"{script}: --bin-dir: expected {tool} in {bin_dir}"
+    if os.path.isdir(out) or not os.path.isdir(os.path.dirname(os.path.abspath(out))):
+        return f"{script}: --out: expected a file in an existing folder, got {out}"
+    return None
+
+
+def trace_root(keep, prefix):
+    """--keep's folder (made if missing), or a new temporary one."""
+    root = keep or tempfile.mkdtemp(prefix=prefix)
+    os.makedirs(root, exist_ok=True)
+    return root
+
+
+def launch(bin_dir, trace_dir, train_args, world_size=1):
+    """One ddp-train job of world_size ranks tracing into trace_dir; its output in trace_dir.log.
+    Raises RuntimeError naming the log when the job fails."""
+    log = trace_dir + ".log"
+    with open(log, "w") as handle:
+        code = subprocess.call([os.path.join(bin_dir, "ddp-launch"), "--nproc-per-node", str(world_size),
+                                "--master-port", "0", "--", os.path.join(bin_dir, "ddp-train"),
+                                "--trace-dir", trace_dir, *train_args],
+                               stdout=handle, stderr=subprocess.STDOUT)
+    if code != 0:
+        raise RuntimeError(f"{log}: the run exited {code}")
+
+
+def add_job_arguments(parser, tools):
+    """--out, --bin-dir, --keep and ddp-train's flags after --, as every such benchmark takes them."""
+    parser.add_argument("--out", required=True, help="the JSON to write")
+    parser.add_argument("--bin-dir", default="build/release/bin", help=f"where {tools} are")
+    parser.add_argument("--keep", help="keep the traces in this folder (default: a temporary one)")
+    parser.add_argument("train_args", nargs="*", help="ddp-train's workload flags, after --")
