@@ -1,4 +1,3 @@
-#!/usr/bin/env python3
 """How fast, and in how much memory, does `ddp-trace import --kineto` read a large profile?
 
 Writes a synthetic standard torch.profiler trace of about --mb megabytes (a Gloo DDP rank:
@@ -6,7 +5,7 @@ ProfilerStep#N, 4 all-reduce launches and their gloo:all_reduce worker spans per
 filler cpu_ops as a real profile is mostly made of), imports it under /usr/bin/time and writes
 {"file_mb", "events", "steps", "seconds", "max_rss_mb"} to --out (and prints it).
 
-    traces/bench/kineto_import_scale.py --mb 100 --out results/bench/kineto-import-100mb.json
+    python -m ddpsim.bench.kineto_import_scale --mb 100 --out results/bench/kineto-import-100mb.json
 """
 import argparse
 import json
@@ -16,7 +15,7 @@ import subprocess
 import sys
 import tempfile
 
-ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+from ddpsim.bench.bench_jobs import ROOT
 
 
 def write_trace(path, target_bytes):
