@@ -25,7 +25,7 @@ std::string own_directory() {
 
 int main(int argc, char** argv) {
   CLI::App app{"Runs declarative ddpsim experiments: real DDP jobs, their simulated predictions, "
-               "and a summary.csv for analysis/ddpsim-plot."};
+               "and a summary.csv for ddpsim-plot."};
   app.require_subcommand(1);
 
   std::string spec_path;

@@ -38,7 +38,7 @@ const std::vector<std::string>& summary_columns() {
       "measured_failed", "measured_failure", "predicted_failed", "predicted_failure",
       "job_exit", "job_wall_s", "status", "message", "trace_dir", "replayed_trace",
       "predicted_dir",
-      // the skew columns as numbers, for analysis/ to plot on an axis: the largest --slowdown
+      // the skew columns as numbers, for ddpsim-plot to plot on an axis: the largest --slowdown
       // factor and the longest --delay in ms, read by the trace library's skew parser (the one
       // reader of that syntax); empty without one. Last: added after the others (#14).
       "max_slowdown", "max_delay_ms",

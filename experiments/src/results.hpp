@@ -11,7 +11,7 @@
 
 namespace ddpsim::experiment {
 
-// The columns, in file order. The analysis scripts (analysis/) read them by name.
+// The columns, in file order. ddpsim-plot (python/ddpsim/plot) reads them by name.
 const std::vector<std::string>& summary_columns();
 
 // A row as column name -> text; columns not set are written empty. What summary.csv holds:

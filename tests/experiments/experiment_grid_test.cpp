@@ -169,7 +169,7 @@ TEST(ExperimentResults, TypedRowWritesEveryColumnAndResumeReadsItBack) {
   }
 }
 
-// analysis/ plots skew on an axis from max_slowdown and max_delay_ms: the trace library's
+// ddpsim-plot plots skew on an axis from max_slowdown and max_delay_ms: the trace library's
 // parser reads them from the flag values, for new rows and for an older summary's rows alike.
 TEST(ExperimentResults, SkewMaximaComeFromTheSkewParser) {
   ExperimentSpec spec;

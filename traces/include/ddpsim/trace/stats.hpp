@@ -29,7 +29,7 @@ inline double mean_of(const std::vector<double>& values) {
 // How far a prediction is from a measurement, as a fraction: (predicted - measured) / measured;
 // NaN when measured is 0. The one definition of "error" in ddpsim: ddp-sim replay's report, the
 // experiment runner's error_pct column (x 100) and its distribution errors all use it, and
-// analysis/ reads that column instead of recomputing it.
+// ddpsim-plot reads that column instead of recomputing it.
 inline double relative_error(double predicted, double measured) {
   if (measured == 0) return std::numeric_limits<double>::quiet_NaN();
   return (predicted - measured) / measured;
