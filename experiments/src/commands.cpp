@@ -17,9 +17,8 @@ void replace_all(std::string& text, const std::string& from, const std::string& 
 
 }  // namespace
 
-Command train_command(const ExperimentSpec& spec, const Point& point, const std::string& bin_dir,
-                      const std::string& trace_dir, const std::string& testbed_script, int rep) {
-  const Workload& w = spec.workload;
+Command launch_prefix(const ExperimentSpec& spec, const Point& point, const std::string& bin_dir,
+                      const std::string& testbed_script) {
   Command command;
   if (spec.launch.testbed()) {
     // As simulator/bench/validate_whatif.py's measure(): testbed.sh replaces {hosts}, {host},
@@ -36,6 +35,21 @@ Command train_command(const ExperimentSpec& spec, const Point& point, const std:
     command = {bin_dir + "/ddp-launch", "--nproc-per-node", std::to_string(point.world_size),
                "--master-port", "0", "--"};
   }
+  return command;
+}
+
+Command machine_profile_command(const ExperimentSpec& spec, const Point& point, const std::string& bin_dir,
+                                const std::string& out_json, const std::string& testbed_script) {
+  Command command = launch_prefix(spec, point, bin_dir, testbed_script);
+  command.insert(command.end(), {bin_dir + "/ddp-machine-profile", "--out", out_json, "--threads",
+                                 std::to_string(spec.workload.threads), "--quiet"});
+  return command;
+}
+
+Command train_command(const ExperimentSpec& spec, const Point& point, const std::string& bin_dir,
+                      const std::string& trace_dir, const std::string& testbed_script, int rep) {
+  const Workload& w = spec.workload;
+  Command command = launch_prefix(spec, point, bin_dir, testbed_script);
   command.insert(command.end(), {bin_dir + "/ddp-train",
                      "--model", w.model,
                      "--iterations", std::to_string(w.iterations),
@@ -85,9 +99,10 @@ Command replay_command(const ExperimentSpec& spec, const Point& point, const Wha
       return arg == flag || arg.rfind(flag + "=", 0) == 0;
     });
   };
-  // A spec that hands the replay a fit itself ("--calibration={calibration}") keeps its own.
+  // A spec that hands the replay a fit itself ("--calibration={calibration}") keeps its own, and a
+  // prediction on the sitting's machine profile (--machine) takes the network from it.
   const bool calibration_given = names(spec.predict.replay_args, "--calibration") ||
-                                 (what_if && names(what_if->args, "--calibration"));
+                                 (what_if && (names(what_if->args, "--calibration") || names(what_if->args, "--machine")));
   if (!reused_calibration.empty() && !calibration_given)
     command.insert(command.end(), {"--calibration", reused_calibration});
   for (const auto& arg : spec.predict.replay_args)
@@ -133,6 +148,7 @@ WhatIf cross_prediction(const ExperimentSpec& spec, const Point& baseline, const
     args.insert(args.end(), profile.effective_cores.begin(), profile.effective_cores.end());
   }
   args.insert(args.end(), profile.sleep_resume_cost.begin(), profile.sleep_resume_cost.end());
+  args.insert(args.end(), profile.machine.begin(), profile.machine.end());
   if (point.timeout_s && point.timeout_s != baseline.timeout_s) {
     args.insert(args.end(), {spec.predict.timeout_flag, format_number(*point.timeout_s)});
     what_if.timeout_s = point.timeout_s;

@@ -16,6 +16,7 @@ using Command = std::vector<std::string>;
 struct ProfileArgs {
   std::vector<std::string> effective_cores;    // [predict] corun_profile: predictions of another layout
   std::vector<std::string> sleep_resume_cost;  // [predict] resume_profile: every cross prediction
+  std::vector<std::string> machine;            // [predict] machine_profile: every cross prediction
 };
 
 // Where one experiment's results live: results/NAME/...
@@ -45,6 +46,7 @@ struct Layout {
   // `rep`'s runs, and the cost pooled from the pairs.
   std::string resume_json(int rep) const { return root + "/profile/resume-rep" + std::to_string(rep) + ".json"; }
   std::string resume_profile_json() const { return root + "/profile/sleep-resume-cost.json"; }
+  std::string machine_json() const { return root + "/profile/machine.json"; }
   // ddp-sim replay's JSON report (--json) of a replay step: its interval, when bootstrapped.
   std::string report_json(const std::string& run, const std::string& step) const {
     return root + "/logs/" + run + "." + step + ".json";
@@ -60,6 +62,13 @@ struct Layout {
 // instead of repeating one set of draws (which is then compared with the whole distribution).
 Command train_command(const ExperimentSpec& spec, const Point& point, const std::string& bin_dir,
                       const std::string& trace_dir, const std::string& testbed_script = "", int rep = 0);
+// What starts one job of `point` before its program: ddp-launch, or testbed.sh with ddp-launch
+// in every host (train_command's launch, the same for every program a job runs).
+Command launch_prefix(const ExperimentSpec& spec, const Point& point, const std::string& bin_dir,
+                      const std::string& testbed_script = "");
+// ddp-machine-profile launched as `point`'s job, writing `out_json` (the workload's threads).
+Command machine_profile_command(const ExperimentSpec& spec, const Point& point, const std::string& bin_dir,
+                                const std::string& out_json, const std::string& testbed_script = "");
 // ddp-sim calibrate TRACE --json FILE [calibrate_args]
 Command calibrate_command(const ExperimentSpec& spec, const std::string& bin_dir,
                           const std::string& trace_dir, const std::string& calibration_json);

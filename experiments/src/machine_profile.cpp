@@ -14,6 +14,14 @@ namespace ddpsim::experiment {
 
 std::vector<MachineProfile::Job> MachineProfile::due_jobs(int rep) const {
   std::vector<Job> jobs;
+  if (spec_.predict.machine_profile && rep == 0) {
+    const std::vector<Point> points = expand_grid(spec_.grid);
+    if (const auto baseline = baseline_point(points, spec_.predict.baseline)) {
+      const std::string json = layout_.machine_json();
+      jobs.push_back({machine_profile_command(spec_, points[*baseline], bin_dir_, json, testbed_script_), json,
+                      "machine", "machine profile", spec_.limits.job_timeout_s});
+    }
+  }
   if (spec_.predict.resume_profile > 0) {
     const std::string json = layout_.resume_json(rep);
     // Two jobs one after the other.
@@ -55,6 +63,7 @@ ProfileArgs MachineProfile::placeholders() const {
   for (const int copies : spec_.predict.corun_profile)
     args.effective_cores.insert(args.effective_cores.end(), {"--effective-cores", std::to_string(copies) + "=PROFILE"});
   if (spec_.predict.resume_profile > 0) args.sleep_resume_cost = {"--sleep-resume-cost", "PROFILE"};
+  if (spec_.predict.machine_profile) args.machine = {"--machine", layout_.machine_json()};
   return args;
 }
 
@@ -62,7 +71,17 @@ ProfileArgs MachineProfile::args_for(const Point& baseline, const Point& point, 
   ProfileArgs args;
   args.sleep_resume_cost = resume_args(why);
   if (why.empty()) args.effective_cores = corun_args(baseline, point, why);
+  if (why.empty()) args.machine = machine_args(why);
   return why.empty() ? args : ProfileArgs{};
+}
+
+std::vector<std::string> MachineProfile::machine_args(std::string& why) const {
+  if (!spec_.predict.machine_profile) return {};
+  if (!fs::exists(layout_.machine_json())) {
+    why = "no machine profile: expected " + layout_.machine_json() + " (a rerun without --repredict measures it)";
+    return {};
+  }
+  return {"--machine", layout_.machine_json()};
 }
 
 std::vector<std::string> MachineProfile::resume_args(std::string& why) {

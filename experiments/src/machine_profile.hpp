@@ -21,7 +21,7 @@ class MachineProfile {
  public:
   MachineProfile(const ExperimentSpec& spec, const Layout& layout, const RunOptions& options)
       : spec_(spec), layout_(layout), bin_dir_(options.bin_dir), corun_script_(options.corun_script),
-        resume_script_(options.resume_script) {}
+        resume_script_(options.resume_script), testbed_script_(options.testbed_script) {}
 
   // The round of repetition `rep`: the co-run profile for each number of ranks, and the resume
   // profile's pair, each whose file is not there yet. Returns what went wrong ("" when nothing
@@ -64,12 +64,15 @@ class MachineProfile {
   // The co-run profile's --effective-cores for a prediction that changes the layout; none for
   // one that keeps it, or when the spec has no co-run profile.
   std::vector<std::string> corun_args(const Point& baseline, const Point& point, std::string& why);
+  // --machine with the sitting's machine profile; none when the spec measures none.
+  std::vector<std::string> machine_args(std::string& why) const;
 
   const ExperimentSpec& spec_;
   const Layout& layout_;
   const std::string& bin_dir_;
   const std::string& corun_script_;
   const std::string& resume_script_;
+  const std::string& testbed_script_;
   std::map<std::string, std::string> summaries_;
 };
 

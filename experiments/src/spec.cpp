@@ -388,7 +388,8 @@ void parse_limits(const Section& s, Limits& l) {
 void parse_predict(const Section& s, const std::string& path, const Grid& grid, Prediction& p) {
   s.allow_only({"enabled", "replay_args", "calibrate_args", "world_sizes", "world_size_flag",
                 "timeouts_s", "timeout_flag", "whatif", "min_world_size", "baseline",
-                "world_size_args", "pool_baselines", "corun_profile", "resume_profile"});
+                "world_size_args", "pool_baselines", "corun_profile", "resume_profile",
+                "machine_profile"});
   if (const auto* node = s.find("baseline")) parse_baseline(s, *node, grid, path, p.baseline);
   if (auto v = s.strings("world_size_args")) p.world_size_args = *v;
   if (auto v = s.boolean("enabled")) p.enabled = *v;
@@ -423,6 +424,17 @@ void parse_predict(const Section& s, const std::string& path, const Grid& grid, 
         s.fail(*node, "[predict] resume_profile: expected no --sleep-resume-cost in replay_args (the "
                       "profile measures it), got one");
     p.resume_profile = *v;
+  }
+  if (auto v = s.boolean("machine_profile")) {
+    const auto* node = s.find("machine_profile");
+    if (*v && !p.baseline.enabled)
+      s.fail(*node, "[predict] machine_profile: expected a [predict] baseline (the profile is measured "
+                    "launched as the baseline's job), got none");
+    for (const auto& arg : p.replay_args)
+      if (*v && (arg == "--machine" || arg.rfind("--machine=", 0) == 0))
+        s.fail(*node, "[predict] machine_profile: expected no --machine in replay_args (the sitting "
+                      "measures it), got one");
+    p.machine_profile = *v;
   }
   if (auto v = s.strings("calibrate_args")) p.calibrate_args = *v;
   const std::string world_size_flag = s.string("world_size_flag").value_or("--world-size");

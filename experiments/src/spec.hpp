@@ -108,6 +108,11 @@ struct Prediction {
   // repetition is too noisy to follow it either, so no shipped spec sets it. 0: none.
   // See Note [sleep resume cost] in docs/model.md.
   double resume_profile = 0;
+  // The machine profile measured in the sitting: before the first repetition's runs,
+  // ddp-machine-profile runs launched exactly as the baseline's job (same ranks, hosts and
+  // links), and every prediction gets --machine with its file (traces/MACHINE.md): the network,
+  // two all-reduces at once and co-located compute from the machine, not typed into the spec.
+  bool machine_profile = false;
 };
 
 // How the real jobs are launched: on this machine (ddp-launch --nproc-per-node W), or, when

@@ -77,7 +77,7 @@ TEST_F(CorunProfileTest, OneRoundRunsTheWorkloadAsOneRankJobs) {
 TEST(CorunProfile, OnlyPredictionsThatChangeTheLayoutTakeIt) {
   ExperimentSpec spec;
   spec.predict.world_size_args = {"--independent-copies"};
-  const ProfileArgs profile = {{"--effective-cores", "2=1.5"}, {}};
+  const ProfileArgs profile = {{"--effective-cores", "2=1.5"}, {}, {}};
   Point baseline;
   baseline.id = "w2";
   baseline.world_size = 2;
@@ -93,9 +93,13 @@ TEST(CorunProfile, OnlyPredictionsThatChangeTheLayoutTakeIt) {
   EXPECT_EQ(cross_prediction(spec, baseline, hosts, profile).args,
             (std::vector<std::string>{"--independent-copies", "--effective-cores", "2=1.5"}));
   // The resume profile's cost goes to every cross prediction, after the layout's flags.
-  const ProfileArgs both = {{"--effective-cores", "2=1.5"}, {"--sleep-resume-cost", "0.0002"}};
+  const ProfileArgs both = {{"--effective-cores", "2=1.5"}, {"--sleep-resume-cost", "0.0002"}, {}};
   EXPECT_EQ(cross_prediction(spec, baseline, cap, both).args,
             (std::vector<std::string>{"--bucket-cap-mb", "1", "--sleep-resume-cost", "0.0002"}));
+  // The machine profile goes to every cross prediction too, after the resume cost.
+  const ProfileArgs all = {{"--effective-cores", "2=1.5"}, {"--sleep-resume-cost", "0.0002"}, {"--machine", "m.json"}};
+  EXPECT_EQ(cross_prediction(spec, baseline, cap, all).args,
+            (std::vector<std::string>{"--bucket-cap-mb", "1", "--sleep-resume-cost", "0.0002", "--machine", "m.json"}));
   EXPECT_EQ(cross_prediction(spec, baseline, four, both).args,
             (std::vector<std::string>{"--world-size", "4", "--independent-copies", "--effective-cores", "2=1.5",
                                       "--sleep-resume-cost", "0.0002"}));

@@ -865,3 +865,48 @@ TEST_F(ResumeRunnerTest, TheRunAndTheDryRunTakeTheRoundInOneOrder) {
 
 }  // namespace
 }  // namespace ddpsim::experiment
+
+namespace ddpsim::experiment {
+namespace {
+
+// [predict] machine_profile: ddp-machine-profile runs once, launched as the baseline's job,
+// before the first repetition's runs; every cross prediction gets --machine with its file and
+// no fit of the baseline's trace (the network is the machine's).
+TEST_F(RunnerTest, MachineProfileRunsOnceAsTheBaselinesJobAndEveryPredictionTakesIt) {
+  const auto spec = parse_spec(R"(
+[experiment]
+name = "caps"
+repetitions = 2
+[workload]
+model = "mlp"
+[grid]
+bucket_cap_mb = [25, 5]
+[predict]
+baseline = { bucket_cap_mb = 25 }
+machine_profile = true
+)", root_ + "/caps.toml");
+  options_.dry_run = true;
+  std::ostringstream out, err;
+  ASSERT_EQ(run_experiment(spec, options_, out, err), 0) << err.str();
+  const std::string text = out.str();
+  const std::string machine = root_ + "/results/caps/profile/machine.json";
+  const std::string profile = "# machine profile, repetition 0\n" + bin_ + "/ddp-launch --nproc-per-node 2 --master-port 0 -- " +
+                              bin_ + "/ddp-machine-profile --out " + machine + " --threads 1 --quiet\n";
+  const auto at = text.find(profile);
+  ASSERT_NE(at, std::string::npos) << text;
+  EXPECT_EQ(text.find("# machine profile", at + 1), std::string::npos) << "measured once: " << text;
+  EXPECT_LT(at, text.find("# cap25-rep0\n")) << text;
+  std::size_t predictions = 0;
+  std::istringstream lines(text);
+  for (std::string line; std::getline(lines, line);) {
+    if (line.rfind(bin_ + "/ddp-sim replay", 0) != 0 || line.find("-from-cap25") == std::string::npos) continue;
+    ++predictions;
+    EXPECT_NE(line.find("--machine " + machine), std::string::npos) << line;
+    EXPECT_EQ(line.find("--calibration"), std::string::npos) << line;
+  }
+  EXPECT_EQ(predictions, 2u) << text;
+  EXPECT_FALSE(fs::exists(root_ + "/results"));
+}
+
+}  // namespace
+}  // namespace ddpsim::experiment

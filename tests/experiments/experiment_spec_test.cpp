@@ -340,3 +340,25 @@ TEST(ExperimentSpecErrors, MissingFile) {
 
 }  // namespace
 }  // namespace ddpsim::experiment
+
+namespace ddpsim::experiment {
+namespace {
+
+// [predict] machine_profile: the sitting's machine, measured launched as the baseline's job.
+TEST(ExperimentSpec, MachineProfileNeedsABaselineAndNoGivenMachine) {
+  EXPECT_TRUE(parse_spec(with_predict("baseline = { bucket_cap_mb = 25 }\nmachine_profile = true\n"), "p.toml")
+                  .predict.machine_profile);
+  EXPECT_FALSE(parse_spec(with_predict("baseline = { bucket_cap_mb = 25 }\n"), "p.toml").predict.machine_profile);
+  EXPECT_EQ(error_of(with_predict("machine_profile = true\n")),
+            "bad.toml:5: [predict] machine_profile: expected a [predict] baseline (the profile is measured "
+            "launched as the baseline's job), got none");
+  EXPECT_EQ(error_of(with_predict("baseline = { bucket_cap_mb = 25 }\nreplay_args = [\"--machine\", \"m.json\"]\n"
+                                  "machine_profile = true\n")),
+            "bad.toml:7: [predict] machine_profile: expected no --machine in replay_args (the sitting "
+            "measures it), got one");
+  EXPECT_EQ(error_of(with_predict("baseline = { bucket_cap_mb = 25 }\nmachine_profile = 1\n")),
+            "bad.toml:6: [predict] machine_profile: expected a boolean, got an integer");
+}
+
+}  // namespace
+}  // namespace ddpsim::experiment
