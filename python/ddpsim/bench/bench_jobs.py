@@ -1,13 +1,18 @@
-"""What the benchmarks that launch their own jobs share: the check of --bin-dir and --out before
-anything runs (one line naming the flag), the folder the traces go to, and one job under
-ddp-launch whose output goes to a log beside its trace."""
+"""What the benchmarks share: the checkout they run in, the check of --bin-dir and --out before
+anything runs (one line naming the flag), the folder the traces go to, one job under ddp-launch
+whose output goes to a log beside its trace, and the start time of the traces they make up."""
 import os
 import subprocess
 import tempfile
+import time
 
 # The checkout this package is installed from (pip install -e .): python/ddpsim/bench/ is three
 # folders below it. Defaults such as build/release/bin and results/ are relative to it.
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))
+
+# start_time_utc of a made-up trace (traces/FORMAT.md): the Unix epoch, so the output is the same
+# on every run.
+SYNTHETIC_START_UTC = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(0))
 
 
 def setup_error(script, bin_dir, tools, out):

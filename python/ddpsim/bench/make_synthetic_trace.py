@@ -10,6 +10,8 @@ import argparse
 import json
 import os
 
+from ddpsim.bench.bench_jobs import SYNTHETIC_START_UTC
+
 ALPHA, BETA = 50e-6, 1e9
 
 
@@ -30,7 +32,7 @@ def main():
         meta = {
             "schema": "ddpsim-trace", "schema_version": 1, "source": "measured",
             "tool": {"name": "make_synthetic_trace.py", "version": "0", "git_sha": "bench"},
-            "start_time_utc": "2026-11-22T04:00:00Z", "clock": "CLOCK_MONOTONIC",
+            "start_time_utc": SYNTHETIC_START_UTC, "clock": "CLOCK_MONOTONIC",
             "host": "bench", "rank": rank, "local_rank": rank, "world_size": world,
             "backend": "gloo", "workload": {"name": "synthetic", "batch_size": "32"},
             "parameters": params, "bucket_cap_bytes": 26214400, "first_bucket_cap_bytes": 1048576,

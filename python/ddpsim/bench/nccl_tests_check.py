@@ -11,7 +11,7 @@ curve `ddpsim-plot cluster-scaling` draws) and its average busbw. The published
 numbers are quoted below with their source; nothing is fitted to them here (the presets'
 latencies come from two other nccl-tests runs, cluster_presets.cpp).
 
-Published measurements used (GitHub issues, read 2026-11-23):
+Published measurements used (GitHub issues):
   A  NVIDIA/nccl-tests#119: 3 nodes x 8 A100-SXM4-40GB, 4 HDR 200 Gb/s NICs per node, 24 ranks,
      `all_reduce_perf -b 8 -e 128M` (step 1 MiB: sizes 8 + k*1048576, k = 0..127). Quoted rows
      near 128 MB (size B, out-of-place time us, busbw GB/s) and the run's "Avg bus bandwidth"
@@ -29,6 +29,8 @@ import os
 import subprocess
 import sys
 import tempfile
+
+from ddpsim.bench.bench_jobs import SYNTHETIC_START_UTC
 
 A100_ROWS = [  # nccl-tests#119, out-of-place: size (B), time (us), busbw (GB/s)
     (127926280, 2560.7, 95.75),
@@ -53,7 +55,7 @@ def write_trace(out, sizes):
         meta = {
             "schema": "ddpsim-trace", "schema_version": 1, "source": "measured",
             "tool": {"name": "nccl_tests_check.py", "version": "0", "git_sha": "bench"},
-            "start_time_utc": "2026-11-23T00:00:00Z", "clock": "CLOCK_MONOTONIC", "host": "bench",
+            "start_time_utc": SYNTHETIC_START_UTC, "clock": "CLOCK_MONOTONIC", "host": "bench",
             "rank": rank, "local_rank": rank, "world_size": 2, "backend": "nccl",
             "workload": {"name": "allreduce-sizes", "batch_size": "1"}, "parameters": params,
             "bucket_cap_bytes": max(sizes), "first_bucket_cap_bytes": max(sizes),
