@@ -60,7 +60,8 @@ struct Collective {
 // mostly operators and kernels of the model, and holding all of them costs ~9x the file in
 // memory. Kept: complete ("X") events that are steps, collectives (c10d::, nccl:, gloo:,
 // record_param_comms), CUDA runtime calls (their correlation ids lead to kernels), NCCL
-// kernels, and the phase and gradient events of kineto_steps.cpp; `saw_kernel` says whether any GPU kernel was dropped (a GPU trace).
+// kernels, and the phase and gradient events of kineto_steps.cpp; `saw_kernel` says whether
+// any GPU kernel was dropped (a GPU trace).
 json parse_standard_profile(const std::string& path, const std::string& what, bool& saw_kernel) {
   const std::string text = read_maybe_gzip(path, what);
   bool in_events = false;
