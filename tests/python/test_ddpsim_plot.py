@@ -6,7 +6,6 @@ import math
 import os
 import random
 import statistics
-import sys
 import tempfile
 import unittest
 

@@ -25,6 +25,16 @@ def setup_error(script, bin_dir, tools, out):
     return None
 
 
+def run(script, cmd, **kwargs):
+    """A tool's stdout; when it fails, exits with one line: SCRIPT, the command's start, its exit
+    status and the last line it printed."""
+    process = subprocess.run(cmd, capture_output=True, text=True, **kwargs)
+    if process.returncode != 0:
+        last = (process.stderr or process.stdout).strip().splitlines()[-1:]
+        raise SystemExit(f"{script}: {' '.join(cmd[:3])}...: exit {process.returncode}: {' '.join(last)}")
+    return process.stdout
+
+
 def trace_root(keep, prefix):
     """--keep's folder (made if missing), or a new temporary one."""
     root = keep or tempfile.mkdtemp(prefix=prefix)

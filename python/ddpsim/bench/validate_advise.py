@@ -28,7 +28,6 @@ import functools
 import json
 import os
 import statistics
-import subprocess
 import sys
 
 from ddpsim.bench.bench_jobs import ROOT

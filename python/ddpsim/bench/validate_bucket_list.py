@@ -15,19 +15,15 @@ import argparse
 import json
 import os
 import statistics
-import subprocess
-import sys
 
+from ddpsim.bench import bench_jobs
 from ddpsim.bench.bench_jobs import ROOT
 from ddpsim.stats import relative_error  # the one definition of the error, as in C++
 WORKLOAD = ["--model", "mlp", "--width", "2048", "--depth", "4", "--batch-size", "8"]
 
 
 def run(cmd):
-    p = subprocess.run(cmd, capture_output=True, text=True)
-    if p.returncode != 0:
-        sys.exit(f"validate_bucket_list.py: {' '.join(cmd)}: exit {p.returncode}: {p.stderr.strip()[-400:]}")
-    return p.stdout
+    return bench_jobs.run("validate_bucket_list.py", cmd)
 
 
 def measure(bin_dir, trace, caps, iterations, seed):

@@ -49,9 +49,9 @@ import json
 import os
 import re
 import statistics
-import subprocess
 import sys
 
+from ddpsim.bench import bench_jobs
 from ddpsim.bench.bench_jobs import ROOT
 from ddpsim.stats import quantile
 
@@ -122,12 +122,8 @@ def family_configs(name):
     sys.exit(f"validate_whatif.py: --families: expected bucket, slowdown, delay or world, got {name}")
 
 
-def run(cmd, **kw):
-    p = subprocess.run(cmd, capture_output=True, text=True, **kw)
-    if p.returncode != 0:
-        sys.exit(f"validate_whatif.py: {' '.join(cmd[:3])}...: exit {p.returncode}: "
-                 f"{(p.stderr or p.stdout).strip().splitlines()[-1:]}")
-    return p.stdout
+def run(cmd, **kwargs):
+    return bench_jobs.run("validate_whatif.py", cmd, **kwargs)
 
 
 def world_of(ranks):
