@@ -21,7 +21,7 @@ Command launch_prefix(const ExperimentSpec& spec, const Point& point, const std:
                       const std::string& testbed_script) {
   Command command;
   if (spec.launch.testbed()) {
-    // As simulator/bench/validate_whatif.py's measure(): testbed.sh replaces {hosts}, {host},
+    // As ddpsim.bench.validate_whatif's measure(): testbed.sh replaces {hosts}, {host},
     // {ranks} and {master} in every host's command line.
     command = {testbed_script.empty() ? "scripts/testbed.sh" : testbed_script, "--quiet",
                "--hosts", std::to_string(point.hosts),
