@@ -103,7 +103,8 @@ struct Prediction {
   // The straggler emulation's resume cost measured in the sitting: before each repetition's
   // runs, ddpsim-sleep-resume-cost (python/ddpsim/bench/sleep_resume_cost.py) runs the workload
   // as one rank alone, as it is and slowed x3, and takes what the slowed rank computes more per
-  // injected sleep; the cross predictions get --sleep-resume-cost this fraction of the median over the pairs measured.
+  // injected sleep; the cross predictions get --sleep-resume-cost this fraction of the median
+  // over the pairs measured.
   // The cost moves with the machine, which a constant cannot follow; but one lone-rank pair per
   // repetition is too noisy to follow it either, so no shipped spec sets it. 0: none.
   // See Note [sleep resume cost] in docs/model.md.
