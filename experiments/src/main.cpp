@@ -25,8 +25,10 @@ std::string own_directory() {
 
 int main(int argc, char** argv) {
   CLI::App app{"Runs declarative ddpsim experiments: real DDP jobs, their simulated predictions, "
-               "and a summary.csv for ddpsim-plot."};
+               "and a summary.csv for ddpsim-plot.",
+               "ddp-experiment"};
   app.require_subcommand(1);
+  app.set_help_all_flag("--help-all", "Print the help of every subcommand and exit");  // before the subcommands
 
   std::string spec_path;
   RunOptions options;
@@ -34,28 +36,34 @@ int main(int argc, char** argv) {
   auto* run = app.add_subcommand("run", "Run (or resume) every point x repetition of a spec");
   run->add_option("spec", spec_path, "Experiment spec (TOML), e.g. experiments/bucket-sweep.toml")
       ->required();
-  run->add_option("--out", options.out_root, "Results root; results go to OUT/NAME/")
-      ->capture_default_str();
-  run->add_option("--bin-dir", options.bin_dir,
-                  "Directory holding ddp-launch, ddp-train, ddp-sim, ddp-trace")
-      ->capture_default_str();
-  run->add_flag("--dry-run", options.dry_run, "Print the commands that would run, run nothing");
+  run->add_flag("--dry-run", options.dry_run, "Print the commands that would run, run nothing")->group("What to run");
   run->add_flag("--repredict", options.repredict,
                 "Predict every finished run again from its kept trace with the spec's [predict], which may "
-                "differ from the one the results came from (nothing else may); measures nothing again");
+                "differ from the one the results came from (nothing else may); measures nothing again")
+      ->group("What to run");
+  run->add_option("--out", options.out_root, "Results root; results go to OUT/NAME/")
+      ->capture_default_str()
+      ->group("Output");
+  const std::string tools = "Tools and scripts (where to find them)";
+  run->add_option("--bin-dir", options.bin_dir,
+                  "Directory holding ddp-launch, ddp-train, ddp-sim, ddp-trace (default: ddp-experiment's own)")
+      ->group(tools);
   run->add_option("--testbed-script", options.testbed_script,
                   "scripts/testbed.sh, for specs with [launch] testbed_rate (default: relative to "
                   "the current directory, the repository root)")
-      ->capture_default_str();
+      ->capture_default_str()
+      ->group(tools);
   run->add_option("--corun-script", options.corun_script,
                   "experiments/peer/corun_bench.sh, for specs with [predict] corun_profile (default: relative "
                   "to the current directory, the repository root)")
-      ->capture_default_str();
+      ->capture_default_str()
+      ->group(tools);
   run->add_option("--resume-script", options.resume_script,
                   "ddpsim-sleep-resume-cost (the ddpsim package's, scripts/setup.sh installs it), for specs with "
                   "[predict] resume_profile (default: "
                   "relative to the current directory, the repository root)")
-      ->capture_default_str();
+      ->capture_default_str()
+      ->group(tools);
 
   try {
     app.parse(argc, argv);

@@ -84,26 +84,39 @@ std::optional<MachineProfileOptions> parse_machine_profile_options(int argc, con
       "ddp-machine-profile"};
   app.option_defaults()->multi_option_policy(CLI::MultiOptionPolicy::TakeLast);
   std::string sizes, in_flight = "2", repeats = "10", warmup = "2", threads = "1", timeout = "300";
-  app.add_option("--out", o.out, "the profile's JSON file, written by rank 0")->required();
-  app.add_option("--backend", o.backend, "gloo | nccl (the job's)")->capture_default_str();
+  app.set_help_all_flag("--help-all", "Print this help and exit (there are no hidden options)");
+  const std::string job = "The job (as the training job's)";
+  app.add_option("--backend", o.backend, "gloo | nccl (the job's)")->capture_default_str()->group(job);
   app.add_option("--device", o.device, "auto (cuda under nccl, else cpu) | cpu | cuda: where the tensors live")
-      ->capture_default_str();
+      ->capture_default_str()
+      ->group(job);
   app.add_option("--init", o.init_method, "env:// | file:///PATH | tcp://HOST:PORT (as ddp-train --init)")
-      ->capture_default_str();
+      ->capture_default_str()
+      ->group(job);
+  app.add_option("--threads", threads, "intra-op threads per rank, as ddp-train --threads (default 1)")->group(job);
+  app.add_option("--timeout", timeout, "process-group timeout, seconds (default 300)")->group(job);
+  const std::string measurement = "Measurement";
   app.add_option("--sizes", sizes,
                  "all-reduce sizes in bytes, increasing, comma-separated; K, M, G suffixes are KiB, MiB, GiB "
-                 "(default 4K,16K,64K,256K,1M,4M,16M,64M)");
-  app.add_option("--in-flight", in_flight, "all-reduces issued at once for the in-flight timing, as DDP issues its "
-                                           "buckets (default 2)");
-  app.add_option("--repeats", repeats, "timed repetitions of each measurement (default 10)");
-  app.add_option("--warmup", warmup, "untimed rounds before them (default 2)");
-  app.add_option("--threads", threads, "intra-op threads per rank, as ddp-train --threads (default 1)");
-  app.add_option("--timeout", timeout, "process-group timeout, seconds (default 300)");
-  app.add_flag("--quiet", o.quiet, "print nothing but errors");
+                 "(default 4K,16K,64K,256K,1M,4M,16M,64M)")
+      ->group(measurement);
+  app.add_option("--in-flight", in_flight,
+                 "all-reduces in flight at once for the in-flight timing (the profile's in_flight_gain), as DDP "
+                 "issues its buckets (default 2)")
+      ->group(measurement);
+  app.add_option("--repeats", repeats, "timed repetitions of each measurement (default 10)")->group(measurement);
+  app.add_option("--warmup", warmup, "untimed rounds before them (default 2)")->group(measurement);
+  const std::string output = "Output";
+  app.add_option("--out", o.out, "the profile's JSON file, written by rank 0")->required()->group(output);
+  app.add_flag("--quiet", o.quiet, "print nothing but errors")->group(output);
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp&) {
     std::cout << app.help();
+    exit_code = 0;
+    return std::nullopt;
+  } catch (const CLI::CallForAllHelp&) {
+    std::cout << app.help("", CLI::AppFormatMode::All);
     exit_code = 0;
     return std::nullopt;
   } catch (const CLI::ParseError& error) {

@@ -59,7 +59,7 @@ CLI::Validator fits_in_64_bits(bool non_negative) {
         if (too_big) return "expected an integer that fits in 64 bits, got " + text;
         return "";
       },
-      "INT");
+      "");  // no description: --help shows the option's type alone
 }
 
 // "1,4,25" -> {1, 4, 25}; every entry a finite number in (0, kMaxBucketCapMb], or one line.
@@ -235,118 +235,161 @@ std::optional<TrainOptions> parse_train_options(int argc, const char* const* arg
   bool no_trace = false;
   // A repeated flag overrides the earlier one (as with argparse), so scripts can append.
   app.option_defaults()->multi_option_policy(CLI::MultiOptionPolicy::TakeLast);
-  app.add_option("--model", o.model, "mlp | convnet | resnet18 | transformer")
-      ->capture_default_str();
-  app.add_option("--iterations", o.iterations, "training iterations")->capture_default_str();
-  app.add_option("--batch-size", o.batch_size, "samples per rank per iteration")
-      ->capture_default_str();
-  app.add_option("--optimizer", o.optimizer, "sgd (momentum 0.9) | adam")->capture_default_str();
-  app.add_option("--lr", o.lr, "learning rate")->capture_default_str();
-  app.add_option("--seed", o.seed, "seed for model initialisation and data order")
-      ->capture_default_str();
-  app.add_option("--threads", o.threads, "intra-op threads per rank (torch::set_num_threads)")
-      ->capture_default_str();
-  app.add_option("--width", o.width, "mlp: hidden width (also the input size)")
-      ->capture_default_str();
-  app.add_option("--depth", o.depth, "mlp: hidden layers")->capture_default_str();
-  app.add_option("--layers", o.layers, "transformer: decoder blocks")->capture_default_str();
-  app.add_option("--d-model", o.d_model, "transformer: model width")->capture_default_str();
-  app.add_option("--heads", o.heads, "transformer: attention heads")->capture_default_str();
-  app.add_option("--seq-len", o.seq_len, "transformer: tokens per sample")->capture_default_str();
-  app.add_option("--vocab", o.vocab, "transformer: vocabulary size")->capture_default_str();
+  // The test and fault-injection hooks are out of --help; --help-all lists them too. They are
+  // hidden only when --help prints: CLI11 names a hidden option "" in its errors.
+  app.set_help_all_flag("--help-all", "Print this help and the test hooks, and exit");
+  const std::string test_hooks = "Test hooks (--help-all only)";
+
+  const std::string model = "Model and data";
+  app.add_option("--model", o.model, "mlp | convnet | resnet18 | transformer")->capture_default_str()->group(model);
+  app.add_option("--width", o.width, "mlp: hidden width (also the input size)")->capture_default_str()->group(model);
+  app.add_option("--depth", o.depth, "mlp: hidden layers")->capture_default_str()->group(model);
+  app.add_option("--layers", o.layers, "transformer: decoder blocks")->capture_default_str()->group(model);
+  app.add_option("--d-model", o.d_model, "transformer: model width")->capture_default_str()->group(model);
+  app.add_option("--heads", o.heads, "transformer: attention heads")->capture_default_str()->group(model);
+  app.add_option("--seq-len", o.seq_len, "transformer: tokens per sample")->capture_default_str()->group(model);
+  app.add_option("--vocab", o.vocab, "transformer: vocabulary size")->capture_default_str()->group(model);
   app.add_option("--dataset-size", o.dataset_size, "synthetic workloads: samples in the dataset")
-      ->capture_default_str();
+      ->capture_default_str()
+      ->group(model);
   app.add_option("--data-dir", o.data_dir, "convnet: directory of the Fashion-MNIST .gz files (default: $DDPSIM_FASHION_MNIST_DIR or /usr/share/datasets/fashion-mnist)")
-      ->capture_default_str();
-  app.add_option("--bucket-cap-mb", o.bucket_cap_mb, "DDP bucket size cap in MiB")
-      ->capture_default_str();
-  app.add_option("--first-bucket-cap-mb", o.first_bucket_cap_mb,
-                 "cap of the first bucket in MiB (PyTorch's _DEFAULT_FIRST_BUCKET_BYTES)")
-      ->capture_default_str();
-  std::string bucket_caps_text;
-  const CLI::Option* bucket_caps_given = app.add_option(
-      "--bucket-caps-mb", bucket_caps_text,
-      "per-bucket caps in MiB, e.g. 1,4,25: bucket i's cap, the last repeating (DDP's "
-      "bucket_cap_mb_list); not with --bucket-cap-mb/--first-bucket-cap-mb");
-  app.add_option("--backend", o.backend, "gloo | nccl")->capture_default_str();
-  app.add_option("--device", o.device,
-                 "auto | cpu | cuda: where the model and gradients live (auto: cuda under nccl, "
-                 "cpu under gloo); gloo with cuda lets ranks share a GPU")
-      ->capture_default_str();
-  app.add_option("--init", o.init_method, "env:// | file:///PATH | tcp://HOST:PORT")
-      ->capture_default_str();
-  app.add_option("--timeout", o.timeout_s, "process-group timeout in seconds")
-      ->capture_default_str();
-  app.add_option("--comm-hook", o.comm_hook,
-                 "allreduce | fp16 | bf16: gradient compression as PyTorch's default hooks")
-      ->capture_default_str();
-  app.add_option("--sync-every", o.sync_every,
-                 "all-reduce every K-th iteration; the others accumulate locally (no_sync)")
-      ->capture_default_str();
-  std::vector<std::string> slowdowns, delays, distributions;
-  std::uint64_t skew_seed = 0;
-  app.add_option("--slowdown", slowdowns,
-                 "RANK=F: that rank's compute takes F (>= 1) times as long (repeatable)");
-  app.add_option("--delay", delays,
-                 "RANK=MS[@ITER]: that rank (or all) stalls MS ms at the start of iteration ITER "
-                 "(every iteration without @ITER; repeatable)");
-  app.add_option("--delay-dist", distributions,
-                 "RANK|all=lognormal:MU,SIGMA|exp:MEAN|uniform:A,B: a random stall in ms at the "
-                 "start of every iteration (repeatable)");
-  const CLI::Option* skew_seed_given =
-      app.add_option("--skew-seed", skew_seed, "seed of --delay-dist draws (default: --seed)");
+      ->capture_default_str()
+      ->group(model);
+
+  const std::string training = "Training";
+  app.add_option("--iterations", o.iterations, "training iterations")->capture_default_str()->group(training);
+  app.add_option("--batch-size", o.batch_size, "samples per rank per iteration")
+      ->capture_default_str()
+      ->group(training);
+  app.add_option("--optimizer", o.optimizer, "sgd (momentum 0.9) | adam")->capture_default_str()->group(training);
+  app.add_option("--lr", o.lr, "learning rate")->capture_default_str()->group(training);
+  app.add_option("--lr-schedule", o.lr_schedule,
+                 "constant | step | cosine, stepped once per batch (linear warm-up first)")
+      ->capture_default_str()
+      ->group(training);
+  app.add_option("--warmup-steps", o.warmup_steps,
+                 "--lr-schedule: linear warm-up over this many steps")
+      ->capture_default_str()
+      ->group(training);
+  app.add_option("--lr-step-size", o.lr_step_size,
+                 "--lr-schedule step: multiply the rate by --lr-gamma every this many steps")
+      ->capture_default_str()
+      ->group(training);
+  app.add_option("--lr-gamma", o.lr_gamma, "--lr-schedule step: the factor")->capture_default_str()->group(training);
+  app.add_option("--seed", o.seed, "seed for model initialisation and data order")
+      ->capture_default_str()
+      ->group(training);
+  app.add_option("--threads", o.threads, "intra-op threads per rank (torch::set_num_threads)")
+      ->capture_default_str()
+      ->group(training);
   app.add_option("--amp", o.amp,
                  "none | bf16 | fp16: autocast the forward to this type (CPU: bf16; fp16 needs "
                  "CUDA) with dynamic loss scaling as torch.amp.GradScaler")
-      ->capture_default_str();
+      ->capture_default_str()
+      ->group(training);
   app.add_option("--loss-scale-init", o.loss_scale_init,
                  "--amp: the initial loss scale (GradScaler's init_scale; the lab uses 16384)")
-      ->capture_default_str();
+      ->capture_default_str()
+      ->group(training);
   app.add_option("--clip-grad-norm", o.clip_grad_norm,
                  "clip the gradients' total norm to this (after unscaling under --amp); 0: off")
-      ->capture_default_str();
-  app.add_option("--inject-inf-at", o.inject_inf_at,
-                 "test only, with --amp: rank 0 multiplies its loss at this iteration by +inf, so "
-                 "every rank's all-reduced gradients are not finite and the step is skipped")
-      ->capture_default_str();
-  app.add_option("--lr-schedule", o.lr_schedule,
-                 "constant | step | cosine, stepped once per batch (linear warm-up first)")
-      ->capture_default_str();
-  app.add_option("--warmup-steps", o.warmup_steps,
-                 "--lr-schedule: linear warm-up over this many steps")
-      ->capture_default_str();
-  app.add_option("--lr-step-size", o.lr_step_size,
-                 "--lr-schedule step: multiply the rate by --lr-gamma every this many steps")
-      ->capture_default_str();
-  app.add_option("--lr-gamma", o.lr_gamma, "--lr-schedule step: the factor")
-      ->capture_default_str();
+      ->capture_default_str()
+      ->group(training);
   app.add_option("--eval-every", o.eval_every,
                  "evaluate over the test split after every K-th iteration (0: never)")
-      ->capture_default_str();
+      ->capture_default_str()
+      ->group(training);
   app.add_option("--eval-batch-size", o.eval_batch_size, "samples per rank per evaluation batch")
-      ->capture_default_str();
-  app.add_option("--checkpoint-dir", o.checkpoint_dir, "where checkpoint.pt is written and read");
+      ->capture_default_str()
+      ->group(training);
+
+  const std::string ddp = "DDP";
+  app.add_option("--bucket-cap-mb", o.bucket_cap_mb, "DDP bucket size cap in MiB")->capture_default_str()->group(ddp);
+  app.add_option("--first-bucket-cap-mb", o.first_bucket_cap_mb,
+                 "cap of the first bucket in MiB (PyTorch's _DEFAULT_FIRST_BUCKET_BYTES)")
+      ->capture_default_str()
+      ->group(ddp);
+  std::string bucket_caps_text;
+  const CLI::Option* bucket_caps_given =
+      app.add_option("--bucket-caps-mb", bucket_caps_text,
+                     "per-bucket caps in MiB, e.g. 1,4,25: bucket i's cap, the last repeating (DDP's "
+                     "bucket_cap_mb_list); not with --bucket-cap-mb/--first-bucket-cap-mb")
+          ->group(ddp);
+  app.add_option("--comm-hook", o.comm_hook,
+                 "allreduce | fp16 | bf16: gradient compression as PyTorch's default hooks")
+      ->capture_default_str()
+      ->group(ddp);
+  app.add_option("--sync-every", o.sync_every,
+                 "all-reduce every K-th iteration; the others accumulate locally (no_sync)")
+      ->capture_default_str()
+      ->group(ddp);
+
+  const std::string process_group = "Process group and device";
+  app.add_option("--backend", o.backend, "gloo | nccl")->capture_default_str()->group(process_group);
+  app.add_option("--device", o.device,
+                 "auto | cpu | cuda: where the model and gradients live (auto: cuda under nccl, "
+                 "cpu under gloo); gloo with cuda lets ranks share a GPU")
+      ->capture_default_str()
+      ->group(process_group);
+  app.add_option("--init", o.init_method, "env:// | file:///PATH | tcp://HOST:PORT")
+      ->capture_default_str()
+      ->group(process_group);
+  app.add_option("--timeout", o.timeout_s, "process-group timeout in seconds")
+      ->capture_default_str()
+      ->group(process_group);
+
+  const std::string skew = "Skew (injected stragglers)";
+  std::vector<std::string> slowdowns, delays, distributions;
+  std::uint64_t skew_seed = 0;
+  app.add_option("--slowdown", slowdowns, "RANK=F: that rank's compute takes F (>= 1) times as long (repeatable)")
+      ->group(skew);
+  app.add_option("--delay", delays,
+                 "RANK=MS[@ITER]: that rank (or all) stalls MS ms at the start of iteration ITER "
+                 "(every iteration without @ITER; repeatable)")
+      ->group(skew);
+  app.add_option("--delay-dist", distributions,
+                 "RANK|all=lognormal:MU,SIGMA|exp:MEAN|uniform:A,B: a random stall in ms at the "
+                 "start of every iteration (repeatable)")
+      ->group(skew);
+  const CLI::Option* skew_seed_given =
+      app.add_option("--skew-seed", skew_seed, "seed of --delay-dist draws (default: --seed)")->group(skew);
+
+  const std::string checkpoints = "Checkpoints";
+  app.add_option("--checkpoint-dir", o.checkpoint_dir, "where checkpoint.pt is written and read")->group(checkpoints);
   app.add_option("--checkpoint-every", o.checkpoint_every,
                  "rank 0 writes a checkpoint every N iterations (0: never)")
-      ->capture_default_str();
-  app.add_flag("--resume", o.resume, "every rank starts from --checkpoint-dir's checkpoint");
+      ->capture_default_str()
+      ->group(checkpoints);
+  app.add_flag("--resume", o.resume, "every rank starts from --checkpoint-dir's checkpoint")->group(checkpoints);
+
+  const std::string output = "Output";
   app.add_option("--trace-dir", o.trace_dir, "where rank-R.{meta.json,events.csv} go")
-      ->capture_default_str();
-  app.add_flag("--no-trace", no_trace, "record nothing (PyTorch's default all-reduce, no hooks)");
-  app.add_flag("--quiet", o.quiet, "no progress lines");
-  app.add_option("--dump-grads", o.dump_grads,
-                 "debug: write local and averaged gradients of the last iteration ({rank} is "
-                 "replaced by the rank)");
-  app.add_option("--dump-params", o.dump_params,
-                 "debug: write the parameters after the last step ({rank} is replaced)");
+      ->capture_default_str()
+      ->group(output);
+  app.add_flag("--no-trace", no_trace, "record nothing (PyTorch's default all-reduce, no hooks)")->group(output);
   app.add_option("--step-times", o.step_times,
                  "write {\"rank\", \"step_seconds\": [...]} JSON of every step but iteration 0 "
-                 "({rank} is replaced): what runtime/bench compares");
-  app.add_option("--fail-rank", o.fail_rank,
-                 "fault injection: this rank exits (status 3) at --fail-iteration");
-  app.add_option("--fail-iteration", o.fail_iteration,
-                 "fault injection: the iteration at which --fail-rank exits")
-      ->capture_default_str();
+                 "({rank} is replaced): what runtime/bench compares")
+      ->group(output);
+  app.add_flag("--quiet", o.quiet, "no progress lines")->group(output);
+
+  app.add_option("--inject-inf-at", o.inject_inf_at,
+                 "with --amp: rank 0 multiplies its loss at this iteration by +inf, so "
+                 "every rank's all-reduced gradients are not finite and the step is skipped")
+      ->capture_default_str()
+      ->group(test_hooks);
+  app.add_option("--dump-grads", o.dump_grads,
+                 "write local and averaged gradients of the last iteration ({rank} is "
+                 "replaced by the rank)")
+      ->group(test_hooks);
+  app.add_option("--dump-params", o.dump_params,
+                 "write the parameters after the last step ({rank} is replaced)")
+      ->group(test_hooks);
+  app.add_option("--fail-rank", o.fail_rank, "fault injection: this rank exits (status 3) at --fail-iteration")
+      ->group(test_hooks);
+  app.add_option("--fail-iteration", o.fail_iteration, "fault injection: the iteration at which --fail-rank exits")
+      ->capture_default_str()
+      ->group(test_hooks);
   for (const char* name : {"--iterations", "--batch-size", "--width", "--depth", "--layers",
                            "--d-model", "--heads", "--seq-len", "--vocab", "--dataset-size",
                            "--sync-every", "--inject-inf-at", "--warmup-steps", "--lr-step-size",
@@ -358,7 +401,7 @@ std::optional<TrainOptions> parse_train_options(int argc, const char* const* arg
   // CLI11 2.1 reads an empty value ("--fail-rank ''") as 0: refuse it for every option.
   const CLI::Validator non_empty(
       [](std::string& text) { return text.empty() ? std::string("expected a value, got an empty one") : std::string(); },
-      "VALUE");
+      "");
   for (CLI::Option* option : app.get_options()) {
     if (option->get_items_expected_min() > 0 && !option->get_name().empty() &&
         option->get_name() != "--help") {
@@ -369,7 +412,14 @@ std::optional<TrainOptions> parse_train_options(int argc, const char* const* arg
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp&) {
+    for (CLI::Option* option : app.get_options()) {
+      if (option->get_group() == test_hooks) option->group("");
+    }
     std::cout << app.help();
+    exit_code = 0;
+    return std::nullopt;
+  } catch (const CLI::CallForAllHelp&) {
+    std::cout << app.help("", CLI::AppFormatMode::All);
     exit_code = 0;
     return std::nullopt;
   } catch (const CLI::ParseError& error) {

@@ -69,37 +69,46 @@ CLI::App* add_advise_command(CLI::App& app, AdviseFlags& flags) {
   CLI::App* command = app.add_subcommand(
       "advise", "Best bucket cap, shortest safe timeout and each rank's straggler cost, from one trace");
   command->add_option("TRACE_DIR", flags.trace_dir, "Recorded trace directory")->required();
-  command->add_option("--json", flags.json_file, "Write the advice as JSON");
   command->add_option("--machine", flags.machine,
                       "A machine profile (ddp-launch ... ddp-machine-profile --out FILE, traces/MACHINE.md): the replays' "
-                      "network, in-flight gain and co-location, instead of the network fitted to the trace");
+                      "network, all-reduces in flight and co-location, instead of the network fitted to the trace")
+      ->group("Machine");
   // The validators refuse what is not a number of the flag's type (numeric_flags.hpp);
   // check_flags then says what range the advice needs.
   constexpr double kLargest = std::numeric_limits<double>::max();
   command->add_option("--bucket-caps", flags.bucket_caps_mb, "bucket_cap_mb values to search, MiB (default 0.25..100)")
       ->delimiter(',')
-      ->check(bucket_cap_mb(false));
-  command->add_option("--runs", flags.runs, "Replays per answer: 1 in order + N-1 bootstrap replicates (default 21)")
-      ->check(integer_in(11, std::numeric_limits<int>::max()));
-  command->add_option("--seed", flags.seed, "Seed of the bootstrap resampling")->check(unsigned_integer());
+      ->check(bucket_cap_mb(false))
+      ->group("Bucket cap");
+  const std::string timeout = "Timeout";
   command->add_option("--epsilon", flags.epsilon, "Allowed P(false timeout) per day of training (default 0.01)")
-      ->check(finite_number(-kLargest, kLargest, false, "a probability in (0, 1)"));
+      ->check(finite_number(-kLargest, kLargest, false, "a probability in (0, 1)"))
+      ->group(timeout);
   command->add_option("--iterations-per-day", flags.iterations_per_day,
                       "Iterations in a day of training (default: 86400 s / the measured median iteration)")
-      ->check(non_negative_number());
+      ->check(non_negative_number())
+      ->group(timeout);
   command->add_option("--stall-dist", flags.stall_dist,
                       "RANK|all=exp:MEAN|lognormal:MU,SIGMA|uniform:A,B (ms, replay's --delay-dist syntax): the "
                       "stall model for the timeout advice instead of the trace's stalls (repeatable, one per rank)")
       ->expected(1)
-      ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);
+      ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll)
+      ->group(timeout);
+  const std::string runs = "Runs";
+  command->add_option("--runs", flags.runs, "Replays per answer: 1 in order + N-1 bootstrap replicates (default 21)")
+      ->check(integer_in(11, std::numeric_limits<int>::max()))
+      ->group(runs);
+  command->add_option("--seed", flags.seed, "Seed of the bootstrap resampling")->check(unsigned_integer())->group(runs);
   CLI::Option* repeats =
       command->add_option("--repeats", flags.repeats,
                           "Other measured runs of the trace's configuration: advise each alike and print the "
-                          "answers side by side (which hold on every run, which are the machine's drift)");
+                          "answers side by side (which hold on every run, which are the machine's drift)")
+          ->group(runs);
   add_pool_flag(command, flags.pool, repeats,
                 "Also advise the trace and its --repeats as one run, their iterations one run after another: "
                 "the answers at the machine's typical speed, printed first (on a machine whose speed drifts "
                 "between runs)");
+  command->add_option("--json", flags.json_file, "Write the advice as JSON")->group("Output");
   return command;
 }
 

@@ -37,8 +37,8 @@ Command add_calibrate_command(CLI::App& app) {
   auto flags = std::make_shared<Flags>();
   CLI::App* command = app.add_subcommand("calibrate", "Fit the network's latency and bandwidth to a trace");
   command->add_option("TRACE_DIR", flags->trace_dir, "Recorded trace directory")->required();
-  command->add_option("--allreduce", flags->algorithm, "Formula to invert: ring (default) or tree");
-  command->add_option("--json", flags->json_file, "Write the fit as JSON");
+  command->add_option("--allreduce", flags->algorithm, "Formula to invert: ring (default) or tree")->group("Network");
+  command->add_option("--json", flags->json_file, "Write the fit as JSON")->group("Output");
   return {command, [flags] { return run(*flags); }};
 }
 

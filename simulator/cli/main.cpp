@@ -25,6 +25,7 @@
 #include "ddpsim/trace/io.hpp"
 #include "ddpsim/trace/skew.hpp"
 #include "replay_command.hpp"
+#include "replay_flags.hpp"
 #include "sweep_command.hpp"
 #include "timeout_curve_command.hpp"
 
@@ -69,14 +70,17 @@ int run_reporting_errors(const cli::Command& command) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  CLI::App app{"ddp-sim: replay a recorded DDP trace on a simulated platform (SimGrid 3.32)"};
+  CLI::App app{"ddp-sim: replay a recorded DDP trace on a simulated platform (SimGrid 3.32)", "ddp-sim"};
   app.require_subcommand(1);
+  app.set_help_all_flag("--help-all", "Print the help of every subcommand and exit");  // before the subcommands
   const std::vector<cli::Command> commands = add_commands(app);
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp& help) {
+    for (const cli::Command& command : commands) cli::hide_old_names(command.app);
     return app.exit(help);
   } catch (const CLI::CallForAllHelp& help) {
+    for (const cli::Command& command : commands) cli::hide_old_names(command.app);
     return app.exit(help);
   } catch (const CLI::ParseError& error) {
     std::cerr << "ddp-sim: " << error.what() << "\n";

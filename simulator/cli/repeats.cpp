@@ -37,7 +37,7 @@ std::vector<trace::Trace> read_repeats(const std::vector<std::string>& dirs, con
 }
 
 void add_pool_flag(CLI::App* command, bool& pool, CLI::Option* repeats, const std::string& description) {
-  command->add_flag("--pool", pool, description)->needs(repeats);
+  command->add_flag("--pool", pool, description)->needs(repeats)->group(repeats->get_group());
 }
 
 void add_pool_flag(CLI::App* command, bool& pool, CLI::Option* repeats) {

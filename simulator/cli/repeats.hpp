@@ -22,7 +22,7 @@ std::vector<trace::Trace> read_repeats(const std::vector<std::string>& dirs, con
 
 // --pool (needs --repeats): the trace and its --repeats as one run (trace/concatenate.hpp), so
 // the answer draws from every run's iterations, not only the trace's. `description` says so for
-// the subcommand; without it, the prediction's (replay, sweep).
+// the subcommand; without it, the prediction's (replay, sweep). It joins --repeats' help group.
 void add_pool_flag(CLI::App* command, bool& pool, CLI::Option* repeats, const std::string& description);
 void add_pool_flag(CLI::App* command, bool& pool, CLI::Option* repeats);
 

@@ -117,12 +117,13 @@ Command add_replay_command(CLI::App& app) {
   auto flags = std::make_shared<Flags>();
   CLI::App* command = app.add_subcommand("replay", "Predict a run from a recorded trace");
   add_replay_options(command, flags->replay);
-  command->add_option("--out", flags->out_dir, "Write the predicted run as a trace into DIR");
-  command->add_option("--json", flags->json_file, "Write the report as JSON");
   CLI::Option* repeats = command->add_option("--repeats", flags->repeats,
                       "Other measured runs of the replayed trace's configuration: also print the "
                       "interval widened by how much their medians differ from run to run");
-  add_pool_flag(command, flags->pool, repeats);
+  repeats->group("Runs");
+  add_pool_flag(command, flags->pool, repeats);  // in --repeats' group
+  command->add_option("--out", flags->out_dir, "Write the predicted run as a trace into DIR")->group("Output");
+  command->add_option("--json", flags->json_file, "Write the report as JSON")->group("Output");
   return {command, [flags, command] { return run(*flags, command->count("--runs") > 0); }};
 }
 

@@ -10,6 +10,7 @@ namespace ddpsim::cli {
 namespace {
 
 constexpr std::int64_t kIntMax = std::numeric_limits<int>::max();
+constexpr const char* kOldAllreducesInFlight = "--concurrent-allreduces";
 
 // A repeatable flag that takes one value each time.
 CLI::Option* add_repeatable(CLI::App* command, const std::string& name, std::vector<std::string>& values,
@@ -21,115 +22,164 @@ CLI::Option* add_repeatable(CLI::App* command, const std::string& name, std::vec
 
 void add_replay_options(CLI::App* command, ReplayFlags& flags) {
   command->add_option("TRACE_DIR", flags.request.trace_dir, "Recorded trace directory")->required();
-  command->add_option("--compute", flags.compute, "Compute durations: per-iteration (default), median or mean");
-  command->add_option("--iterations", flags.request.iterations, "Iterations to simulate (default: the trace's, or 3 with median/mean compute and no stalls)")
-      ->check(integer_in(1, std::numeric_limits<std::int64_t>::max()));
-  command->add_option("--allreduce", flags.allreduce, "ring, ring-agg (default), analytic, tree, or auto (per message size, the faster of ring-agg and tree: NCCL's choice)");
-  command->add_option("--machine", flags.machine,
-                      "A machine profile (ddp-launch ... ddp-machine-profile --out FILE, traces/MACHINE.md): the "
-                      "network fitted to its all-reduce ladder instead of the trace's all-reduces, its in-flight gain as "
-                      "--concurrent-allreduces 2=G, its co-location as --effective-cores K=C; the flags below override it");
-  const std::string machine_group = "Machine (overrides --machine)";
-  command->add_option("--bandwidth", flags.request.bandwidth, "Link bandwidth, bytes/s (default: --machine's, else calibrated)")
-      ->check(bandwidth())
-      ->group(machine_group);
-  command->add_option("--latency", flags.request.latency, "Rank-to-rank latency, seconds (default: --machine's, else calibrated)")
-      ->check(non_negative_number())
-      ->group(machine_group);
-  command->add_option("--calibration", flags.calibration,
-                      "Use this fit (the JSON of ddp-sim calibrate --json) instead of calibrating the trace again")
-      ->group(machine_group);
-  command->add_option("--platform", flags.platform, "star (default), two-level or a SimGrid platform XML file");
-  command->add_option("--cluster", flags.cluster,
-                      "A named two-level platform: dgx-v100, dgx-a100 or dgx-h100 (8 GPUs per node; "
-                      "docs/cluster-presets.md); --gpus-per-node and --intra/--inter-* override its values");
-  command->add_option("--max-simulated-flows", flags.request.max_simulated_flows,
-                      "Aggregated all-reduces whose flows share links: SimGrid's flows up to N flows, else the "
-                      "max-min bottleneck bound (default 4096)")
-      ->check(integer_in(0, std::numeric_limits<std::int64_t>::max()));
-  command->add_option("--gpus-per-node", flags.gpus_per_node, "two-level: ranks per node (default 1)")
-      ->check(integer_in(1, kIntMax));
-  command->add_option("--intra-bandwidth", flags.request.intra_bandwidth, "two-level: rank link bandwidth, bytes/s")
-      ->check(bandwidth());
-  command->add_option("--intra-latency", flags.request.intra_latency, "two-level: latency between ranks of a node, s")
-      ->check(non_negative_number());
-  command->add_option("--inter-bandwidth", flags.request.inter_bandwidth, "two-level: node uplink bandwidth, bytes/s")
-      ->check(bandwidth());
-  command->add_option("--inter-latency", flags.request.inter_latency, "two-level: extra latency between nodes, s")
-      ->check(non_negative_number());
-  add_repeatable(command, "--cfg", flags.request.simgrid_config, "SimGrid configuration KEY:VALUE (repeatable)");
+
+  const std::string what_if = "What-if";
   command->add_option("--world-size", flags.request.world_size,
-                      "What-if: simulate W ranks (ranks beyond the trace replay a measured rank drawn per "
-                      "iteration from --seed's rank-copy stream)")
-      ->check(integer_in(1, kIntMax));
+                      "Simulate W ranks (ranks beyond the trace replay a measured rank drawn per iteration from "
+                      "--seed's rank-copy stream)")
+      ->check(integer_in(1, kIntMax))
+      ->group(what_if);
   command->add_flag("--independent-copies", flags.request.independent_copies,
                     "With --world-size beyond the trace: each extra rank replays an iteration drawn for it (its "
                     "compute noise uncorrelated with the measured ranks', so each all-reduce waits for the slowest "
-                    "draw) instead of the measured ranks' own iteration; every such rank is simulated apart");
-  command->add_option("--timeout", flags.request.timeout_s, "What-if: fail an all-reduce that waits longer, seconds")
-      ->check(positive_number());
-  add_repeatable(command, "--slowdown", flags.slowdown,
-                 "What-if: RANK=F (F >= 1) stretches a rank's compute (repeatable)");
-  add_repeatable(command, "--delay", flags.delay, "What-if: RANK=MS[@ITER] stalls a rank at an iteration's start (repeatable)");
-  add_repeatable(command, "--delay-dist", flags.delay_dist,
-                 "What-if: RANK=lognormal:MU,SIGMA|exp:MEAN|uniform:A,B random stall per iteration, ms (repeatable)");
-  command->add_option("--seed", flags.request.skew.seed, "Seed of the random stalls (run i uses seed + i)")->check(unsigned_integer());
-  command->add_option("--runs", flags.plan.runs, "Monte Carlo: replay N times with different stall draws (default 1; replay and sweep: 21 with --bootstrap for a what-if at the trace's world size)")
-      ->check(integer_in(1, kIntMax));
-  command->add_flag("--bootstrap", flags.plan.bootstrap,
-                    "With --runs N: runs 2..N resample the measured iterations; prints the median's "
-                    "90 % interval");
+                    "draw) instead of the measured ranks' own iteration; every such rank is simulated apart")
+      ->group(what_if);
   command->add_option("--bucket-cap-mb", flags.request.bucket_cap_mb,
-                      "What-if: re-bucket with this bucket_cap_mb (MiB), from the measured gradient times (a profiler "
+                      "Re-bucket with this bucket_cap_mb (MiB), from the measured gradient times (a profiler "
                       "import has none: approximated from its recorded buckets, said in the report)")
-      ->check(bucket_cap_mb(false));
+      ->check(bucket_cap_mb(false))
+      ->group(what_if);
   command->add_option("--bucket-caps-mb", flags.request.bucket_caps_mb,
-                      "What-if: re-bucket with a per-bucket list of caps, MiB (DDP's bucket_cap_mb_list; the last "
+                      "Re-bucket with a per-bucket list of caps, MiB (DDP's bucket_cap_mb_list; the last "
                       "repeats); not with --bucket-cap-mb/--first-bucket-cap-mb")
       ->delimiter(',')
-      ->check(bucket_cap_mb(false));
+      ->check(bucket_cap_mb(false))
+      ->group(what_if);
   command->add_option("--first-bucket-cap-mb", flags.request.first_bucket_cap_mb,
-                      "What-if: the first bucket's cap, MiB (default: the trace's)")
-      ->check(bucket_cap_mb(false));
-  command->add_option("--cores", flags.request.cores,
-                      "What-if: the trace's ranks and the simulated ones share one machine of N effective cores "
-                      "(its compute throughput with every core busy, in ranks running alone: a fraction where "
-                      "co-running ranks slow each other); compute is stretched by max(1, W/N) / max(1, W_trace/N)")
-      ->check(finite_number(1, kIntMax, false, "a number of cores >= 1"))
-      ->group(machine_group);
+                      "The first bucket's cap, MiB (default: the trace's)")
+      ->check(bucket_cap_mb(false))
+      ->group(what_if);
+  add_repeatable(command, "--slowdown", flags.slowdown, "RANK=F (F >= 1) stretches a rank's compute (repeatable)")
+      ->group(what_if);
+  add_repeatable(command, "--delay", flags.delay, "RANK=MS[@ITER] stalls a rank at an iteration's start (repeatable)")
+      ->group(what_if);
+  add_repeatable(command, "--delay-dist", flags.delay_dist,
+                 "RANK=lognormal:MU,SIGMA|exp:MEAN|uniform:A,B random stall per iteration, ms (repeatable)")
+      ->group(what_if);
+  command->add_option("--timeout", flags.request.timeout_s, "Fail an all-reduce that waits longer, seconds")
+      ->check(positive_number())
+      ->group(what_if);
+
+  const std::string machine = "Machine (a profile, and the flags that override it)";
+  command->add_option("--machine", flags.machine,
+                      "A machine profile (ddp-launch ... ddp-machine-profile --out FILE, traces/MACHINE.md): the "
+                      "network fitted to its all-reduce ladder instead of the trace's all-reduces, its in-flight gain as "
+                      "--allreduces-in-flight 2=G, its co-location as --effective-cores K=C; the flags below override it")
+      ->group(machine);
+  command->add_option("--bandwidth", flags.request.bandwidth, "Link bandwidth, bytes/s (default: --machine's, else calibrated)")
+      ->check(bandwidth())
+      ->group(machine);
+  command->add_option("--latency", flags.request.latency, "Rank-to-rank latency, seconds (default: --machine's, else calibrated)")
+      ->check(non_negative_number())
+      ->group(machine);
+  command->add_option("--allreduces-in-flight", flags.allreduces_in_flight,
+                      "2=G: a rank's all-reduces run two in flight at once, as Gloo's two worker threads do, together "
+                      "at G times one's rate (--machine's in_flight_gain); a rate fitted from the trace becomes one "
+                      "all-reduce's (default: --machine's, else one at a time, in bucket order)")
+      ->group(machine);
+  // The concept's earlier name, kept for scripts: the same value, hidden from --help (hide_old_names).
+  command->add_option(kOldAllreducesInFlight, flags.allreduces_in_flight, "Old name of --allreduces-in-flight")
+      ->group(machine);
   add_repeatable(command, "--effective-cores", flags.effective_cores,
-                 "What-if, instead of --cores: K=C, K ranks on this machine at once get C cores' worth of compute "
-                 "(--machine's co-location on one host; repeat for several K); compute is stretched by "
-                 "s(W) / s(W_trace), s(k) = k / C(k), C interpolated between the K given, C(1) = 1")
-      ->group(machine_group);
-  command->add_option("--core-sharing", flags.core_sharing,
-                      "With --cores or --effective-cores: uniform (default) stretches all compute by s(W) / s(W_trace); "
-                      "paced runs each rank's forward, autograd and optimizer at s(W_trace) / s(k), k the ranks "
-                      "computing at that instant (a rank whose peers stall or wait computes faster)");
-  command->add_option("--sleep-resume-cost", flags.request.sleep_resume_cost_s,
-                      "Seconds of extra compute a rank slowed by ddp-train --slowdown spends after each of its "
-                      "sleeps (the runtime's injection, not a real straggler; simulator/bench/sleep_resume_cost.py measures it "
-                      "for a lone rank, and 2-rank runs show about half of that)")
-      ->check(finite_number(0, 1, false, "seconds in [0, 1]"))
-      ->group(machine_group);
+                 "K=C: K ranks on this machine at once get C cores' worth of compute (--machine's co-location on "
+                 "one host; repeat for several K); compute is stretched by s(W) / s(W_trace), s(k) = k / C(k), C "
+                 "interpolated between the K given, C(1) = 1")
+      ->group(machine);
+  command->add_option("--cores", flags.request.cores,
+                      "Instead of --effective-cores: the trace's ranks and the simulated ones share one machine of N "
+                      "effective cores (its compute throughput with every core busy, in ranks running alone: a fraction "
+                      "where co-running ranks slow each other); compute is stretched by max(1, W/N) / max(1, W_trace/N)")
+      ->check(finite_number(1, kIntMax, false, "a number of cores >= 1"))
+      ->group(machine);
+
+  const std::string network = "Network";
+  command->add_option("--allreduce", flags.allreduce,
+                      "ring, ring-agg (default), analytic, tree, or auto (per message size, the faster of ring-agg "
+                      "and tree: NCCL's choice)")
+      ->group(network);
+  command->add_option("--calibration", flags.calibration,
+                      "Use this fit (the JSON of ddp-sim calibrate --json) instead of calibrating the trace again")
+      ->group(network);
   command->add_option("--overlap-bandwidth-fraction", flags.request.overlap_bandwidth_fraction,
                       "The all-reduce rate while any rank's autograd runs, as a fraction of the bandwidth "
                       "(default: fitted from the trace with its bandwidth, 1 with --bandwidth; "
-                      "experiments/peer/allreduce_bench.py --busy measures it)")
+                      "python -m ddpsim.bench.allreduce_bench --busy measures it)")
       ->check(finite_number(0, 1, true, "a fraction in (0, 1]"))
-      ->group(machine_group);
+      ->group(network);
+  command->add_option("--max-simulated-flows", flags.request.max_simulated_flows,
+                      "Aggregated all-reduces whose flows share links: SimGrid's flows up to N flows, else the "
+                      "max-min bottleneck bound (default 4096)")
+      ->check(integer_in(0, std::numeric_limits<std::int64_t>::max()))
+      ->group(network);
+  add_repeatable(command, "--cfg", flags.request.simgrid_config, "SimGrid configuration KEY:VALUE (repeatable)")
+      ->group(network);
+
+  const std::string platform = "Platform";
+  command->add_option("--platform", flags.platform, "star (default), two-level or a SimGrid platform XML file")
+      ->group(platform);
+  command->add_option("--cluster", flags.cluster,
+                      "A named two-level platform: dgx-v100, dgx-a100 or dgx-h100 (8 GPUs per node; "
+                      "docs/cluster-presets.md); --gpus-per-node and --intra/--inter-* override its values")
+      ->group(platform);
+  command->add_option("--gpus-per-node", flags.gpus_per_node, "two-level: ranks per node (default 1)")
+      ->check(integer_in(1, kIntMax))
+      ->group(platform);
+  command->add_option("--intra-bandwidth", flags.request.intra_bandwidth, "two-level: rank link bandwidth, bytes/s")
+      ->check(bandwidth())
+      ->group(platform);
+  command->add_option("--intra-latency", flags.request.intra_latency, "two-level: latency between ranks of a node, s")
+      ->check(non_negative_number())
+      ->group(platform);
+  command->add_option("--inter-bandwidth", flags.request.inter_bandwidth, "two-level: node uplink bandwidth, bytes/s")
+      ->check(bandwidth())
+      ->group(platform);
+  command->add_option("--inter-latency", flags.request.inter_latency, "two-level: extra latency between nodes, s")
+      ->check(non_negative_number())
+      ->group(platform);
+
+  const std::string compute = "Compute model";
+  command->add_option("--compute", flags.compute, "Compute durations: per-iteration (default), median or mean")
+      ->group(compute);
+  command->add_option("--core-sharing", flags.core_sharing,
+                      "With --cores or --effective-cores: uniform (default) stretches all compute by s(W) / s(W_trace); "
+                      "paced runs each rank's forward, autograd and optimizer at s(W_trace) / s(k), k the ranks "
+                      "computing at that instant (a rank whose peers stall or wait computes faster)")
+      ->group(compute);
   command->add_option("--compute-fraction-during-allreduce", flags.request.compute_fraction_during_allreduce,
                       "Autograd's rate while its rank's all-reduces transfer, as a fraction of its rate alone "
                       "(Gloo's threads share the cores): the measured backward becomes autograd's time alone and "
                       "is paced again in the replay (default 1: replayed as measured; "
-                      "experiments/peer/allreduce_bench.py --busy measures it)")
+                      "python -m ddpsim.bench.allreduce_bench --busy measures it)")
       ->check(finite_number(0, 1, true, "a fraction in (0, 1]"))
-      ->group(machine_group);
-  command->add_option("--concurrent-allreduces", flags.concurrent_allreduces,
-                      "2=G: a rank's all-reduces run two at once, as Gloo's two worker threads do, together at G "
-                      "times one's rate (--machine's in-flight gain); a rate fitted from the trace becomes one "
-                      "all-reduce's (default: --machine's, else one at a time, in bucket order)")
-      ->group(machine_group);
+      ->group(compute);
+  command->add_option("--sleep-resume-cost", flags.request.sleep_resume_cost_s,
+                      "Seconds of extra compute a rank slowed by ddp-train --slowdown spends after each of its "
+                      "sleeps (the runtime's injection, not a real straggler; ddpsim-sleep-resume-cost measures it "
+                      "for a lone rank, and 2-rank runs show about half of that)")
+      ->check(finite_number(0, 1, false, "seconds in [0, 1]"))
+      ->group(compute);
+
+  const std::string runs = "Runs";
+  command->add_option("--iterations", flags.request.iterations,
+                      "Iterations to simulate (default: the trace's, or 3 with median/mean compute and no stalls)")
+      ->check(integer_in(1, std::numeric_limits<std::int64_t>::max()))
+      ->group(runs);
+  command->add_option("--runs", flags.plan.runs,
+                      "Monte Carlo: replay N times with different stall draws (default 1; replay and sweep: 21 with "
+                      "--bootstrap for a what-if at the trace's world size)")
+      ->check(integer_in(1, kIntMax))
+      ->group(runs);
+  command->add_option("--seed", flags.request.skew.seed, "Seed of the random stalls (run i uses seed + i)")
+      ->check(unsigned_integer())
+      ->group(runs);
+  command->add_flag("--bootstrap", flags.plan.bootstrap,
+                    "With --runs N: runs 2..N resample the measured iterations; prints the median's "
+                    "90 % interval")
+      ->group(runs);
+}
+
+void hide_old_names(CLI::App* command) {
+  if (CLI::Option* old = command->get_option_no_throw(kOldAllreducesInFlight)) old->group("");
 }
 
 }  // namespace ddpsim::cli

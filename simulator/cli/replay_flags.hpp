@@ -30,10 +30,14 @@ struct ReplayFlags {
   std::vector<std::string> delay_dist;
   std::vector<std::string> effective_cores;  // K=C texts, parsed into request.effective_cores
   std::optional<std::string> core_sharing;   // a CoreSharing name (unset: the request's)
-  std::optional<std::string> concurrent_allreduces;  // 2=G, parsed into request.two_allreduces_gain
+  std::optional<std::string> allreduces_in_flight;  // 2=G (or --concurrent-allreduces), parsed into request.in_flight_gain
 };
 
 void add_replay_options(CLI::App* command, ReplayFlags& flags);
+
+// Hides the flags' old names (--concurrent-allreduces) from `command`'s --help. Only for printing
+// the help: CLI11 names a hidden option "" in its parse errors.
+void hide_old_names(CLI::App* command);
 
 // Names in, enums out; every skew flag through the trace library's SkewSpec parsers, so
 // ddp-sim and ddp-train accept and refuse the same text. UsageError / SkewError on bad text.

@@ -92,7 +92,7 @@ sim::ReplayRequest to_request(const ReplayFlags& flags) {
     }
   }
   sim::check_effective_cores(request);  // before a sweep's points, which would each refuse it
-  if (flags.concurrent_allreduces) request.two_allreduces_gain = sim::parse_concurrent_allreduces(*flags.concurrent_allreduces);
+  if (flags.allreduces_in_flight) request.in_flight_gain = sim::parse_allreduces_in_flight(*flags.allreduces_in_flight);
   return request;
 }
 

@@ -103,42 +103,54 @@ Command add_sweep_command(CLI::App& app) {
   constexpr std::int64_t kIntMax = std::numeric_limits<int>::max();
   CLI::App* command = app.add_subcommand(
       "sweep", "Simulate every (bucket cap, slowdown, world size) point in parallel processes");
-  add_replay_options(command, flags->replay);
+  // The grid first: it is what a sweep is about; the replay flags set what every point shares.
+  const std::string grid = "Grid (every combination is one point)";
   command->add_option("--bucket-caps", flags->grid.bucket_caps_mb, "bucket_cap_mb values, MiB (0: the trace's layout)")
       ->delimiter(',')
-      ->check(bucket_cap_mb(true));
+      ->check(bucket_cap_mb(true))
+      ->group(grid);
   // Text here: the library reads each entry with the skew syntax's parser (F >= 1).
   command->add_option("--slowdowns", flags->grid.slowdowns,
                       "Compute slowdowns: factors F >= 1 of --slowdown-rank, or RANK=F as --slowdown (e.g. 1.5,1=2); "
                       "a point's slowdown replaces a --slowdown of that rank")
-      ->delimiter(',');
+      ->delimiter(',')
+      ->group(grid);
   command->add_option("--slowdown-rank", flags->grid.slowdown_rank,
                       "The rank a plain --slowdowns factor slows (default 0); other than 0, the CSV's slowdown "
                       "column reads RANK=F")
-      ->check(integer_in(0, kIntMax));
+      ->check(integer_in(0, kIntMax))
+      ->group(grid);
   command->add_option("--world-sizes", flags->grid.world_sizes, "World sizes (0: the trace's)")
       ->delimiter(',')
-      ->check(integer_in(0, kIntMax));
+      ->check(integer_in(0, kIntMax))
+      ->group(grid);
+  add_replay_options(command, flags->replay);
+  CLI::Option* repeats = command->add_option(
+      "--repeats", flags->repeats,
+      "Other measured runs of TRACE_DIR's configuration: each point's interval widened by how much "
+      "their medians differ from run to run (the run_to_run_* columns)");
+  repeats->group("Runs");
+  add_pool_flag(command, flags->pool, repeats);  // in --repeats' group
   command->add_option("--out", flags->out_csv, "CSV file: one row per point; existing rows are kept (resume)")
-      ->required();
-  CLI::Option* jobs =
-      command->add_option("--jobs", flags->jobs, "Points simulated at once (default 1)")->check(integer_in(1, kIntMax));
+      ->required()
+      ->group("Output");
+  const std::string parallel = "Parallel and sharded sweeps";
+  CLI::Option* jobs = command->add_option("--jobs", flags->jobs, "Points simulated at once (default 1)")
+                          ->check(integer_in(1, kIntMax))
+                          ->group(parallel);
   CLI::Option* shard = command->add_option(
       "--shard", flags->shard,
       "Simulate only shard I/N of the grid (points i with i % N == I), or 'slurm': this job array task's "
       "shard (SLURM_ARRAY_TASK_ID - SLURM_ARRAY_TASK_MIN of SLURM_ARRAY_TASK_COUNT); one --out per shard");
+  shard->group(parallel);
   command
       ->add_option("--merge", flags->merge,
                    "Simulate nothing: write the rows of these shard CSVs into --out in grid order (give the "
                    "sweep's grid flags; TRACE_DIR is not read). Exit 1 when a point has no row or failed")
       ->delimiter(',')
       ->excludes(jobs)
-      ->excludes(shard);
-  CLI::Option* repeats = command->add_option(
-      "--repeats", flags->repeats,
-      "Other measured runs of TRACE_DIR's configuration: each point's interval widened by how much "
-      "their medians differ from run to run (the run_to_run_* columns)");
-  add_pool_flag(command, flags->pool, repeats);
+      ->excludes(shard)
+      ->group(parallel);
   return {command, [flags, command] { return run(*flags, command->count("--runs") > 0); }};
 }
 

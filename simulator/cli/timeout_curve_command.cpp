@@ -46,15 +46,19 @@ Command add_timeout_curve_command(CLI::App& app) {
   auto flags = std::make_shared<Flags>();
   CLI::App* command = app.add_subcommand(
       "timeout-curve", "Failure probability and time to failure per process-group timeout (Monte Carlo)");
-  add_replay_options(command, flags->replay);
+  // The curve's own flags first; the replay flags set what every timeout's runs share.
+  const std::string curve = "Timeout curve";
   command->add_option("--timeouts", flags->timeouts_s, "Timeouts to try, seconds: T1,T2,...")
       ->required()
       ->delimiter(',')
-      ->check(positive_number());
+      ->check(positive_number())
+      ->group(curve);
   command->add_option("--epsilon", flags->epsilon, "Report the smallest timeout with P(fail) <= E (default 0.01)")
-      ->check(finite_number(0, 1, false, "a probability in [0, 1]"));
-  command->add_option("--csv", flags->csv_file, "Write one row per timeout as CSV");
-  command->add_option("--json", flags->json_file, "Write the curve as JSON");
+      ->check(finite_number(0, 1, false, "a probability in [0, 1]"))
+      ->group(curve);
+  add_replay_options(command, flags->replay);
+  command->add_option("--csv", flags->csv_file, "Write one row per timeout as CSV")->group("Output");
+  command->add_option("--json", flags->json_file, "Write the curve as JSON")->group("Output");
   return {command, [flags] { return run(*flags); }};
 }
 

@@ -41,8 +41,8 @@ AdviceSetup prepare_advice(const trace::Trace& trace, const std::optional<trace:
     std::snprintf(line, sizeof line, "; x%.3g of it while autograd runs", options.overlap_bandwidth_fraction);
     setup.model_description += line;
   }
-  if (options.allreduce_lanes == 2) {
-    std::snprintf(line, sizeof line, "; two all-reduces at once, x%.3g of one's rate together", options.two_allreduces_gain);
+  if (options.allreduces_in_flight == 2) {
+    std::snprintf(line, sizeof line, "; two all-reduces in flight at once, x%.3g of one's rate together", options.in_flight_gain);
     setup.model_description += line;
   }
   setup.model_description += ")";

@@ -36,7 +36,7 @@ std::vector<std::pair<std::int64_t, std::int64_t>> merged_intervals(
 std::int64_t union_length_ns(std::vector<std::pair<std::int64_t, std::int64_t>> intervals);
 
 // The time covered by two or more of the [begin, end) intervals (empty ones ignored): how long
-// two all-reduces were in flight at once (Gloo runs two, ReplayOptions::allreduce_lanes).
+// two all-reduces were in flight at once (Gloo runs two, ReplayOptions::allreduces_in_flight).
 std::int64_t overlapped_length_ns(const std::vector<std::pair<std::int64_t, std::int64_t>>& intervals);
 
 }  // namespace ddpsim::sim

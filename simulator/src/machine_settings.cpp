@@ -80,7 +80,7 @@ MachineSettings machine_settings(const trace::MachineProfile& profile, Allreduce
   const FormulaShape formula = allreduce_formula_shape(calibration.algorithm, profile.world_size);
   calibration.alpha_s = calibration.fit.intercept_s / formula.latency_coefficient;
   calibration.beta_bytes_per_s = formula.bandwidth_coefficient / calibration.fit.slope_s_per_byte;
-  if (profile.allreduce.in_flight == 2) settings.two_allreduces_gain = std::min(2.0, profile.allreduce.in_flight_gain);
+  if (profile.allreduce.in_flight == 2) settings.in_flight_gain = std::min(2.0, profile.allreduce.in_flight_gain);
   // --effective-cores models ranks that share one machine: taken where the profile's did.
   if (profile.hosts.size() == 1 && profile.ranks_per_host >= 2) {
     settings.effective_cores[profile.ranks_per_host] = profile.compute.effective_cores;

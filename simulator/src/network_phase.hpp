@@ -5,7 +5,7 @@
 // Only one collective is ever on the network (each needs every rank, and a rank runs one at
 // a time) and compute uses no link, so the phase's duration depends on the message size
 // alone: it is found once per size and slept afterwards. (With two all-reduces at once,
-// ReplayOptions::allreduce_lanes, the replay paces the closed forms instead: paced_transfers.hpp.) Three ways, chosen per pattern:
+// ReplayOptions::allreduces_in_flight, the replay paces the closed forms instead: paced_transfers.hpp.) Three ways, chosen per pattern:
 //   Exact       no link carries two flows of the pattern (the ring on the star and on the
 //               two-level platform): each flow runs alone at its route's slowest link, so
 //               the phase is max over flows of (route latency + bytes / that bandwidth),

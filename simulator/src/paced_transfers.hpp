@@ -1,4 +1,4 @@
-// All-reduces in flight at once, sharing one rate (replay.cpp, ReplayOptions::allreduce_lanes).
+// All-reduces in flight at once, sharing one rate (replay.cpp, ReplayOptions::allreduces_in_flight).
 //
 // Gloo runs a process group's collectives on worker threads (two by default): a bucket ready
 // while another is in flight starts at once, and the two share what the cores and the link

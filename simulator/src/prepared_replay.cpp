@@ -108,9 +108,9 @@ void choose_network(const ReplayRequest& request, PreparedReplay& prepared) {
         options.overlap_bandwidth_fraction = prepared.calibration->overlap_bandwidth_fraction;
         // Two at once: the fitted rates are the pair's over the time any was in flight; a told
         // --bandwidth is one all-reduce's already.
-        if (request.two_allreduces_gain) {
+        if (request.in_flight_gain) {
           std::tie(options.beta_bytes_per_s, options.overlap_bandwidth_fraction) =
-              single_allreduce_rates(*prepared.calibration, *request.two_allreduces_gain);
+              single_allreduce_rates(*prepared.calibration, *request.in_flight_gain);
         }
       }
     }
@@ -118,9 +118,9 @@ void choose_network(const ReplayRequest& request, PreparedReplay& prepared) {
   if (request.bandwidth) options.beta_bytes_per_s = *request.bandwidth;
   if (request.latency) options.alpha_s = *request.latency;
   if (request.overlap_bandwidth_fraction) options.overlap_bandwidth_fraction = *request.overlap_bandwidth_fraction;
-  if (request.two_allreduces_gain) {
-    options.allreduce_lanes = 2;
-    options.two_allreduces_gain = *request.two_allreduces_gain;
+  if (request.in_flight_gain) {
+    options.allreduces_in_flight = 2;
+    options.in_flight_gain = *request.in_flight_gain;
   }
 }
 
@@ -186,7 +186,7 @@ ReplayRequest with_machine(const ReplayRequest& given, const trace::Trace& measu
     request.calibration = std::move(settings.calibration);
     request.calibration_file = given.machine_file;
   }
-  if (!request.two_allreduces_gain) request.two_allreduces_gain = settings.two_allreduces_gain;
+  if (!request.in_flight_gain) request.in_flight_gain = settings.in_flight_gain;
   if (request.effective_cores.empty() && request.cores == 0) request.effective_cores = settings.effective_cores;
   return request;
 }
@@ -302,9 +302,9 @@ std::pair<double, double> single_allreduce_rates(const Calibration& calibration,
   return {calibration.beta_bytes_per_s / free_stretch, fraction};
 }
 
-double parse_concurrent_allreduces(const std::string& text) {
+double parse_allreduces_in_flight(const std::string& text) {
   const auto fail = [&text]() {
-    return RequestError("--concurrent-allreduces: expected 2=G, two all-reduces at once together at G in (0, 2] "
+    return RequestError("--allreduces-in-flight: expected 2=G, two all-reduces at once together at G in (0, 2] "
                         "times one's rate, got '" + text + "'");
   };
   if (text.rfind("2=", 0) != 0 || text.size() == 2) throw fail();

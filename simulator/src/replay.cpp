@@ -62,7 +62,7 @@ struct RankState {
   double work_since_s = 0;
   double work_rate = 0;
   double pace_alone = 1;  // autograd seconds per simulated second alone: 1 / its slowdown
-  // Two lanes (ReplayOptions::allreduce_lanes): the lanes free, the iteration's all-reduces
+  // Two lanes (ReplayOptions::allreduces_in_flight): the lanes free, the iteration's all-reduces
   // not yet done (the reducer finalizes after the last), and how many are transferring.
   sg4::SemaphorePtr lanes_free;
   int all_reduces_left = 0;
@@ -87,7 +87,7 @@ struct Simulation {
   std::unique_ptr<PacedTransfers> transfers = nullptr;
   std::vector<std::unique_ptr<JoinPoint>> bucket_joins = {};
 
-  bool lanes() const { return options.allreduce_lanes > 1; }
+  bool lanes() const { return options.allreduces_in_flight > 1; }
   // Some class's autograd still runs: all-reduces go at overlap_bandwidth_fraction.
   bool autograd_running() const {
     return std::any_of(ranks.begin(), ranks.end(), [](const RankState& state) { return !std::isfinite(state.compute_done_s); });
@@ -567,22 +567,22 @@ void check_replay_options(const WorkloadModel& model, const ReplayOptions& optio
     throw SimulationError("overlap bandwidth fraction: expected a number in (0, 1], got " +
                           std::to_string(options.overlap_bandwidth_fraction));
   }
-  if (options.allreduce_lanes != 1 && options.allreduce_lanes != 2) {
-    throw SimulationError("--concurrent-allreduces: expected 1 or 2 all-reduces at once, got " +
-                          std::to_string(options.allreduce_lanes));
+  if (options.allreduces_in_flight != 1 && options.allreduces_in_flight != 2) {
+    throw SimulationError("--allreduces-in-flight: expected 1 or 2 all-reduces at once, got " +
+                          std::to_string(options.allreduces_in_flight));
   }
-  if (options.allreduce_lanes == 2) {
-    if (!(options.two_allreduces_gain > 0 && options.two_allreduces_gain <= 2)) {
-      throw SimulationError("--concurrent-allreduces: expected two at once at a gain in (0, 2] of one's rate, got " +
-                            std::to_string(options.two_allreduces_gain));
+  if (options.allreduces_in_flight == 2) {
+    if (!(options.in_flight_gain > 0 && options.in_flight_gain <= 2)) {
+      throw SimulationError("--allreduces-in-flight: expected two at once at a gain in (0, 2] of one's rate, got " +
+                            std::to_string(options.in_flight_gain));
     }
     if (options.algorithm == AllreduceAlgorithm::Ring) {
-      throw SimulationError("--concurrent-allreduces: expected --allreduce ring-agg, tree, analytic or auto (closed "
+      throw SimulationError("--allreduces-in-flight: expected --allreduce ring-agg, tree, analytic or auto (closed "
                             "forms), got ring (point-to-point messages, one all-reduce at a time)");
     }
     for (const std::string& entry : options.simgrid_config) {
       if (entry.rfind("network/", 0) == 0) {
-        throw SimulationError("--concurrent-allreduces: expected the default network model (closed forms), got --cfg " +
+        throw SimulationError("--allreduces-in-flight: expected the default network model (closed forms), got --cfg " +
                               entry);
       }
     }
@@ -646,7 +646,7 @@ ClassReplayResult replay_classes(const WorkloadModel& model, const ReplayOptions
   // "Failed to protect stack". Many actors go without guards (their stacks stay 8 MiB of
   // address space, touched only as deep as the replay's shallow calls go).
   // Per class: compute and comm, and with two lanes up to two transfer actors.
-  const int actors_per_class = 2 + (options.allreduce_lanes > 1 ? options.allreduce_lanes : 0);
+  const int actors_per_class = 2 + (options.allreduces_in_flight > 1 ? options.allreduces_in_flight : 0);
   if (actors_per_class * classes.size() > kGuardedActorsLimit && !configured("contexts/guard-size")) {
     apply_simgrid_config("contexts/guard-size:0");
   }
@@ -684,12 +684,12 @@ ClassReplayResult replay_classes(const WorkloadModel& model, const ReplayOptions
     // autograd runs (contended_bytes' rule, applied as the state changes).
     sim.transfers = std::make_unique<PacedTransfers>([&sim](int in_flight) {
       const double busy = sim.autograd_running() ? sim.options.overlap_bandwidth_fraction : 1.0;
-      return busy * (in_flight >= 2 ? sim.options.two_allreduces_gain : 1.0);
+      return busy * (in_flight >= 2 ? sim.options.in_flight_gain : 1.0);
     });
     for (std::size_t bucket = 0; bucket < model.bucket_bytes.size(); ++bucket) {
       sim.bucket_joins.push_back(std::make_unique<JoinPoint>(participants));
     }
-    for (RankState& state : sim.ranks) state.lanes_free = sg4::Semaphore::create(options.allreduce_lanes);
+    for (RankState& state : sim.ranks) state.lanes_free = sg4::Semaphore::create(options.allreduces_in_flight);
   }
   routes.reset();
   const std::vector<NetworkPhase*> phases = sim.group.phases();

@@ -102,8 +102,8 @@ std::string report_to_text(const ReplayReport& report) {
   if (options.overlap_bandwidth_fraction != 1) {
     text << "; x" << format("%.3g", options.overlap_bandwidth_fraction) << " of it while autograd runs";
   }
-  if (options.allreduce_lanes == 2) {
-    text << "; two all-reduces at once, x" << format("%.3g", options.two_allreduces_gain) << " of one's rate together";
+  if (options.allreduces_in_flight == 2) {
+    text << "; two all-reduces in flight at once, x" << format("%.3g", options.in_flight_gain) << " of one's rate together";
   }
   text << "\n";
   if (report.calibration) {
@@ -190,8 +190,8 @@ nlohmann::json report_json(const ReplayReport& report) {
   json["network"] = {{"alpha_s", options.alpha_s},
                      {"beta_bytes_per_s", options.beta_bytes_per_s},
                      {"overlap_bandwidth_fraction", options.overlap_bandwidth_fraction},
-                     {"allreduce_lanes", options.allreduce_lanes},
-                     {"two_allreduces_gain", options.two_allreduces_gain},
+                     {"allreduces_in_flight", options.allreduces_in_flight},
+                     {"in_flight_gain", options.in_flight_gain},
                      {"source", report.calibration ? "calibrated" : "given"}};
   if (report.calibration) json["network"]["fitted_to"] = report.calibration->fitted_to;
   if (const std::string note = few_sizes_headline_note(report.calibration); !note.empty()) json["headline_note"] = note;

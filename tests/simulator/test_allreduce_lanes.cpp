@@ -1,4 +1,4 @@
-// Two all-reduces at once (ReplayOptions::allreduce_lanes, Gloo's two worker threads): they
+// Two all-reduces at once (ReplayOptions::allreduces_in_flight, Gloo's two worker threads): they
 // share one rate, G times one's when two are in flight, re-evaluated whenever one starts or
 // ends or autograd stops; a calibration's rate, counted over the time any was in flight,
 // becomes one all-reduce's. Closed forms throughout: 1 MB buckets at 1e8 B/s on a 2-rank ring,
@@ -73,8 +73,8 @@ ReplayOptions lane_options(int lanes, double gain, double busy_fraction = 1) {
   options.beta_bytes_per_s = kBeta;
   options.platform.beta_bytes_per_s = kBeta;
   options.iterations = 3;
-  options.allreduce_lanes = lanes;
-  options.two_allreduces_gain = gain;
+  options.allreduces_in_flight = lanes;
+  options.in_flight_gain = gain;
   options.overlap_bandwidth_fraction = busy_fraction;
   return options;
 }
@@ -163,9 +163,9 @@ TEST(AllreduceLanes, CalibrationTurnsTheInFlightRateIntoOnesRate) {
   request.trace_dir = dir / "measured";
   request.compute = ComputeMode::Median;
   request.iterations = 3;
-  request.two_allreduces_gain = 1.5;
+  request.in_flight_gain = 1.5;
   const PreparedReplay prepared = prepare_replay(request);
-  EXPECT_EQ(prepared.options.allreduce_lanes, 2);
+  EXPECT_EQ(prepared.options.allreduces_in_flight, 2);
   const ReplayResult replayed = replay_isolated(prepared.model, prepared.options);
   ASSERT_TRUE(replayed.failure.empty()) << replayed.failure;
   EXPECT_NEAR(trace::testing::iteration_length_s(replayed.events.front(), 3),
@@ -195,9 +195,9 @@ TEST(AllreduceLanes, OptionsOutsideTheModelAreRefused) {
   options.simgrid_config = {"network/model:LV08"};
   EXPECT_THROW(check_replay_options(model, options), SimulationError);
   EXPECT_NO_THROW(check_replay_options(model, lane_options(2, 1.2)));
-  EXPECT_DOUBLE_EQ(parse_concurrent_allreduces("2=1.12"), 1.12);
+  EXPECT_DOUBLE_EQ(parse_allreduces_in_flight("2=1.12"), 1.12);
   for (const char* bad : {"2", "2=", "3=1.1", "2=x", "2=0", "2=2.5", "=1.1"}) {
-    EXPECT_THROW(parse_concurrent_allreduces(bad), RequestError) << bad;
+    EXPECT_THROW(parse_allreduces_in_flight(bad), RequestError) << bad;
   }
 }
 

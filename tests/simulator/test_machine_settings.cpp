@@ -83,12 +83,12 @@ TEST(MachineSettings, TheLineHoldsTheSmallSizesToo) {
 TEST(MachineSettings, GainAndCoresCarryWhereTheyMeanWhatTheFlagsMean) {
   trace::MachineProfile profile = known_profile();
   MachineSettings settings = machine_settings(profile, AllreduceAlgorithm::Ring, "m.json");
-  ASSERT_TRUE(settings.two_allreduces_gain.has_value());
-  EXPECT_EQ(*settings.two_allreduces_gain, 1.25);
+  ASSERT_TRUE(settings.in_flight_gain.has_value());
+  EXPECT_EQ(*settings.in_flight_gain, 1.25);
   EXPECT_EQ(settings.effective_cores, (std::map<int, double>{{4, 2.5}}));
-  // Three in flight is not --concurrent-allreduces 2=G.
+  // Three in flight is not --allreduces-in-flight 2=G.
   profile.allreduce.in_flight = 3;
-  EXPECT_FALSE(machine_settings(profile, AllreduceAlgorithm::Ring, "m.json").two_allreduces_gain.has_value());
+  EXPECT_FALSE(machine_settings(profile, AllreduceAlgorithm::Ring, "m.json").in_flight_gain.has_value());
   // Ranks on two hosts do not share one machine's cores.
   profile.hosts = {"a", "b"};
   profile.ranks_per_host = 2;
@@ -120,8 +120,8 @@ TEST(MachineSettings, TheReplayTakesTheProfile) {
   const PreparedReplay prepared = prepare_replay(request_with(known_profile()), measured);
   EXPECT_NEAR(prepared.options.alpha_s, kAlpha, kAlpha * 1e-9);
   EXPECT_NEAR(prepared.options.beta_bytes_per_s, kBeta, kBeta * 1e-9);
-  EXPECT_EQ(prepared.options.allreduce_lanes, 2);
-  EXPECT_EQ(prepared.options.two_allreduces_gain, 1.25);
+  EXPECT_EQ(prepared.options.allreduces_in_flight, 2);
+  EXPECT_EQ(prepared.options.in_flight_gain, 1.25);
   ASSERT_TRUE(prepared.calibration.has_value());
   EXPECT_EQ(prepared.calibration->fitted_to, "the machine profile m.json");
   EXPECT_TRUE(prepared.warnings.empty());
@@ -138,13 +138,13 @@ TEST(MachineSettings, FlagsOverrideTheProfile) {
   const trace::Trace measured = testing::make_synthetic_trace(testing::SyntheticRun{});
   ReplayRequest request = request_with(known_profile());
   request.bandwidth = 5e8;
-  request.two_allreduces_gain = 1.5;
+  request.in_flight_gain = 1.5;
   request.effective_cores = {{4, 3.0}};
   request.world_size = 8;
   const PreparedReplay prepared = prepare_replay(request, measured);
   EXPECT_EQ(prepared.options.beta_bytes_per_s, 5e8);
   EXPECT_NEAR(prepared.options.alpha_s, kAlpha, kAlpha * 1e-9);  // no --latency: the profile's
-  EXPECT_EQ(prepared.options.two_allreduces_gain, 1.5);
+  EXPECT_EQ(prepared.options.in_flight_gain, 1.5);
   EXPECT_EQ(prepared.compute_stretch, corun_stretch({{4, 3.0}}, 4, 8));
 }
 
@@ -219,15 +219,24 @@ TEST(MachineSettings, ReplayHeadlineNamesTheFixAndMachineRemovesIt) {
   EXPECT_EQ(measured.out.find("warning"), std::string::npos) << measured.out;
   EXPECT_NE(measured.out.find("calibrated from the machine profile " + (dir / "machine.json")), std::string::npos)
       << measured.out;
-  EXPECT_NE(measured.out.find("two all-reduces at once, x1.25"), std::string::npos) << measured.out;
-  // --help lists the overrides apart.
+  EXPECT_NE(measured.out.find("two all-reduces in flight at once, x1.25"), std::string::npos) << measured.out;
+  // --help lists the profile and its overrides in one group, and only those.
   const Outcome help = run_cli(dir, "replay --help");
-  const auto group = help.out.find("Machine (overrides --machine)");
+  const auto group = help.out.find("Machine (a profile, and the flags that override it):");
   ASSERT_NE(group, std::string::npos) << help.out;
-  for (const char* flag : {"--bandwidth", "--latency", "--concurrent-allreduces", "--effective-cores",
-                           "--overlap-bandwidth-fraction", "--compute-fraction-during-allreduce", "--sleep-resume-cost"}) {
-    EXPECT_GT(help.out.find("\n  " + std::string(flag) + " "), group) << flag;
+  const auto group_end = help.out.find("\n\n", group);
+  for (const char* flag : {"--machine", "--bandwidth", "--latency", "--allreduces-in-flight", "--effective-cores",
+                           "--cores"}) {
+    const auto at = help.out.find("\n  " + std::string(flag) + " ");
+    EXPECT_GT(at, group) << flag;
+    EXPECT_LT(at, group_end) << flag;
   }
+  for (const char* flag : {"--overlap-bandwidth-fraction", "--compute-fraction-during-allreduce", "--world-size"}) {
+    const auto at = help.out.find("\n  " + std::string(flag) + " ");
+    EXPECT_TRUE(at < group || at > group_end) << flag;
+  }
+  // The concept's old flag name still parses, and is not listed.
+  EXPECT_EQ(help.out.find("--concurrent-allreduces"), std::string::npos) << help.out;
 }
 
 }  // namespace

@@ -22,7 +22,8 @@ Command add_export_command(CLI::App& app) {
   CLI::App* sub = app.add_subcommand("export", "Convert a trace for a viewer");
   sub->add_option("--chrome", options->chrome_out,
                   "write Chrome trace JSON (open in ui.perfetto.dev) to this file")
-      ->required();
+      ->required()
+      ->group("Output");
   sub->add_option("DIR", options->dir, "trace directory")->required();
   return {sub, [options] {
             const std::string json = to_chrome_trace(read_trace(options->dir));

@@ -47,7 +47,8 @@ Command add_import_command(CLI::App& app) {
   CLI::App* sub = app.add_subcommand("import", "Convert profiler traces into a ddpsim trace");
   sub->add_option("--kineto", options->out_dir,
                   "read PyTorch profiler (Kineto) traces, write the ddpsim trace to this directory")
-      ->required();
+      ->required()
+      ->group("Format and output");
   sub->add_option("RANK_FILE", options->rank_files, "one Kineto JSON trace per rank, rank 0 first")
       ->required();
   return {sub, [options] {

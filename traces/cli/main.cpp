@@ -8,8 +8,9 @@
 
 int main(int argc, char** argv) {
   namespace cli = ddpsim::trace::cli;
-  CLI::App app{"ddp-trace: check, summarize, export and import ddpsim traces"};
+  CLI::App app{"ddp-trace: check, summarize, export and import ddpsim traces", "ddp-trace"};
   app.require_subcommand(1);
+  app.set_help_all_flag("--help-all", "Print the help of every subcommand and exit");  // before the subcommands
   const std::vector<cli::Command> commands = {
       cli::add_validate_command(app),
       cli::add_summary_command(app),

@@ -21,7 +21,7 @@ Command add_summary_command(CLI::App& app) {
   auto options = std::make_shared<SummaryOptions>();
   CLI::App* sub = app.add_subcommand("summary", "Print the statistics of a trace");
   sub->add_option("DIR", options->dir, "trace directory")->required();
-  sub->add_flag("--json", options->json, "print JSON instead of a table");
+  sub->add_flag("--json", options->json, "print JSON instead of a table")->group("Output");
   return {sub, [options] {
             const Summary summary = summarize(read_trace(options->dir));
             std::cout << (options->json ? summary_to_json(summary) : summary_to_table(summary));

@@ -67,24 +67,33 @@ int main(int argc, char** argv) {
       "[rank R]. If a worker fails, the others are stopped and ddp-launch exits 1; it exits 0 only when every "
       "worker exits 0.",
       "ddp-launch"};
+  app.set_help_all_flag("--help-all", "Print this help and exit (there are no hidden options)");
+  const std::string workers = "Workers";
   app.add_option("--nproc-per-node,--nproc_per_node", args.nproc_per_node, "Workers on this node")
       ->check(CLI::Range(1, 4096))
-      ->default_val(1);
-  app.add_option("--nnodes", args.nnodes, "Nodes in the job (run ddp-launch once per node)")
-      ->check(CLI::Range(1, 1 << 20))
-      ->default_val(1);
-  app.add_option("--node-rank,--node_rank", args.node_rank, "This node's index, 0..nnodes-1")
-      ->check(CLI::Range(0, (1 << 20) - 1))
-      ->default_val(0);
-  app.add_option("--master-addr,--master_addr", args.master_addr, "Rendezvous host (rank 0's node)")
-      ->default_val("127.0.0.1");
-  app.add_option("--master-port,--master_port", args.master_port,
-                 "Rendezvous port; 0 picks a free port (the default on one node; 29500 with --nnodes > 1)")
-      ->check(CLI::Range(0, 65535));
+      ->default_val(1)
+      ->group(workers);
   app.add_option("--grace-period", args.grace_period_s,
                  "Seconds between SIGTERM and SIGKILL when stopping workers")
       ->check(CLI::Range(0.0, 3600.0))
-      ->default_val(5.0);
+      ->default_val(5.0)
+      ->group(workers);
+  const std::string nodes = "Nodes and rendezvous";
+  app.add_option("--nnodes", args.nnodes, "Nodes in the job (run ddp-launch once per node)")
+      ->check(CLI::Range(1, 1 << 20))
+      ->default_val(1)
+      ->group(nodes);
+  app.add_option("--node-rank,--node_rank", args.node_rank, "This node's index, 0..nnodes-1")
+      ->check(CLI::Range(0, (1 << 20) - 1))
+      ->default_val(0)
+      ->group(nodes);
+  app.add_option("--master-addr,--master_addr", args.master_addr, "Rendezvous host (rank 0's node)")
+      ->default_val("127.0.0.1")
+      ->group(nodes);
+  app.add_option("--master-port,--master_port", args.master_port,
+                 "Rendezvous port; 0 picks a free port (the default on one node; 29500 with --nnodes > 1)")
+      ->check(CLI::Range(0, 65535))
+      ->group(nodes);
   // Everything from the first non-option argument (or after "--") is the worker's command
   // line, so `ddp-launch -- prog --flag` and, as with torchrun, `ddp-launch prog --flag` work.
   app.prefix_command();
@@ -94,6 +103,9 @@ int main(int argc, char** argv) {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp&) {
     std::cout << app.help();
+    return 0;
+  } catch (const CLI::CallForAllHelp&) {
+    std::cout << app.help("", CLI::AppFormatMode::All);
     return 0;
   } catch (const CLI::ParseError& error) {
     usage_error(error.what());

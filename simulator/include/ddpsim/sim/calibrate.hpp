@@ -67,7 +67,7 @@ struct Calibration {
   // Of the time any all-reduce was in flight, the fraction with two or more in flight at once
   // (Gloo's two worker threads), while autograd runs and after it (one value for both with one
   // rate); median over iterations. The rates above are bytes over that time, whatever ran at
-  // once; a replay that runs two at once (ReplayOptions::allreduce_lanes) turns them into one
+  // once; a replay that runs two at once (ReplayOptions::allreduces_in_flight) turns them into one
   // all-reduce's rate with these (single_allreduce_rates). 0 from a least-squares fit, whose
   // per-size durations are each transfer's own.
   double two_in_flight_busy = 0;

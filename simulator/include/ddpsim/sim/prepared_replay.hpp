@@ -53,7 +53,7 @@ struct ReplayRequest {
   std::optional<Calibration> calibration;
   std::string calibration_file;  // where it came from, for errors
   // A machine profile (--machine; traces/MACHINE.md): where the request leaves them unset, the
-  // network (instead of fitting the trace), two_allreduces_gain and effective_cores come from it
+  // network (instead of fitting the trace), in_flight_gain and effective_cores come from it
   // (machine_settings.hpp). RequestError when it does not belong with the trace (another backend,
   // another number of hosts); PreparedReplay::warnings for what it approximates.
   std::optional<trace::MachineProfile> machine;
@@ -104,10 +104,10 @@ struct ReplayRequest {
   // ReplayOptions::max_simulated_flows (unset: its default).
   std::optional<std::int64_t> max_simulated_flows;
   // Two of a rank's all-reduces at once, together at this times one's rate (--concurrent-
-  // allreduces 2=G; ReplayOptions::allreduce_lanes). Unset: one at a time. A rate fitted from
+  // allreduces 2=G; ReplayOptions::allreduces_in_flight). Unset: one at a time. A rate fitted from
   // the trace, which is bytes over the time any was in flight, becomes one all-reduce's
   // (single_allreduce_rates); a told --bandwidth is one's already.
-  std::optional<double> two_allreduces_gain;
+  std::optional<double> in_flight_gain;
 };
 
 struct PreparedReplay {
@@ -134,9 +134,9 @@ PreparedReplay prepare_replay(const ReplayRequest& request, trace::Trace measure
 // >= 2 and C a number in (0, K].
 std::pair<int, double> parse_effective_cores(const std::string& text);
 
-// One --concurrent-allreduces K=G text: G, the gain of two at once; RequestError naming the
+// One --allreduces-in-flight K=G text: G, the gain of two at once; RequestError naming the
 // flag unless K is 2 and G a number in (0, 2].
-double parse_concurrent_allreduces(const std::string& text);
+double parse_allreduces_in_flight(const std::string& text);
 
 // A calibration's rates, which count bytes over the time any all-reduce was in flight, as one
 // all-reduce's alone when two at once go at `gain` times that together: the time with two in

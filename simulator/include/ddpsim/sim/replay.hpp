@@ -6,7 +6,7 @@
 //              starts; at the end of backward it waits for the last all-reduce;
 //   comm-R     the communication stream: all-reduces the buckets in bucket order, each
 //              once it is ready (backward_begin + measured offset) and the previous one is
-//              done; or, with two lanes (allreduce_lanes), launches each ready bucket on an
+//              done; or, with two lanes (allreduces_in_flight), launches each ready bucket on an
 //              actor of its own once fewer than two are in flight.
 // The predicted run is recorded as trace events (t_ns = simulated seconds × 1e9).
 #pragma once
@@ -100,13 +100,13 @@ struct ReplayOptions {
   // How many of a rank's all-reduces transfer at once. 1: one stream, bucket b once it is ready
   // and bucket b-1 is done. 2: Gloo's two worker threads (ProcessGroupGloo's default), a
   // bucket transfers once it is ready and fewer than two of its rank's are in flight; two in
-  // flight go at two_allreduces_gain times one's rate together, shared equally, each paced as
+  // flight go at in_flight_gain times one's rate together, shared equally, each paced as
   // the other and autograd start and stop (paced_transfers.hpp). The network is timed by its
   // closed form (network_phase.hpp), at overlap_bandwidth_fraction of it while any rank's
   // autograd runs. 2 needs a network that has one: no explicit ring, no --cfg network model.
-  // two_allreduces_gain, in (0, 2], is used only with 2. See Note [two at once] in docs/model.md.
-  int allreduce_lanes = 1;
-  double two_allreduces_gain = 1;
+  // in_flight_gain, in (0, 2], is used only with 2. See Note [two at once] in docs/model.md.
+  int allreduces_in_flight = 1;
+  double in_flight_gain = 1;
 };
 
 struct ReplayResult {

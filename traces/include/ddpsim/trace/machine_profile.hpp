@@ -42,7 +42,7 @@ struct AllreduceLadder {
   std::vector<LadderStep> steps;  // by increasing bytes, each size once
   // What K in flight do together over one alone: median over the steps of K · one / together
   // (K when they overlap perfectly, 1 when they queue). With K = 2, ddp-sim's
-  // --concurrent-allreduces 2=G.
+  // --allreduces-in-flight 2=G.
   double in_flight_gain = 1;
 };
 
