@@ -39,7 +39,7 @@ struct ReplayRequest {
   // typical speed rather than one run's. RequestError naming --pool when one is of another
   // configuration.
   std::vector<std::string> pooled_runs;
-  // Per-iteration is the most accurate on what-ifs (simulator/bench/validate_whatif.py): the
+  // Per-iteration is the most accurate on what-ifs (ddpsim.bench.validate_whatif): the
   // median mode replays every rank at its median speed and loses the cost of noisy ranks
   // meeting at each all-reduce.
   ComputeMode compute = ComputeMode::PerIteration;
