@@ -271,8 +271,12 @@ void check_effective_cores(const ReplayRequest& request) {
   if (request.cores > 0 && !request.effective_cores.empty()) {
     throw RequestError("--effective-cores: expected either it or --cores, got both");
   }
-  if (request.core_sharing == CoreSharing::Paced && request.cores == 0 && request.effective_cores.empty()) {
-    throw RequestError("--core-sharing paced: expected --cores or --effective-cores with it");
+  // A machine profile of one host gives the effective cores (with_machine); one of several
+  // hosts does not, and prepare_replay checks again once the profile is applied.
+  if (request.core_sharing == CoreSharing::Paced && request.cores == 0 && request.effective_cores.empty() &&
+      !request.machine) {
+    throw RequestError("--core-sharing paced: expected --cores or --effective-cores with it, or a --machine "
+                       "profile of one host");
   }
 }
 

@@ -134,6 +134,19 @@ TEST(MachineSettings, TheReplayTakesTheProfile) {
   EXPECT_GT(eight.compute_stretch, 1);
 }
 
+// Paced core sharing takes its effective cores from a profile of one host (without one it is
+// refused in one line: CliBadInputs).
+TEST(MachineSettings, PacedCoreSharingTakesTheProfilesCores) {
+  const trace::Trace measured = testing::make_synthetic_trace(testing::SyntheticRun{});
+  ReplayRequest request = request_with(known_profile());
+  request.core_sharing = CoreSharing::Paced;
+  EXPECT_NO_THROW(check_effective_cores(request));  // the command line's check lets the profile answer
+  const PreparedReplay prepared = prepare_replay(request, measured);
+  EXPECT_TRUE(static_cast<bool>(prepared.options.core_slowdown));
+  request.machine.reset();
+  EXPECT_THROW(check_effective_cores(request), RequestError);
+}
+
 TEST(MachineSettings, FlagsOverrideTheProfile) {
   const trace::Trace measured = testing::make_synthetic_trace(testing::SyntheticRun{});
   ReplayRequest request = request_with(known_profile());
