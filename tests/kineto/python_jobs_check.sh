@@ -1,13 +1,14 @@
 #!/usr/bin/env bash
-# experiments/peer/python_jobs.py end to end on a tiny job (one family, one cap, two rounds):
+# python -m ddpsim.bench.python_jobs end to end on a tiny job (one family, one cap, two rounds):
 # every prediction and reconstruction row is written with positive times and the table prints
 # the model beside "no change" and the repeat floor; bad flags are one line, exit 2, and nothing
-# already written is lost.  Usage: python_jobs_check.sh PYTHON SCRIPT BIN_DIR SCRATCH
+# already written is lost.  Usage: python_jobs_check.sh PYTHON BIN_DIR SCRATCH (PYTHON: the
+# project's venv, with torch and the ddpsim package)
 set -u
-python=$1 script=$2 bin=$3 scratch=$4
+python=$1 bin=$2 scratch=$3
 rm -rf "$scratch" && mkdir -p "$scratch"
 fail() { echo "python_jobs_check: $*"; exit 1; }
-"$python" "$script" --out "$scratch/r" --bin "$bin" --python "$python" --families mlp --caps 5 --repeats 2 \
+"$python" -m ddpsim.bench.python_jobs --out "$scratch/r" --bin "$bin" --python "$python" --families mlp --caps 5 --repeats 2 \
   --iterations 6 --no-machine --job-args "--width 128 --depth 2 --batch-size 4" >"$scratch/out.txt" 2>&1 \
   || { cat "$scratch/out.txt" "$scratch/r/log.txt"; fail "the small run failed"; }
 cat "$scratch/out.txt"
@@ -17,12 +18,12 @@ awk -F, 'NR > 1 && !($5 > 0 && $6 > 0) {bad = 1} END {exit bad}' "$scratch/r/pai
 grep -q "^mlp .*%" "$scratch/r/table.txt" || fail "no table row for mlp"
 grep -q "no change" "$scratch/r/table.txt" || fail "no 'no change' column"
 for bad in "--caps 25" "--caps x" "--families foo" "--repeats 1" "--slowdown 1=0.5" "--machine /nonexistent"; do
-  out=$("$python" "$script" --out "$scratch/bad" $bad 2>&1); rc=$?
+  out=$("$python" -m ddpsim.bench.python_jobs --out "$scratch/bad" $bad 2>&1); rc=$?
   [ $rc -eq 2 ] || fail "'$bad': expected exit 2, got $rc"
   [ "$(printf '%s\n' "$out" | wc -l)" -eq 1 ] || fail "'$bad': expected one line, got: $out"
 done
 # A folder with results is refused, and its pairs.csv is left as it was.
 before=$(md5sum < "$scratch/r/pairs.csv")
-"$python" "$script" --out "$scratch/r" >/dev/null 2>&1; [ $? -eq 2 ] || fail "an --out with results was not refused"
+"$python" -m ddpsim.bench.python_jobs --out "$scratch/r" >/dev/null 2>&1; [ $? -eq 2 ] || fail "an --out with results was not refused"
 [ "$(md5sum < "$scratch/r/pairs.csv")" = "$before" ] || fail "pairs.csv changed"
 echo "python_jobs_check: ok"

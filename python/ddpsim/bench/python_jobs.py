@@ -1,4 +1,3 @@
-#!/usr/bin/env python3
 """What-ifs on Python DDP jobs ddpsim did not write: predicted from one profile, then measured.
 
 For each model family of runtime/peer/python_ddp.py (plain torch.nn.parallel.DistributedDataParallel,
@@ -14,10 +13,10 @@ every pair is reported. Beside the model's errors the table prints the "no chang
 (the same round's measured baseline taken as the answer) and the repeat floor (a measured run
 taken as the prediction of the same configuration's run in the next round).
 
-Usage (loopback, 2 ranks):
-  experiments/peer/python_jobs.py --out results/python-jobs
+Usage, from the repository root (loopback, 2 ranks):
+  .venv/bin/python -m ddpsim.bench.python_jobs --out results/python-jobs
 On the testbed (2 hosts; {host} {hosts} {master} are testbed.sh's placeholders):
-  experiments/peer/python_jobs.py --out R --launcher "scripts/testbed.sh --hosts 2 --quiet -- \
+  .venv/bin/python -m ddpsim.bench.python_jobs --out R --launcher "scripts/testbed.sh --hosts 2 --quiet -- \
       build/release/bin/ddp-launch --nnodes {hosts} --node-rank {host} --master-addr {master} \
       --master-port 29500 --"
 Writes OUT/pairs.csv (one row per prediction) and OUT/table.txt; prints the table.
@@ -31,8 +30,9 @@ import statistics
 import subprocess
 import sys
 
-HERE = os.path.dirname(os.path.abspath(__file__))
-ROOT = os.path.dirname(os.path.dirname(HERE))
+from ddpsim import InputError
+from ddpsim.bench.bench_jobs import ROOT
+
 PEER = os.path.join(ROOT, "runtime", "peer", "python_ddp.py")
 BASELINE_CAP = 25.0
 # name -> python_ddp.py arguments: sizes that run in well under a second per iteration on 2 cores.
@@ -41,10 +41,6 @@ FAMILIES = {
     "cnn": ["--model", "cnn", "--width", "256", "--depth", "4", "--batch-size", "16"],
     "transformer": ["--model", "transformer", "--width", "256", "--depth", "4", "--batch-size", "8"],
 }
-
-
-class InputError(Exception):
-    pass
 
 
 def parse_args(argv):
@@ -68,32 +64,32 @@ def parse_args(argv):
     args = p.parse_args(argv)
     families = [f for f in args.families.split(",") if f]
     if not families or any(f not in FAMILIES for f in families):
-        raise InputError(f"--families: expected names from {','.join(FAMILIES)}, got '{args.families}'")
+        raise InputError("--families", f"names from {','.join(FAMILIES)}", f"'{args.families}'")
     args.families = families
     try:
         caps = [float(c) for c in args.caps.split(",")]
         if any(not c > 0 or c == BASELINE_CAP for c in caps):
             raise ValueError
     except ValueError:
-        raise InputError(f"--caps: expected positive MiB other than {BASELINE_CAP:g}, separated by commas, "
-                         f"got '{args.caps}'")
+        raise InputError("--caps", f"positive MiB other than {BASELINE_CAP:g}, separated by commas",
+                         f"'{args.caps}'")
     args.caps = caps
     rank, _, factor = args.slowdown.partition("=")
     try:
         if int(rank) < 0 or not float(factor) > 1:
             raise ValueError
     except ValueError:
-        raise InputError(f"--slowdown: expected RANK=F with F > 1, got '{args.slowdown}'")
+        raise InputError("--slowdown", "RANK=F with F > 1", f"'{args.slowdown}'")
     if args.repeats < 2:
-        raise InputError(f"--repeats: expected at least 2 (the repeat floor needs two rounds), got {args.repeats}")
+        raise InputError("--repeats", "at least 2 (the repeat floor needs two rounds)", args.repeats)
     if args.iterations < 6:
-        raise InputError(f"--iterations: expected at least 6, got {args.iterations}")
+        raise InputError("--iterations", "at least 6", args.iterations)
     if args.machine and args.no_machine:
-        raise InputError("--machine and --no-machine: expected one of them, got both")
+        raise InputError("--machine and --no-machine", "one of them", "both")
     if args.machine and not os.path.isfile(args.machine):
-        raise InputError(f"--machine: expected a machine profile file, got '{args.machine}' (no such file)")
+        raise InputError("--machine", "a machine profile file", f"'{args.machine}' (no such file)")
     if os.path.exists(os.path.join(args.out, "pairs.csv")):
-        raise InputError(f"--out: expected a folder without results, got '{args.out}' (holds pairs.csv)")
+        raise InputError("--out", "a folder without results", f"'{args.out}' (holds pairs.csv)")
     launcher = args.launcher or f"{args.bin}/ddp-launch --nproc-per-node 2 --master-port 0 --"
     args.launcher = shlex.split(launcher)
     return args
@@ -210,7 +206,7 @@ def main(argv):
     try:
         args = parse_args(argv)
     except InputError as error:
-        print(f"python_jobs.py: {error}", file=sys.stderr)
+        print(f"ddpsim.bench.python_jobs: {error}", file=sys.stderr)
         return 2
     os.makedirs(args.out, exist_ok=True)
     log = os.path.join(args.out, "log.txt")
