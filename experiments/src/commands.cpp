@@ -86,7 +86,7 @@ Command replay_command(const ExperimentSpec& spec, const Point& point, const Wha
                        const std::string& bin_dir, const std::string& trace_dir,
                        const std::string& calibration_json, const std::string& out_dir,
                        const std::string& report_json, const std::string& reused_calibration,
-                       const std::vector<std::string>& repeats) {
+                       const std::vector<std::string>& repeats, const std::string& machine_json) {
   Command command = {bin_dir + "/ddp-sim", "replay", trace_dir, "--out", out_dir};
   if (!report_json.empty()) command.insert(command.end(), {"--json", report_json});
   if (!repeats.empty()) {
@@ -120,6 +120,11 @@ Command replay_command(const ExperimentSpec& spec, const Point& point, const Wha
     for (const auto& arg : what_if->args)
       command.push_back(substitute_placeholders(arg, trace_dir, calibration_json));
   }
+  // The sitting's machine profile serves every replay of the spec: a reconstruction or a spec
+  // what-if takes its in-flight gain and co-located cores, its network staying its own trace's
+  // fit (--calibration); a cross prediction already names it (and takes its network too).
+  if (!machine_json.empty() && spec.predict.machine_profile && !(what_if && names(what_if->args, "--machine")))
+    command.insert(command.end(), {"--machine", machine_json});
   return command;
 }
 

@@ -82,7 +82,7 @@ Command replay_command(const ExperimentSpec& spec, const Point& point, const Wha
                        const std::string& bin_dir, const std::string& trace_dir,
                        const std::string& calibration_json, const std::string& out_dir,
                        const std::string& report_json = "", const std::string& reused_calibration = "",
-                       const std::vector<std::string>& repeats = {});
+                       const std::vector<std::string>& repeats = {}, const std::string& machine_json = "");
 
 // The what-if that predicts `point` from the trace of `baseline` (a point without skew): the
 // replay flags of every difference, named "from-BASELINE_ID". bucket_cap_mb -> --bucket-cap-mb,

@@ -189,7 +189,7 @@ class RunExecutor {
     fs::remove(report);
     const ProcessResult replay = run_process(
         replay_command(spec_, replayed, what_if, bin_dir_, trace, calibration, out_dir, report,
-                       reused_calibration, repeats),
+                       reused_calibration, repeats, layout_.machine_json()),
         log, log, spec_.limits.tool_timeout_s);
     if (replay.interrupted) return false;
     row.predicted_dir = relative(out_dir);
@@ -495,12 +495,13 @@ void print_dry_run(const ExperimentSpec& spec, const Layout& layout, const RunOp
       out << shell_quote(calibrate_command(spec, bin_dir, trace, calibration)) << '\n';
       const std::string base_out = layout.prediction_dir(name, "");
       out << shell_quote(replay_command(spec, point, nullptr, bin_dir, trace, calibration, base_out,
-                                        layout.report_json(name, "replay"), calibration))
+                                        layout.report_json(name, "replay"), calibration, {}, layout.machine_json()))
           << '\n';
       for (const auto& what_if : spec.predict.what_ifs) {
         const std::string dir = layout.prediction_dir(name, what_if.name);
         out << shell_quote(replay_command(spec, point, &what_if, bin_dir, trace, calibration, dir,
-                                          layout.report_json(name, "replay-" + what_if.name), calibration))
+                                          layout.report_json(name, "replay-" + what_if.name), calibration, {},
+                                          layout.machine_json()))
             << '\n';
       }
     }

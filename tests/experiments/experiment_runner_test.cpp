@@ -905,6 +905,15 @@ machine_profile = true
     EXPECT_EQ(line.find("--calibration"), std::string::npos) << line;
   }
   EXPECT_EQ(predictions, 2u) << text;
+  // A run's own replay (a reconstruction) keeps its trace's fit and takes the profile too.
+  const std::string own = bin_ + "/ddp-sim replay " + root_ + "/results/caps/traces/cap25-rep0 --out " + root_ +
+                          "/results/caps/predictions/cap25-rep0 ";
+  const auto own_at = text.find(own);
+  ASSERT_NE(own_at, std::string::npos) << text;
+  const std::string own_line = text.substr(own_at, text.find('\n', own_at) - own_at);
+  EXPECT_NE(own_line.find("--calibration " + root_ + "/results/caps/calibration/cap25-rep0.json"), std::string::npos)
+      << own_line;
+  EXPECT_NE(own_line.find("--machine " + machine), std::string::npos) << own_line;
   EXPECT_FALSE(fs::exists(root_ + "/results"));
 }
 
