@@ -99,10 +99,11 @@ Command replay_command(const ExperimentSpec& spec, const Point& point, const Wha
       return arg == flag || arg.rfind(flag + "=", 0) == 0;
     });
   };
-  // A spec that hands the replay a fit itself ("--calibration={calibration}") keeps its own, and a
-  // prediction on the sitting's machine profile (--machine) takes the network from it.
+  // A spec that hands the replay a fit itself ("--calibration={calibration}") keeps its own. A
+  // prediction on the sitting's machine profile keeps the baseline trace's fit too: the profile
+  // gives the in-flight gain and the co-located cores (Note [machine profile in a sitting]).
   const bool calibration_given = names(spec.predict.replay_args, "--calibration") ||
-                                 (what_if && (names(what_if->args, "--calibration") || names(what_if->args, "--machine")));
+                                 (what_if && names(what_if->args, "--calibration"));
   if (!reused_calibration.empty() && !calibration_given)
     command.insert(command.end(), {"--calibration", reused_calibration});
   for (const auto& arg : spec.predict.replay_args)
@@ -120,9 +121,9 @@ Command replay_command(const ExperimentSpec& spec, const Point& point, const Wha
     for (const auto& arg : what_if->args)
       command.push_back(substitute_placeholders(arg, trace_dir, calibration_json));
   }
-  // The sitting's machine profile serves every replay of the spec: a reconstruction or a spec
-  // what-if takes its in-flight gain and co-located cores, its network staying its own trace's
-  // fit (--calibration); a cross prediction already names it (and takes its network too).
+  // The sitting's machine profile serves every replay of the spec: each takes its in-flight gain
+  // and co-located cores, the network staying a trace's fit (--calibration); a cross prediction
+  // names it already.
   if (!machine_json.empty() && spec.predict.machine_profile && !(what_if && names(what_if->args, "--machine")))
     command.insert(command.end(), {"--machine", machine_json});
   return command;

@@ -111,8 +111,9 @@ struct Prediction {
   double resume_profile = 0;
   // The machine profile measured in the sitting: before the first repetition's runs,
   // ddp-machine-profile runs launched exactly as the baseline's job (same ranks, hosts and
-  // links), and every prediction gets --machine with its file (traces/MACHINE.md): the network,
-  // two all-reduces at once and co-located compute from the machine, not typed into the spec.
+  // links), and every replay gets --machine with its file (traces/MACHINE.md): the all-reduces
+  // in flight and the co-located cores come from the machine, not typed into the spec; the
+  // network stays the baseline trace's fit (Note [machine profile in a sitting]).
   bool machine_profile = false;
 };
 
