@@ -10,7 +10,7 @@
 # also fatal, exit 23). UBSan's log_path needs the preset's -static-libubsan: with g++'s shared
 # libubsan, its call to __sanitizer_set_report_path binds to libasan's copy, so its own reports
 # stayed on stderr. The simulator runs SimGrid's actors as threads in this build
-# (simulator/src/replay.cpp). Extra arguments go to ctest.
+# (simulator/src/engine/replay.cpp). Extra arguments go to ctest.
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 start=$SECONDS

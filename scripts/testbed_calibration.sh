@@ -10,7 +10,7 @@
 # 1 thread per rank; --bucket-cap-mb CAP with --first-bucket-cap-mb CAP (cap 1: one bucket per
 # layer, several all-reduces per iteration; cap 25: one bucket per iteration).
 #
-# Convention (simulator/src/calibrate.cpp, allreduce_formula.cpp): a ring all-reduce of S bytes on
+# Convention (simulator/src/network/calibrate.cpp, allreduce_formula.cpp): a ring all-reduce of S bytes on
 # W ranks takes 2(W-1)*alpha + 2(W-1)/W * S / beta, beta in bytes/s. For W=2 each rank sends S
 # bytes and receives S bytes over its own full-duplex link, so beta is directly comparable with
 # the link rate in bytes/s: told_Bps = rate_bits / 8. error_pct = 100 * (beta - told) / told.

@@ -17,7 +17,7 @@ struct TraceSummary {
   std::vector<double> iteration_times_s;  // time_s of every complete iteration >= 1
 };
 
-// What the runner reads from `ddp-sim replay --json REPORT` (simulator/src/report.cpp): the
+// What the runner reads from `ddp-sim replay --json REPORT` (simulator/src/replay/report.cpp): the
 // replay summarised the trace it predicted itself, so the runner does not run ddp-trace summary
 // on it again.
 struct ReplayReport {

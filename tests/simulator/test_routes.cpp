@@ -20,8 +20,8 @@
 #include "ddpsim/sim/allreduce.hpp"
 #include "ddpsim/sim/replay.hpp"
 #include "minimal_workload.hpp"
-#include "platform_builder.hpp"
-#include "routes.hpp"
+#include "engine/platform_builder.hpp"
+#include "engine/routes.hpp"
 
 namespace ddpsim::sim {
 namespace {

@@ -1,5 +1,5 @@
 // collective_windows.hpp.
-#include "collective_windows.hpp"
+#include "workload/collective_windows.hpp"
 
 #include <algorithm>
 #include <limits>

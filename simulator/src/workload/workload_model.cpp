@@ -10,8 +10,8 @@
 #include <utility>
 
 #include "stats.hpp"
-#include "collective_windows.hpp"
-#include "measured_pace.hpp"
+#include "workload/collective_windows.hpp"
+#include "workload/measured_pace.hpp"
 #include "ddpsim/trace/timeline.hpp"
 
 namespace ddpsim::sim {

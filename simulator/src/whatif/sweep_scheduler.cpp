@@ -20,7 +20,7 @@
 #include "ddpsim/sim/run_to_run.hpp"
 #include "ddpsim/sim/sweep.hpp"
 #include "ddpsim/trace/io.hpp"
-#include "sweep_csv.hpp"
+#include "whatif/sweep_csv.hpp"
 
 namespace ddpsim::sim {
 namespace {

@@ -16,11 +16,11 @@
 #include <memory>
 #include <optional>
 
-#include "collectives.hpp"
-#include "paced_transfers.hpp"
-#include "platform_builder.hpp"
-#include "replay_classes.hpp"
-#include "routes.hpp"
+#include "engine/collectives.hpp"
+#include "engine/paced_transfers.hpp"
+#include "engine/platform_builder.hpp"
+#include "engine/routes.hpp"
+#include "replay/replay_classes.hpp"
 
 namespace sg4 = simgrid::s4u;
 

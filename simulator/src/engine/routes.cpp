@@ -1,5 +1,5 @@
 // Routes from a built SimGrid platform or from a built-in platform's description (routes.hpp).
-#include "routes.hpp"
+#include "engine/routes.hpp"
 
 #include <simgrid/s4u/Link.hpp>
 

@@ -1,4 +1,4 @@
-#include "measured_pace.hpp"
+#include "workload/measured_pace.hpp"
 
 #include <algorithm>
 #include <utility>

@@ -1,5 +1,5 @@
 // How long the flows of one aggregated collective take (network_phase.hpp).
-#include "network_phase.hpp"
+#include "engine/network_phase.hpp"
 
 #include <simgrid/s4u/Comm.hpp>
 #include <simgrid/s4u/Engine.hpp>
@@ -9,7 +9,7 @@
 #include <tuple>
 #include <unordered_map>
 
-#include "collectives.hpp"
+#include "engine/collectives.hpp"
 
 namespace sg4 = simgrid::s4u;
 

@@ -11,7 +11,7 @@
 #include <map>
 #include <sstream>
 
-#include "collective_windows.hpp"
+#include "workload/collective_windows.hpp"
 #include "ddpsim/trace/collective.hpp"
 #include "ddpsim/trace/timeline.hpp"
 #include "stats.hpp"

@@ -18,7 +18,7 @@
 #include "ddpsim/process/fork_call.hpp"
 #include "ddpsim/process/wait.hpp"
 #include "ddpsim/sim/replay.hpp"
-#include "replay_classes.hpp"
+#include "replay/replay_classes.hpp"
 
 namespace ddpsim::sim {
 

@@ -13,7 +13,7 @@
 #include <vector>
 
 #include "ddpsim/sim/allreduce.hpp"
-#include "network_phase.hpp"
+#include "engine/network_phase.hpp"
 
 namespace ddpsim::sim {
 

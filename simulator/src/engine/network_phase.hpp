@@ -33,7 +33,7 @@
 #include <optional>
 #include <vector>
 
-#include "routes.hpp"
+#include "engine/routes.hpp"
 
 namespace ddpsim::sim {
 

@@ -13,7 +13,7 @@
 #include <vector>
 
 #include "ddpsim/sim/calibrate.hpp"
-#include "collective_windows.hpp"
+#include "workload/collective_windows.hpp"
 #include "stats.hpp"
 
 namespace ddpsim::sim {

@@ -1,5 +1,5 @@
 // Transfers that share one rate and progress as it changes (paced_transfers.hpp).
-#include "paced_transfers.hpp"
+#include "engine/paced_transfers.hpp"
 
 #include <simgrid/s4u/Engine.hpp>
 
@@ -8,7 +8,7 @@
 #include <mutex>
 #include <utility>
 
-#include "collectives.hpp"
+#include "engine/collectives.hpp"
 
 namespace sg4 = simgrid::s4u;
 

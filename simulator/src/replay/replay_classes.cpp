@@ -1,5 +1,5 @@
 // Grouping the ranks that replay the same thing (replay_classes.hpp).
-#include "replay_classes.hpp"
+#include "replay/replay_classes.hpp"
 
 #include <cstring>
 #include <map>

@@ -1,5 +1,5 @@
 // Star and two-level platforms built in code, or a platform XML file (platform.hpp).
-#include "platform_builder.hpp"
+#include "engine/platform_builder.hpp"
 
 #include <simgrid/s4u/Engine.hpp>
 #include <simgrid/s4u/Link.hpp>

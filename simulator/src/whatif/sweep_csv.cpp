@@ -1,5 +1,5 @@
 // Reading a sweep CSV's rows (sweep_csv.hpp).
-#include "sweep_csv.hpp"
+#include "whatif/sweep_csv.hpp"
 
 #include <algorithm>
 #include <fstream>

@@ -1,5 +1,5 @@
 // S4U implementations of the all-reduce algorithms (collectives.hpp).
-#include "collectives.hpp"
+#include "engine/collectives.hpp"
 
 #include <simgrid/Exception.hpp>
 #include <simgrid/s4u/Actor.hpp>
