@@ -192,6 +192,10 @@ int bind_cuda_device(int local_rank, GpuSharing sharing) {
 #endif
 }
 
+
+namespace {
+
+// The rendezvous an --init method names (process_group_spec).
 Rendezvous rendezvous_for(const launch::InitMethod& init, const launch::DistEnv& env) {
   Rendezvous rv;
   switch (init.kind) {
@@ -213,6 +217,19 @@ Rendezvous rendezvous_for(const launch::InitMethod& init, const launch::DistEnv&
       break;
   }
   return rv;
+}
+
+}  // namespace
+
+ProcessGroupSpec process_group_spec(const std::string& backend, const launch::InitMethod& init,
+                                    const launch::DistEnv& env, double timeout_s) {
+  ProcessGroupSpec spec;
+  spec.backend = backend;
+  spec.rank = env.rank;
+  spec.world_size = env.world_size;
+  spec.rendezvous = rendezvous_for(init, env);
+  spec.timeout = std::chrono::milliseconds(static_cast<std::int64_t>(timeout_s * 1000.0));
+  return spec;
 }
 
 std::string nccl_version() {

@@ -59,11 +59,6 @@ struct Rendezvous {
   std::string file_path;
 };
 
-// The rendezvous an --init method names: env:// is the launcher's MASTER_ADDR:MASTER_PORT (a lone
-// process needs none), file:// and tcp:// as given. ddp-train and ddp-machine-profile share it,
-// so a profile joins its process group exactly as the job does.
-Rendezvous rendezvous_for(const launch::InitMethod& init, const launch::DistEnv& env);
-
 struct ProcessGroupSpec {
   std::string backend = "gloo";  // gloo | nccl
   int rank = 0;
@@ -71,6 +66,13 @@ struct ProcessGroupSpec {
   Rendezvous rendezvous;
   std::chrono::milliseconds timeout{std::chrono::minutes(30)};
 };
+
+// The process group a launched program joins: this rank of `env`, over the rendezvous `init`
+// names (env:// is the launcher's MASTER_ADDR:MASTER_PORT, none for a lone process; file:// and
+// tcp:// as given), with `backend` and a timeout of `timeout_s` seconds. ddp-train and
+// ddp-machine-profile share it, so a profile joins its process group exactly as the job does.
+ProcessGroupSpec process_group_spec(const std::string& backend, const launch::InitMethod& init,
+                                    const launch::DistEnv& env, double timeout_s);
 
 // Throws UnsupportedBackendError when `backend` cannot run with this LibTorch on this machine
 // (nccl without CUDA). Cheap: call it before anything else so the error comes first.

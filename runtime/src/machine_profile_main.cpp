@@ -62,13 +62,7 @@ int run(const MachineProfileOptions& options) {
                                                                           ? GpuSharing::OneRankPerGpu
                                                                           : GpuSharing::Shared)
                            : -1;
-    compat::ProcessGroupSpec spec;
-    spec.backend = options.backend;
-    spec.rank = env.rank;
-    spec.world_size = env.world_size;
-    spec.rendezvous = compat::rendezvous_for(init, env);
-    spec.timeout = std::chrono::milliseconds(static_cast<std::int64_t>(options.timeout_s * 1000.0));
-    auto group = compat::make_process_group(spec);
+    auto group = compat::make_process_group(compat::process_group_spec(options.backend, init, env, options.timeout_s));
     const at::Device where = device >= 0 ? at::Device(at::kCUDA, static_cast<c10::DeviceIndex>(device))
                                          : at::Device(at::kCPU);
     MachineProfiler profiler(options, env, group, where);

@@ -242,13 +242,7 @@ class Trainer {
                        std::to_string(sampler.num_samples()) + " samples)");
     }
 
-    compat::ProcessGroupSpec spec;
-    spec.backend = o_.backend;
-    spec.rank = env_.rank;
-    spec.world_size = env_.world_size;
-    spec.rendezvous = compat::rendezvous_for(init, env_);
-    spec.timeout = std::chrono::milliseconds(static_cast<std::int64_t>(o_.timeout_s * 1000.0));
-    auto group = compat::make_process_group(spec);
+    auto group = compat::make_process_group(compat::process_group_spec(o_.backend, init, env_, o_.timeout_s));
 
     if (o_.trace) {
       try {
