@@ -497,7 +497,6 @@ RankTrace import_standard(const std::string& path, int position, int file_count)
   meta.workload_name = "kineto-import";
   meta.settings["profiler"] = "kineto";
   meta.settings["imported_from"] = path;
-  meta.settings["parameters"] = "per-bucket";
   meta.settings["comm_hook"] = "allreduce";
   meta.settings["allreduce_timing"] = !gloo_spans.empty() ? "gloo worker spans"
                                       : lone_nccl_rank && !any_allreduce_kernel
@@ -573,6 +572,7 @@ RankTrace import_standard(const std::string& path, int position, int file_count)
       assignment.buckets.push_back({static_cast<int>(b)});
     }
     meta.bucket_assignments.push_back(assignment);
+    meta.settings["parameters"] = "per-bucket";
     meta.settings["parameters_reason"] = per_bucket_reason;
   }
   meta.bucket_assignments.back().first_iteration = steps[reference].number;
