@@ -9,6 +9,7 @@
 #include <set>
 #include <tuple>
 
+#include "advice_run.hpp"
 #include "commands.hpp"
 #include "core_hold.hpp"
 #include "machine_profile.hpp"
@@ -531,6 +532,11 @@ Row config_row(const ExperimentSpec& spec, const Point& point) {
 
 int run_experiment(const ExperimentSpec& spec, const RunOptions& options, std::ostream& out,
                    std::ostream& err) {
+  if (spec.advice.enabled()) {  // acts on ddp-sim advise's answer: advice_run.hpp
+    if (options.repredict)
+      throw SpecError(spec.path + ": --repredict: expected a spec with [predict], got an [advice] spec (it predicts nothing)");
+    return run_advice_experiment(spec, options, out, err);
+  }
   const Layout layout{options.out_root + "/" + spec.name};
   const auto points = expand_grid(spec.grid);
   const auto schedule = interleaved_schedule(points.size(), spec.repetitions);

@@ -476,6 +476,64 @@ void parse_predict(const Section& s, const std::string& path, const Grid& grid, 
   }
 }
 
+// [advice]: which answer of ddp-sim advise the runs act on, and how they check it. The keys
+// of the timeout check belong to it alone; the grid must leave the advised axis to the advice.
+void parse_advice(const Section& s, const toml::node& table, const ExperimentSpec& spec, AdviceCheck& a) {
+  s.allow_only({"kind", "advise_args", "follow_factor", "follow_runs", "hang_runs", "hang_rank",
+                "hang_iteration", "hang_stall_factor"});
+  const auto kind = s.string("kind");
+  if (!kind || (*kind != "timeout" && *kind != "bucket" && *kind != "stragglers"))
+    s.fail(kind ? *s.find("kind") : table, "[advice] kind: expected \"timeout\", \"bucket\" or \"stragglers\", got " +
+                                               (kind ? "\"" + *kind + "\"" : std::string("none")));
+  a.kind = *kind;
+  if (auto v = s.strings("advise_args")) a.advise_args = *v;
+  if (a.kind != "timeout")
+    for (const char* key : {"follow_factor", "follow_runs", "hang_runs", "hang_rank", "hang_iteration",
+                            "hang_stall_factor"})
+      if (const auto* node = s.find(key))
+        s.fail(*node, "[advice] " + std::string(key) + ": expected only with kind = \"timeout\", got kind = \"" +
+                          a.kind + "\"");
+  if (auto v = s.integer("follow_factor", 1)) a.follow_factor = *v;
+  if (auto v = s.integer("follow_runs", 0)) a.follow_runs = *v;
+  if (auto v = s.integer("hang_runs", 0)) a.hang_runs = *v;
+  if (auto v = s.integer("hang_rank", 0)) a.hang_rank = *v;
+  if (auto v = s.integer("hang_iteration", 0)) a.hang_iteration = *v;
+  if (auto v = s.number("hang_stall_factor", true)) {
+    if (*v <= 1)
+      s.fail(*s.find("hang_stall_factor"), "[advice] hang_stall_factor: expected a number > 1 (a stall "
+                                           "longer than the timeout), got " + format_number(*v));
+    a.hang_stall_factor = *v;
+  }
+  const Grid& g = spec.grid;
+  const auto single = [&](const char* axis, size_t values) {
+    if (values > 1)
+      s.fail(table, "[advice] kind = \"" + a.kind + "\": expected one value of [grid] " + axis + ", got " +
+                        std::to_string(values));
+  };
+  single("world_sizes", g.world_sizes.size());
+  single("hosts", g.hosts.size());
+  single("first_bucket_cap_mb", g.first_bucket_cap_mb.size());
+  if (a.kind != "bucket") single("bucket_cap_mb", g.bucket_cap_mb.size());
+  if (a.kind != "stragglers") single("slowdown", g.slowdown.size());
+  single("delay", g.delay.size());
+  single("delay_dist", g.delay_dist.size());
+  if (a.kind == "timeout" && !g.timeout_s.empty())
+    s.fail(table, "[advice] kind = \"timeout\": expected no [grid] timeout_s (the advice sets it), got one");
+  if (a.kind == "timeout" && !(g.delay.front().empty() && g.delay_dist.front().empty()))
+    s.fail(table, "[advice] kind = \"timeout\": expected a baseline without [grid] delay or delay_dist "
+                  "(the hang runs add the stall), got one");
+  if (a.kind == "timeout" && a.hang_rank >= g.world_sizes.front())
+    s.fail(*s.find("hang_rank"), "[advice] hang_rank: expected a rank below the world size " +
+                                     std::to_string(g.world_sizes.front()) + ", got " + std::to_string(a.hang_rank));
+  if (a.kind == "timeout" && a.hang_iteration >= spec.workload.iterations)
+    s.fail(*s.find("hang_iteration"), "[advice] hang_iteration: expected an iteration below [workload] "
+                                          "iterations = " + std::to_string(spec.workload.iterations) +
+                                          ", got " + std::to_string(a.hang_iteration));
+  if (a.kind == "bucket" && spec.repetitions < 2)
+    s.fail(table, "[advice] kind = \"bucket\": expected [experiment] repetitions >= 2 (the caps' "
+                  "difference is measured against its noise), got " + std::to_string(spec.repetitions));
+}
+
 // toml++ 3.3.0 (Debian's) reaches __builtin_unreachable() in is_non_ascii_horizontal_whitespace
 // for most characters of U+00A1..U+0499, U+2C5E..U+3057 and U+FB26..U+FEFE (Latin accents,
 // Greek, Cyrillic, kana, ...) whenever it asks whether one is whitespace: outside strings, in any
@@ -580,7 +638,7 @@ ExperimentSpec parse_spec(const std::string& text, const std::string& path) {
   spec.name = stem_of(path);
 
   Section top(root, "top level", path);
-  top.allow_only({"experiment", "workload", "grid", "launch", "predict", "limits"});
+  top.allow_only({"experiment", "workload", "grid", "launch", "predict", "limits", "advice"});
   const toml::table empty;
   parse_experiment(Section(sub_table(root, "experiment", path, empty), "experiment", path), spec);
   parse_workload(Section(sub_table(root, "workload", path, empty), "workload", path), spec.workload);
@@ -590,6 +648,12 @@ ExperimentSpec parse_spec(const std::string& text, const std::string& path) {
   parse_predict(Section(sub_table(root, "predict", path, empty), "predict", path), path, spec.grid,
                 spec.predict);
   parse_limits(Section(sub_table(root, "limits", path, empty), "limits", path), spec.limits);
+  if (const auto* advice = root.get("advice")) {
+    parse_advice(Section(sub_table(root, "advice", path, empty), "advice", path), *advice, spec, spec.advice);
+    if (const auto* predict = root.get("predict"))
+      top.fail(*predict, "[predict]: expected none with [advice] (an advice spec acts on ddp-sim advise's "
+                         "answer and replays nothing), got one");
+  }
 
   if (!root.get("workload"))
     throw SpecError(path + ": missing table [workload] (the training job to run)");

@@ -134,6 +134,24 @@ struct Limits {
   double tool_timeout_s = 600;  // per ddp-sim / ddp-trace call
 };
 
+// [advice]: the experiment acts on `ddp-sim advise`'s answer instead of predicting
+// (advice_run.hpp): a baseline run is advised, and the runs that follow use the advised value.
+struct AdviceCheck {
+  std::string kind;  // "timeout" | "bucket" | "stragglers"; "" = no [advice] table
+  std::vector<std::string> advise_args;  // extra ddp-sim advise flags
+  // timeout: each repetition's baseline (the [workload] as given) is advised; then
+  // `follow_runs` jobs of follow_factor x its iterations run with the advised --timeout, and
+  // `hang_runs` jobs of its iterations with rank `hang_rank` stalled at `hang_iteration` for
+  // hang_stall_factor x the advised timeout (a hung rank, which must be detected).
+  int follow_factor = 10;
+  int follow_runs = 1;
+  int hang_runs = 1;
+  int hang_rank = 1;
+  int hang_iteration = -1;  // -1: half the baseline's iterations
+  double hang_stall_factor = 5;
+  bool enabled() const { return !kind.empty(); }
+};
+
 struct ExperimentSpec {
   std::string path;  // where it was read from
   std::string text;  // the file as read (for provenance)
@@ -145,6 +163,7 @@ struct ExperimentSpec {
   Prediction predict;
   Launch launch;
   Limits limits;
+  AdviceCheck advice;
 };
 
 // Parses a spec file. Throws SpecError (one line) for a syntax error, an unknown key, a value
