@@ -140,6 +140,7 @@ trace::RunMeta make_run_meta(const TrainOptions& o, const launch::DistEnv& env,
     meta.settings["clip_grad_norm"] = norm.str();
   }
   if (o.eval_every > 0) meta.settings["eval_every"] = std::to_string(o.eval_every);
+  if (o.checkpoint_every > 0) meta.settings["checkpoint_every"] = std::to_string(o.checkpoint_every);
   return meta;
 }
 

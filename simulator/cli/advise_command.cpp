@@ -136,6 +136,9 @@ int run_advise(const AdviseFlags& flags) {
     const auto advise = [&](const trace::Trace& trace, const std::string& dir) {
       std::vector<std::string> warnings;
       const sim::AdviceSetup setup = sim::prepare_advice(trace, machine, flags.machine, &warnings);
+      // Nothing is advised from one rank or a handful of iterations.
+      const std::string problem = sim::advisable_problem(trace, setup);
+      if (!problem.empty()) throw AdviseError(problem);
       // Once: the repeats and the pooled run are of the trace's configuration, with the same mismatch.
       if (!warned) {
         for (const std::string& warning : warnings) std::cerr << "ddp-sim: warning: " << warning << "\n";
@@ -147,6 +150,8 @@ int run_advise(const AdviseFlags& flags) {
       advice.timeout = sim::advise_timeout(setup, trace, flags.epsilon, flags.iterations_per_day, stalls);
       advice.stragglers = sim::attribute_stragglers(setup, flags.runs, flags.seed);
       advice.network_note = sim::few_sizes_headline_note(setup.calibration);
+      advice.import_lacks = sim::import_lacks(trace);
+      advice.few_iterations = sim::few_iterations_warning(setup);
       return advice;
     };
     sim::Advice advice = advise(measured, flags.trace_dir);
@@ -164,6 +169,9 @@ int run_advise(const AdviseFlags& flags) {
       }
       advice.across_runs = sim::advice_across_runs(runs);
     }
+    // The timeout's warnings on stderr too: too little data and extrapolation must not pass unseen.
+    if (!advice.few_iterations.empty()) std::cerr << "ddp-sim: warning: " << advice.few_iterations << "\n";
+    for (const std::string& warning : advice.timeout.warnings) std::cerr << "ddp-sim: warning: " << warning << "\n";
     std::cout << sim::advice_to_text(advice);
     if (!flags.json_file.empty()) {
       std::ofstream out(flags.json_file);

@@ -214,9 +214,14 @@ TEST(AdviseTimeout, GivenStallModelReplacesTheObservedTail) {
   const AdviceSetup setup = prepare_advice(trace);
   const double epsilon = 0.01;
   const double per_day = 1e5;
-  const double p = -std::expm1(std::log1p(-epsilon) / per_day);
   const TimeoutAdvice given = advise_timeout(setup, trace, epsilon, per_day, {trace::parse_delay_distribution("1=exp:20")});
   ASSERT_TRUE(given.available) << given.unavailable_reason;
+  // ε is split evenly over the kinds with a fitted tail: the gradient all-reduces and the time
+  // before the forward pass (Note [timeout over every collective]).
+  const auto fitted = std::count_if(given.kinds.begin(), given.kinds.end(), [](const CollectiveWaits& kind) { return kind.fitted; });
+  ASSERT_EQ(fitted, 2);
+  const double p = -std::expm1(std::log1p(-epsilon / 2) / per_day);
+  EXPECT_NEAR(given.per_iteration_probability, p, 1e-18);
   EXPECT_EQ(given.stall_dist, (std::vector<std::string>{"1=exp:20"}));
   EXPECT_NE(given.model.find("the stall model given (--stall-dist 1=exp:20"), std::string::npos) << given.model;
   EXPECT_NEAR(given.stall_quantile_s, 0.020 * std::log(1 / p), 1e-9);

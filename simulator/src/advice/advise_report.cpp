@@ -49,6 +49,33 @@ nlohmann::json cost_json(const RankCost& cost) {
   return json;
 }
 
+nlohmann::json kind_json(const CollectiveWaits& kind) {
+  nlohmann::json waits = nlohmann::json::array();
+  for (double wait : kind.waits_s) waits.push_back(number(wait));
+  nlohmann::json json = {{"kind", kind.kind},
+                         {"what", kind.what},
+                         {"bound", kind.bound},
+                         {"observations", kind.waits_s.size()},
+                         {"waits_s", waits},
+                         {"wait_p50_s", number(kind.p50_s)},
+                         {"wait_max_s", number(kind.max_s)},
+                         {"occurrences_per_iteration", number(kind.occurrences_per_iteration)},
+                         {"floor_s", number(kind.floor_s)},
+                         {"fitted", kind.fitted},
+                         {"probability_per_occurrence", number(kind.probability)},
+                         {"needed_s", number(kind.needed_s)}};
+  if (kind.fitted) {
+    json["tail"] = {{"threshold_s", number(kind.tail_threshold_s)},
+                    {"scale_s", number(kind.tail_scale_s)},
+                    {"scale_upper_s", number(kind.tail_scale_upper_s)},
+                    {"exceedances", kind.exceedances},
+                    {"timeout_s", number(kind.tail_s)},
+                    {"extrapolated", kind.extrapolated},
+                    {"iterations_to_support", number(kind.iterations_to_support)}};
+  }
+  return json;
+}
+
 std::string list_text(const std::vector<double>& caps_mb) {
   std::ostringstream text;
   for (std::size_t i = 0; i < caps_mb.size(); ++i) text << (i > 0 ? "," : "") << caps_mb[i];
@@ -138,12 +165,17 @@ void timeout_text(const TimeoutAdvice& advice, std::ostringstream& text) {
        << " iterations" << (advice.iterations_per_day_assumed ? " (assumed: 86400 s / the measured median iteration; "
                                                                "set --iterations-per-day)"
                                                              : "")
-       << ", so <= " << format("%.3g", advice.per_iteration_probability) << " per iteration\n";
+       << ", split over the fitted kinds; gradient all-reduces <= " << format("%.3g", advice.per_iteration_probability)
+       << " per iteration\n";
   text << "  longest all-reduce wait per iteration over " << advice.wait_samples << " iterations: median "
        << format("%.3f", advice.wait_p50_s * 1e3) << " ms, max " << format("%.3f", advice.wait_max_s * 1e3) << " ms";
   if (advice.stall_dist.empty()) {
-    text << "; tail above " << format("%.3f", advice.tail_threshold_s * 1e3) << " ms with scale "
-         << format("%.3f", advice.tail_scale_s * 1e3) << " ms\n";
+    if (advice.tail_fitted) {
+      text << "; tail above " << format("%.3f", advice.tail_threshold_s * 1e3) << " ms with scale "
+           << format("%.3f", advice.tail_scale_s * 1e3) << " ms\n";
+    } else {
+      text << "; too few to fit a tail\n";
+    }
     text << "  stall model: observed (the trace's own waits; give one with --stall-dist)\n";
   } else {
     std::string given;
@@ -156,9 +188,26 @@ void timeout_text(const TimeoutAdvice& advice, std::ostringstream& text) {
            << " ms) exceeds this timeout: the given model is lighter than what was measured\n";
     }
   }
+  text << "  every collective the trace shows (need: " << format("%g", kFloorFactor)
+       << "x the longest wait; with >= " << kMinTailObservations << " waits also the tail at "
+       << format("%g", 100 * advice.confidence) << " % confidence on its scale)\n";
+  text << "    kind                 waits  median (ms)    max (ms)  upper scale (ms)  need (ms)\n";
+  for (const CollectiveWaits& kind : advice.kinds) {
+    char row[220];
+    std::snprintf(row, sizeof row, "    %-19s  %5zu  %11.3f  %10.3f  %16s  %9.3f%s%s\n", kind.kind.c_str(), kind.waits_s.size(),
+                  kind.p50_s * 1e3, kind.max_s * 1e3,
+                  kind.fitted ? format("%.3f", kind.tail_scale_upper_s * 1e3).c_str() : "-", kind.needed_s * 1e3,
+                  kind.bound ? "  (bound)" : "", kind.kind == advice.limiting_kind ? "  <- the timeout" : "");
+    text << row;
+  }
+  for (const UnaccountedKind& kind : advice.unaccounted) text << "  unaccounted: " << kind.kind << ": " << kind.reason << "\n";
+  for (const std::string& assumption : advice.assumes) text << "  assumes: " << assumption << "\n";
+  for (const std::string& warning : advice.warnings) text << "  warning: " << warning << "\n";
   text << "  " << timeout_line(advice.timeout_s) << "\n";
-  text << "  a hung rank " << advice.hang_rank << " is detected " << format("%.3f", advice.time_to_detect_s)
-       << " s after it stops (replayed); the trace replayed with this timeout "
+  text << "  a hung rank is detected within " << format("%.3f", advice.detection_time_s) << " s (the timeout + "
+       << format("%.3f", advice.longest_between_collectives_s)
+       << " s, the longest a rank runs between collectives); replayed, a hung rank " << advice.hang_rank << " is detected "
+       << format("%.3f", advice.time_to_detect_s) << " s after it stops; the trace replayed with this timeout "
        << (advice.replay_survives ? "completes" : "FAILS") << "\n";
 }
 
@@ -248,6 +297,9 @@ std::string advice_to_text(const Advice& advice) {
          << "; the answers below are of them as one run\n";
   }
   text << "\n";
+  if (!advice.few_iterations.empty()) text << "warning: " << advice.few_iterations << "\n";
+  for (const std::string& lack : advice.import_lacks) text << "profiler import: lacks " << lack << "\n";
+  if (!advice.import_lacks.empty() || !advice.few_iterations.empty()) text << "\n";
   bucket_text(advice.bucket, advice.network_note, text);
   timeout_text(advice.timeout, text);
   stragglers_text(advice.stragglers, text);
@@ -301,6 +353,7 @@ std::string advice_to_json(const Advice& advice) {
                             {"wait_samples", timeout.wait_samples},
                             {"wait_p50_s", number(timeout.wait_p50_s)},
                             {"wait_max_s", number(timeout.wait_max_s)},
+                            {"tail_fitted", timeout.tail_fitted},
                             {"tail_threshold_s", number(timeout.tail_threshold_s)},
                             {"tail_scale_s", number(timeout.tail_scale_s)},
                             {"timeout_s", number(timeout.timeout_s)},
@@ -311,10 +364,27 @@ std::string advice_to_json(const Advice& advice) {
                             {"measured_wait_exceeds_timeout", timeout.measured_exceeds},
                             {"hang_rank", timeout.hang_rank},
                             {"time_to_detect_s", number(timeout.time_to_detect_s)},
-                            {"replay_survives", timeout.replay_survives}});
+                            {"replay_survives", timeout.replay_survives},
+                            {"limiting_kind", timeout.limiting_kind},
+                            {"confidence", timeout.confidence},
+                            {"longest_between_collectives_s", number(timeout.longest_between_collectives_s)},
+                            {"detection_time_s", number(timeout.detection_time_s)},
+                            {"extrapolated", timeout.extrapolated},
+                            {"iterations_to_support", number(timeout.iterations_to_support)},
+                            {"covers", timeout.covers},
+                            {"assumes", timeout.assumes}});
+    json["timeout"]["kinds"] = nlohmann::json::array();
+    for (const CollectiveWaits& kind : timeout.kinds) json["timeout"]["kinds"].push_back(kind_json(kind));
   } else {
     json["timeout"]["reason"] = timeout.unavailable_reason;
   }
+  json["timeout"]["warnings"] = timeout.warnings;
+  json["timeout"]["unaccounted"] = nlohmann::json::array();
+  for (const UnaccountedKind& kind : timeout.unaccounted) {
+    json["timeout"]["unaccounted"].push_back({{"kind", kind.kind}, {"reason", kind.reason}});
+  }
+  if (!advice.import_lacks.empty()) json["import_lacks"] = advice.import_lacks;
+  if (!advice.few_iterations.empty()) json["few_iterations"] = advice.few_iterations;
   const StragglerAdvice& stragglers = advice.stragglers;
   json["stragglers"] = {{"model", stragglers.model},
                         {"iterations", stragglers.iterations},

@@ -6,12 +6,18 @@
 //                per-bucket list of caps (DDP's bucket_cap_mb_list) from a small family (first
 //                k buckets small, then large), through the same re-bucketing, against the best
 //                single cap with the same "keep" rule;
-//   timeout      the trace's own arrival spread at each all-reduce, with an exponential tail
-//                fitted to its per-iteration maximum, gives the smallest timeout with
-//                P(false timeout) <= epsilon per day; or, with a user-given stall model
-//                (--stall-dist, replay's --delay-dist syntax), the median measured wait plus
-//                the stall that the model exceeds with that probability; a replay with a hung rank and that
-//                timeout (the replay's own timeout) gives the time to detect a real hang;
+//   timeout      every kind of collective the trace shows (gradient all-reduces, the first
+//                iteration and the bucket rebuild, buffer broadcasts, evaluation, checkpoint
+//                barriers, other collectives) gives its observed waits and the timeout it
+//                needs: twice its longest wait, and, with enough observations, an exponential
+//                tail fitted above the median at a 95 % upper confidence bound on its scale,
+//                with P(false timeout) <= epsilon per day split over the fitted kinds; or, for
+//                the gradient all-reduces with a user-given stall model (--stall-dist), the
+//                median measured wait plus the stall that the model exceeds with that
+//                probability. The advice is the largest need; kinds the trace cannot show are
+//                named. A replay with a hung rank gives the time to detect a real hang; the
+//                bound adds the longest stretch a rank spends between collectives.
+//                See Note [timeout over every collective] in docs/model.md;
 //   stragglers   replay with one rank's compute replaced by the typical rank's (per
 //                iteration, the rank of lower-median compute), then with every rank's; a
 //                rank's cost is the drop in iteration time, and it is a straggler only when
@@ -134,6 +140,87 @@ std::vector<std::vector<double>> bucket_list_family(const std::vector<double>& c
 // so the advice errs long by that queueing, never short.
 std::vector<double> allreduce_waits_s(const trace::Trace& trace, const std::vector<std::int64_t>& iterations);
 
+// One kind of collective in the trace and the waits a rank spent in it (collective_waits).
+struct CollectiveWaits {
+  std::string kind;  // gradient_allreduce, first_iterations, before_forward, evaluation, checkpoint, other_collectives
+  std::string what;  // one line: the collective and how its wait is read from the trace
+  bool bound = false;             // waits are a phase's length (the trace does not show the collective's own)
+  std::vector<double> waits_s;    // per occurrence, the longest of any rank
+  double occurrences_per_iteration = 0;  // occurrences / the trace's complete iterations
+  // The answer for this kind (advise_timeout).
+  bool fitted = false;            // a tail was fitted (>= kMinTailObservations waits)
+  double p50_s = 0;
+  double max_s = 0;
+  double floor_s = 0;             // kFloorFactor × max_s
+  double tail_threshold_s = 0;    // u: the median wait
+  double tail_scale_s = 0;        // σ̂: mean excess of the waits above u
+  double tail_scale_upper_s = 0;  // σ_U: its upper confidence bound (chi-square, 2k degrees of freedom)
+  int exceedances = 0;            // k: waits above u
+  double probability = 0;         // P(false timeout) per occurrence allowed to this kind
+  double tail_s = 0;              // u + σ_U ln((k/n) / probability)
+  bool extrapolated = false;      // probability × observations < 1: beyond what was observed
+  double iterations_to_support = 0;  // iterations that would show that probability at 95 % (3 / p per occurrence)
+  double needed_s = 0;            // max(floor, tail): the timeout this kind needs
+};
+
+// A kind of collective the job runs that the trace cannot show, and why.
+struct UnaccountedKind {
+  std::string kind;
+  std::string reason;
+};
+
+// The floor every kind's need respects: its longest wait times this. Tails are fitted to kinds
+// with at least kMinTailObservations waits, at kTailConfidence on the scale.
+inline constexpr double kFloorFactor = 2.0;
+inline constexpr int kMinTailObservations = 8;
+inline constexpr double kTailConfidence = 0.95;
+// Fewer replayable iterations than kMinAdviceIterations: `ddp-sim advise` refuses the trace
+// (advisable_problem); fewer than kFewIterations: every answer carries a warning (few_iterations_warning).
+inline constexpr int kMinAdviceIterations = 2;
+inline constexpr int kFewIterations = 10;
+
+// Every kind of collective wait in `trace` (Note [timeout over every collective]):
+//   gradient_allreduce  per steady iteration (of `steady`), the longest allreduce_end − begin;
+//   first_iterations    DDP's iteration 0 and each iteration whose bucket layout is new (the
+//                       rebuild): the longest of its all-reduces and its start until
+//                       forward_begin (the rebuild's broadcast), less the rank's own delays;
+//   before_forward      per steady iteration, iteration_begin → forward_begin less the rank's
+//                       own delays: DDP's buffer broadcast (models with buffers);
+//   evaluation          per eval phase: the longest `collective` event inside it, else the
+//                       phase's length (a bound);
+//   checkpoint          per checkpoint (settings.checkpoint_every): the gap from the iteration's
+//                       end (or its evaluation's) to the next iteration_begin (a bound);
+//   other_collectives   every other `collective` event's dur_ns (profiler imports).
+// Kinds with no observation are left out; `unaccounted` (if given) hears what the trace cannot
+// show. Waits are per rank (one clock each), so ranks of different hosts need no common clock.
+std::vector<CollectiveWaits> collective_waits(const trace::Trace& trace, const std::vector<std::int64_t>& steady,
+                                              std::vector<UnaccountedKind>* unaccounted = nullptr);
+
+// The longest a rank spends between leaving one collective and entering the next (seconds): a
+// hung peer is noticed only at the next collective, so detection takes up to this + the timeout.
+double longest_between_collectives_s(const trace::Trace& trace);
+
+// Iterations of the trace's last layout, less DDP's first iteration and each rebuild.
+std::vector<std::int64_t> steady_iterations(const trace::Trace& trace, const std::vector<std::int64_t>& source_iterations);
+
+// Empty when the trace can be advised on; else one line saying what it lacks (one rank, fewer
+// than kMinAdviceIterations replayable iterations).
+std::string advisable_problem(const trace::Trace& trace, const AdviceSetup& setup);
+
+// Empty, or one line when the answers rest on fewer than kFewIterations replayable iterations.
+std::string few_iterations_warning(const AdviceSetup& setup);
+
+// What a profiler import lacks that the answers would need, one line each (empty: measured).
+std::vector<std::string> import_lacks(const trace::Trace& trace);
+
+// The confident tail: u, σ̂, its upper bound σ_U = 2kσ̂ / χ²_{1−confidence}(2k), and the timeout
+// u + σ_U ln((k/n) / p), never below the longest wait. Fills the tail fields of `waits`.
+void fit_tail(CollectiveWaits& waits, double per_occurrence_probability, double confidence = kTailConfidence);
+
+// The q-quantile of a chi-square distribution with 2k degrees of freedom (k >= 1): its CDF
+// 1 − e^(−x/2) Σ_{j<k} (x/2)^j / j! solved by bisection.
+double chi_square_quantile_even(int k, double q);
+
 struct TimeoutAdvice {
   bool available = false;
   std::string unavailable_reason;  // e.g. a one-rank trace
@@ -148,6 +235,7 @@ struct TimeoutAdvice {
   int wait_samples = 0;          // iterations with a measured wait
   double wait_p50_s = 0;
   double wait_max_s = 0;
+  bool tail_fitted = false;      // the gradient all-reduces had kMinTailObservations waits or more
   double tail_threshold_s = 0;   // u: the tail is fitted above the median wait
   double tail_scale_s = 0;       // σ: mean excess above u (exponential tail)
   double per_iteration_probability = 0;  // 1 − (1 − ε)^(1 / iterations per day)
@@ -156,6 +244,18 @@ struct TimeoutAdvice {
   double time_to_detect_s = 0;   // replay: hang start → the first rank's timeout
   bool replay_survives = false;  // the trace replayed with this timeout completes
   std::string model;
+  // Every collective (Note [timeout over every collective]): timeout_s above is the largest need.
+  std::vector<CollectiveWaits> kinds;
+  std::vector<UnaccountedKind> unaccounted;
+  std::string limiting_kind;          // the kind whose need is timeout_s
+  double confidence = kTailConfidence;
+  double longest_between_collectives_s = 0;
+  double detection_time_s = 0;        // bound: timeout_s + longest_between_collectives_s
+  bool extrapolated = false;          // some fitted kind claims a probability below 1 / its observations
+  double iterations_to_support = 0;   // the most iterations any fitted kind's claim needs observed
+  std::vector<std::string> covers;    // one line per kind observed
+  std::vector<std::string> assumes;   // what the bound takes for granted
+  std::vector<std::string> warnings;  // too little data, extrapolation, bounds instead of waits
 };
 
 // The smallest timeout (seconds) whose P(false timeout per iteration) is at most
@@ -251,6 +351,8 @@ struct Advice {
   std::optional<AdviceAcrossRuns> across_runs;  // with --repeats: printed after the three answers
   // few_sizes_headline_note of the network the answers rest on: ends the bucket answer's line.
   std::string network_note{};
+  std::vector<std::string> import_lacks{};  // a profiler import: what it lacks (import_lacks)
+  std::string few_iterations{};           // few_iterations_warning, printed before the answers
   int pooled_runs = 0;        // > 0: the answers are of trace_dir and its repeats as one run (--pool)
   int pooled_iterations = 0;  // that run's complete iterations
 };
