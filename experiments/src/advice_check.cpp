@@ -89,7 +89,7 @@ const std::vector<std::string>& advice_columns() {
   static const std::vector<std::string> columns = {
       "experiment", "kind", "case", "rep", "role", "run", "world_size", "bucket_cap_mb", "slowdown", "delay",
       "timeout_s", "iterations", "status", "job_exit", "failure", "complete_iterations", "median_iteration_s",
-      "job_wall_s", "advised_timeout_s", "advised_detect_s", "measured_detect_s", "own_cap_mb", "advised_cap_mb",
+      "job_wall_s", "advised_timeout_s", "advised_detect_s", "replayed_detect_s", "measured_detect_s", "own_cap_mb", "advised_cap_mb",
       "keep", "compared_cap_mb", "predicted_gain", "predicted_gain_lo", "predicted_gain_hi", "slowed_ranks",
       "named_ranks", "advice_json"};
   return columns;

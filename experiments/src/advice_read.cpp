@@ -43,7 +43,9 @@ std::optional<CapAnswer> cap_answer(const json& object) {
 
 void read_timeout(const json& t, AdvisedValues& out) {
   out.timeout_s = number_at(t, "timeout_s");
-  out.detect_s = number_at(t, "time_to_detect_s");
+  out.replayed_detect_s = number_at(t, "time_to_detect_s");
+  out.detect_s = number_at(t, "detection_time_s");
+  if (!out.detect_s) out.detect_s = out.replayed_detect_s;
   if (const auto rank = number_at(t, "hang_rank")) out.hang_rank = static_cast<int>(*rank);
 }
 

@@ -11,10 +11,13 @@
 namespace ddpsim::experiment {
 
 struct AdvisedValues {
-  // Timeout: the advised process-group timeout, the predicted time from a rank's hang to its
-  // detection, and the rank whose hang that replay assumed.
+  // Timeout: the advised process-group timeout; the time within which advise says a hung rank
+  // is detected ("detection_time_s": the timeout + the longest a rank runs between
+  // collectives; advise without it: the replayed time), the replayed time from a rank's hang
+  // to its detection, and the rank whose hang that replay assumed.
   std::optional<double> timeout_s;
   std::optional<double> detect_s;
+  std::optional<double> replayed_detect_s;
   std::optional<int> hang_rank;
   // Bucket cap: the trace's own cap, the cap advised, whether the advice is "keep yours", and
   // the cap the runs compare with the own one: the advised cap, or with "keep" the fastest

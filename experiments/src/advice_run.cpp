@@ -177,6 +177,7 @@ class AdviceRunner {
     row["advice_json"] = json;
     if (a.timeout_s) row["advised_timeout_s"] = number(*a.timeout_s);
     if (a.detect_s) row["advised_detect_s"] = number(*a.detect_s);
+    if (a.replayed_detect_s) row["replayed_detect_s"] = number(*a.replayed_detect_s);
     if (a.own_cap_mb) row["own_cap_mb"] = number(*a.own_cap_mb);
     if (a.advised_cap_mb) row["advised_cap_mb"] = number(*a.advised_cap_mb);
     if (a.keep) row["keep"] = *a.keep ? "true" : "false";

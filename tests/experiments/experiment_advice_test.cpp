@@ -100,14 +100,15 @@ const char* kAdviceJson = R"({
       {"bucket_cap_mb": 1.0, "buckets": 8, "median_iteration_s": 0.120, "interval_s": [0.110, 0.130]},
       {"bucket_cap_mb": 5.0, "buckets": 4, "median_iteration_s": 0.080, "interval_s": [0.076, 0.084]},
       {"bucket_cap_mb": 25.0, "buckets": 2, "median_iteration_s": 0.100, "interval_s": [0.095, 0.105]}]},
-  "timeout": {"available": true, "timeout_s": 0.25, "time_to_detect_s": 0.3, "hang_rank": 1},
+  "timeout": {"available": true, "timeout_s": 0.25, "time_to_detect_s": 0.3, "detection_time_s": 0.4, "hang_rank": 1},
   "stragglers": {"named": [3, 1]}
 })";
 
 TEST(ReadAdvice, ReadsTheAdvisedValues) {
   const auto a = read_advice(kAdviceJson, "a.json");
   EXPECT_DOUBLE_EQ(*a.timeout_s, 0.25);
-  EXPECT_DOUBLE_EQ(*a.detect_s, 0.3);
+  EXPECT_DOUBLE_EQ(*a.detect_s, 0.4);  // the bound advise states, not the replayed time
+  EXPECT_DOUBLE_EQ(*a.replayed_detect_s, 0.3);
   EXPECT_EQ(*a.hang_rank, 1);
   EXPECT_EQ(*a.keep, false);
   EXPECT_DOUBLE_EQ(*a.own_cap_mb, 25);
@@ -140,6 +141,8 @@ TEST(ReadAdvice, UnavailableSectionsStayUnsetAndBadTextIsOneLine) {
   EXPECT_FALSE(a.timeout_s);
   EXPECT_FALSE(a.compared_cap_mb);
   EXPECT_FALSE(a.named_stragglers);
+  // advise without the stated bound: the replayed detection time stands for it.
+  EXPECT_DOUBLE_EQ(*read_advice(R"({"timeout": {"timeout_s": 1, "time_to_detect_s": 2}})", "a.json").detect_s, 2);
   try {
     read_advice("timeout=1", "a.json");
     FAIL();

@@ -5,8 +5,8 @@ table; --csv writes the same table as CSV.
   timeout     per repetition: the advised timeout, the runs that followed it (10 x the recorded
               iterations) and how many died of a false timeout (goal 0), and the hung runs:
               detected or not, the measured time from the hang to its detection (the first
-              failure event of any rank minus the hung rank's stall event) against the advised
-              detection time.
+              failure event of any rank minus the hung rank's stall event) against the time
+              advise says a hang is detected within (and the time its replay predicts).
   bucket      per own cap: the advice (change to X, or keep), the predicted gain of the compared
               cap over the own one and its interval, the measured gain (1 - median of the compared
               cap's run medians / the own cap's) with a 90 % bootstrap interval (runs resampled,
@@ -85,6 +85,7 @@ def timeout_table(rows):
             "hangs_detected": sum(r["status"] == "failed" for r in hangs),
             "measured_detect_s": max(detect) if detect else float("nan"),
             "advised_detect_s": advised_detect,
+            "replayed_detect_s": number(base.get("replayed_detect_s", "")) if base else float("nan"),
             "within_advised": all(d <= advised_detect for d in detect) if detect else False,
             "broken": len(broken),
             "first_failure": next((r["failure"] for r in follow if r["status"] == "failed"), ""),
@@ -94,12 +95,13 @@ def timeout_table(rows):
 
 def timeout_text(table):
     lines = ["rep  advised timeout s  followed runs  iterations run/planned  false timeouts  "
-             "hangs detected  detect: measured s  advised s  within"]
+             "hangs detected  detect: measured s  advised s  replayed s  within"]
     for t in table:
         lines.append(f"{t['rep']:3d}  {t['advised_timeout_s']:17.3f}  {t['follow_runs']:13d}  "
                      f"{t['follow_iterations']:>11d}/{t['planned_iterations']:<10d}  {t['false_timeouts']:14d}  "
                      f"{t['hangs_detected']:>6d}/{t['hang_runs']:<7d}  {t['measured_detect_s']:18.3f}  "
-                     f"{t['advised_detect_s']:9.3f}  {'yes' if t['within_advised'] else 'NO'}")
+                     f"{t['advised_detect_s']:9.3f}  {t['replayed_detect_s']:10.3f}  "
+                     f"{'yes' if t['within_advised'] else 'NO'}")
     runs = sum(t["follow_runs"] for t in table)
     false = sum(t["false_timeouts"] for t in table)
     hangs = sum(t["hang_runs"] for t in table)
@@ -182,10 +184,11 @@ def bucket_table(rows):
         else:
             t["measured_gain"] = t["measured_gain_lo"] = t["measured_gain_hi"] = t["mann_whitney_p"] = float("nan")
         t["within_noise"] = t["mann_whitney_p"] >= 0.05
+        t["inside_predicted"] = t["predicted_gain_lo"] <= t["measured_gain"] <= t["predicted_gain_hi"]
         if keep:
             t["holds"] = t["within_noise"] or t["measured_gain"] <= 0
         else:
-            t["holds"] = t["predicted_gain_lo"] <= t["measured_gain"] <= t["predicted_gain_hi"]
+            t["holds"] = t["inside_predicted"]
         out.append(t)
     return out
 
@@ -196,14 +199,15 @@ def pct(v):
 
 def bucket_text(table):
     lines = ["own cap  advice          compared  predicted gain [interval]        pairs  own ms   other ms  "
-             "measured gain [90% bootstrap]    MW p   within noise  holds"]
+             "measured gain [90% bootstrap]    MW p   in predicted  within noise  holds"]
     for t in table:
         lines.append(
             f"{t['own_cap_mb']:7g}  {t['advice']:<14}  {t['compared_cap_mb']:8g}  "
             f"{pct(t['predicted_gain']):>7} [{pct(t['predicted_gain_lo'])}, {pct(t['predicted_gain_hi'])}]"
             f"{'':<6}  {t['pairs']:5d}  {1e3 * t['own_median_s']:7.2f}  {1e3 * t['other_median_s']:7.2f}  "
             f"{pct(t['measured_gain']):>7} [{pct(t['measured_gain_lo'])}, {pct(t['measured_gain_hi'])}]"
-            f"{'':<4}  {t['mann_whitney_p']:5.3f}  {'yes' if t['within_noise'] else 'no':<12}  "
+            f"{'':<4}  {t['mann_whitney_p']:5.3f}  {'yes' if t['inside_predicted'] else 'no':<12}  "
+            f"{'yes' if t['within_noise'] else 'no':<12}  "
             f"{'yes' if t['holds'] else 'NO'}")
     lines.append(f"advice that held: {sum(t['holds'] for t in table)} of {len(table)}")
     return "\n".join(lines)
