@@ -134,6 +134,13 @@ TEST(AdviseBucket, CommunicationBoundTraceGetsASmallerCap) {
   EXPECT_GT(advice.gain, 0.05);
   EXPECT_LT(advice.best.median_interval_s.high, advice.own.median_interval_s.low);
   EXPECT_EQ(advice.candidates.size(), 2u);
+  // The gain's interval pairs replicate k of the best cap with replicate k of the own cap.
+  ASSERT_EQ(advice.best.replicate_medians_s.size(), static_cast<std::size_t>(kRuns - 1));
+  std::vector<double> gains;
+  for (int k = 0; k < kRuns - 1; ++k) gains.push_back(1 - advice.best.replicate_medians_s[k] / advice.own.replicate_medians_s[k]);
+  EXPECT_DOUBLE_EQ(advice.gain_interval.low, interval_of(gains).low);
+  EXPECT_DOUBLE_EQ(advice.gain_interval.high, interval_of(gains).high);
+  EXPECT_GT(advice.gain_interval.low, 0);
 }
 
 TEST(AdviseBucket, FreeCommunicationKeepsWhatYouHave) {

@@ -34,6 +34,7 @@ struct Replayed {
   int buckets = 0;
   double median_s = 0;
   Interval interval;
+  std::vector<double> replicate_medians_s;
 };
 
 // Bootstrapped replays of the model re-bucketed for `caps` (all `runs`).
@@ -45,6 +46,9 @@ Replayed replay_caps(const AdviceSetup& setup, const BucketCaps& caps, int runs,
   replayed.median_s = median_of(outcomes.front().iteration_times_s);
   const MedianInterval interval = median_interval({outcomes.begin() + 1, outcomes.end()});
   replayed.interval = {interval.low_s, interval.high_s};
+  for (std::size_t run = 1; run < outcomes.size(); ++run) {
+    replayed.replicate_medians_s.push_back(median_of(outcomes[run].iteration_times_s));
+  }
   return replayed;
 }
 
@@ -55,6 +59,7 @@ BucketCandidate replay_cap(const AdviceSetup& setup, double cap_mb, int runs, st
   candidate.buckets = replayed.buckets;
   candidate.median_s = replayed.median_s;
   candidate.median_interval_s = replayed.interval;
+  candidate.replicate_medians_s = replayed.replicate_medians_s;
   return candidate;
 }
 
@@ -156,6 +161,7 @@ BucketAdvice advise_bucket_cap(const AdviceSetup& setup, std::vector<double> cap
       advice.own.buckets = own.buckets;
       advice.own.median_s = own.median_s;
       advice.own.median_interval_s = own.interval;
+      advice.own.replicate_medians_s = own.replicate_medians_s;
     }
     for (double cap_mb : caps_mb) {
       advice.candidates.push_back(advice.own_caps_mb.empty() && std::abs(cap_mb - advice.own_cap_mb) < 1e-9
@@ -173,6 +179,14 @@ BucketAdvice advise_bucket_cap(const AdviceSetup& setup, std::vector<double> cap
     if (candidate.median_s < advice.best.median_s) advice.best = candidate;
   }
   advice.gain = advice.own.median_s > 0 ? 1 - advice.best.median_s / advice.own.median_s : 0;
+  // Paired: replicate k of every candidate resampled the same iterations.
+  std::vector<double> gains;
+  const std::vector<double>& own_runs = advice.own.replicate_medians_s;
+  const std::vector<double>& best_runs = advice.best.replicate_medians_s;
+  for (std::size_t k = 0; k < std::min(own_runs.size(), best_runs.size()); ++k) {
+    if (own_runs[k] > 0) gains.push_back(1 - best_runs[k] / own_runs[k]);
+  }
+  if (!gains.empty()) advice.gain_interval = interval_of(gains);
   const Interval& own = advice.own.median_interval_s;
   const Interval& best = advice.best.median_interval_s;
   advice.keep = best.high >= own.low && own.high >= best.low;

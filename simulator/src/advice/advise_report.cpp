@@ -142,7 +142,8 @@ void bucket_text(const BucketAdvice& advice, const std::string& network_note, st
   text << "  the trace's cap " << format("%g", advice.own_cap_mb) << " MiB: " << format("%.3f", advice.own.median_s * 1e3)
        << " ms " << interval_ms(advice.own.median_interval_s) << "; best " << format("%g", advice.best.cap_mb)
        << " MiB: " << format("%.3f", advice.best.median_s * 1e3) << " ms " << interval_ms(advice.best.median_interval_s)
-       << ", gain " << format("%.1f", 100 * advice.gain) << " %\n";
+       << ", gain " << format("%.1f", 100 * advice.gain) << " % [" << format("%.1f", 100 * advice.gain_interval.low) << ", "
+       << format("%.1f", 100 * advice.gain_interval.high) << "] (paired)\n";
   // The answer's own line says when it rests on a network fitted to too few sizes.
   const std::string note = network_note.empty() ? "" : "  <- " + network_note;
   if (advice.keep) {
@@ -318,6 +319,7 @@ std::string advice_to_json(const Advice& advice) {
     json["bucket"]["own"] = candidate_json(bucket.own);
     json["bucket"]["best"] = candidate_json(bucket.best);
     json["bucket"]["gain"] = number(bucket.gain);
+    json["bucket"]["gain_interval"] = interval_json(bucket.gain_interval);
     json["bucket"]["keep"] = bucket.keep;
     json["bucket"]["recommended_bucket_cap_mb"] = bucket.recommended_cap_mb;
     json["bucket"]["candidates"] = nlohmann::json::array();

@@ -80,6 +80,7 @@ struct BucketCandidate {
   int buckets = 0;
   double median_s = 0;  // run 0
   Interval median_interval_s;
+  std::vector<double> replicate_medians_s{};  // runs 1..N-1, paired across candidates (same seeds)
 };
 
 // A per-bucket list of caps (the second answer), predicted like a single cap.
@@ -109,6 +110,7 @@ struct BucketAdvice {
   std::vector<BucketCandidate> candidates;  // sorted by cap
   BucketCandidate best;
   double gain = 0;          // 1 - best / own median
+  Interval gain_interval;   // 90 % of the paired replicates' 1 - best / own
   bool keep = false;        // the best's interval overlaps the own cap's: within the noise
   double recommended_cap_mb = 0;  // best.cap_mb, or own_cap_mb when keep
   std::vector<double> own_caps_mb;  // the trace's bucket_cap_bytes_list in MiB (empty: none)
