@@ -64,6 +64,10 @@ def parse_args():
     p.add_argument("--profile", metavar="DIR",
                    help="run under torch.profiler (Kineto) and write DIR/rank-R.kineto.json, the "
                         "standard trace `ddp-trace import --kineto` reads; iteration 0 is skipped")
+    p.add_argument("--profile-steps", type=int, metavar="N",
+                   help="with --profile: profile N iterations (from iteration 2) and run the rest "
+                        "unprofiled, as a user profiles a window of a longer job (default: all but "
+                        "the first two)")
     p.add_argument("--slowdown", metavar="RANK=F", type=parse_slowdown,
                    help="rank RANK computes F times slower (F >= 1; as ddp-train --slowdown)")
     p.add_argument("--layout-out", metavar="FILE",
@@ -213,6 +217,11 @@ def start_profiler(args, rank, device):
         activities.append(ProfilerActivity.CUDA)
     path = os.path.join(args.profile, f"rank-{rank}.kineto.json")
     active = max(1, args.iterations - 2)
+    if args.profile_steps is not None:
+        if not 1 <= args.profile_steps <= active:
+            raise SystemExit(f"python_ddp.py: --profile-steps: expected 1..{active} with --iterations "
+                             f"{args.iterations}, got {args.profile_steps}")
+        active = args.profile_steps
     profiler = profile(activities=activities, record_shapes=True,
                        schedule=schedule(skip_first=1, wait=0, warmup=1, active=active, repeat=1),
                        on_trace_ready=lambda prof: prof.export_chrome_trace(path))

@@ -158,6 +158,12 @@ void add_replay_options(CLI::App* command, ReplayFlags& flags) {
                       "for a lone rank, and 2-rank runs show about half of that)")
       ->check(finite_number(0, 1, false, "seconds in [0, 1]"))
       ->group(compute);
+  command->add_option("--unprofiled-iteration-ms", flags.unprofiled_iteration_ms,
+                      "A profiled trace's job without the profiler: its median iteration time, ms (its own log of "
+                      "unprofiled steps); every rank's compute is scaled so that the trace replayed as it ran takes "
+                      "this long, then the what-if is replayed (Note [profiler overhead])")
+      ->check(finite_number(0, 1e9, true, "a time in ms > 0"))
+      ->group(compute);
 
   const std::string runs = "Runs";
   command->add_option("--iterations", flags.request.iterations,

@@ -22,6 +22,7 @@ struct ReplayFlags {
   std::optional<std::string> allreduce;  // an AllreduceAlgorithm name (unset: the request's)
   std::string calibration;              // a `ddp-sim calibrate --json` file (empty: fit the trace)
   std::string machine;                  // a ddp-machine-profile file (empty: none; traces/MACHINE.md)
+  std::optional<double> unprofiled_iteration_ms;  // ReplayRequest::unprofiled_iteration_s, in ms
   std::optional<std::string> platform;  // unset: star, or two-level with --cluster
   std::string cluster;                  // a named two-level preset (cluster_presets.hpp)
   std::optional<int> gpus_per_node;     // unset: the request's, or the --cluster preset's

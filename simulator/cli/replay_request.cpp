@@ -46,6 +46,7 @@ sim::ReplayRequest to_request(const ReplayFlags& flags) {
     request.calibration = sim::read_calibration(flags.calibration);
     request.calibration_file = flags.calibration;
   }
+  if (flags.unprofiled_iteration_ms) request.unprofiled_iteration_s = *flags.unprofiled_iteration_ms * 1e-3;
   if (!flags.machine.empty()) {
     try {
       request.machine = trace::read_machine_profile(flags.machine);

@@ -15,6 +15,11 @@ cat "$scratch/out.txt"
 rows=$(tail -n +2 "$scratch/r/pairs.csv" | wc -l)
 [ "$rows" -eq 6 ] || fail "expected 6 rows (2 rounds x cap5, slowdown, reconstruction), got $rows"
 awk -F, 'NR > 1 && !($5 > 0 && $6 > 0) {bad = 1} END {exit bad}' "$scratch/r/pairs.csv" || fail "a time is not positive"
+# The baseline's replay as it ran is scaled to the profiled run's own unprofiled steps
+# (--unprofiled-iteration-ms): each reconstruction takes that time, to the replay's 1 %.
+awk -F, '{sub(/\r$/, "")} NR == 1 {for (i = 1; i <= NF; i++) col[$i] = i; next}
+  $col["kind"] == "reconstruction" {n++; if ((r = $col["predicted_s"] / $col["unprofiled_baseline_s"]) < 0.99 || r > 1.01) bad = 1}
+  END {exit bad || n != 2}' "$scratch/r/pairs.csv" || fail "a reconstruction is not at the unprofiled steps' time"
 grep -q "^mlp .*%" "$scratch/r/table.txt" || fail "no table row for mlp"
 grep -q "no change" "$scratch/r/table.txt" || fail "no 'no change' column"
 for bad in "--caps 25" "--caps x" "--families foo" "--repeats 1" "--slowdown 1=0.5" "--machine /nonexistent"; do

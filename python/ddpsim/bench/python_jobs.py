@@ -114,6 +114,23 @@ def run(cmd, log):
         raise RuntimeError(f"exit {code}: {' '.join(cmd)} (see {log})")
 
 
+def profile_steps(args):
+    """The profiled window (python_ddp.py --profile-steps): a third of the run, leaving at
+    least 2 steps after it."""
+    return max(1, min(args.iterations // 3, args.iterations - 4))
+
+
+def unprofiled_iteration_s(step_times, profiled):
+    """Median iteration of the profiled run after its window (rank 0): iteration_seconds[k - 1]
+    is iteration k's; iteration 1 warms the profiler up, 2..profiled+1 are profiled, and the
+    next one writes the trace."""
+    with open(step_times.replace("{rank}", "0")) as f:
+        after = json.load(f)["iteration_seconds"][profiled + 2:]
+    if not after:
+        raise InputError(step_times, "iterations after the profiled window", "none")
+    return statistics.median(after)
+
+
 def median_iteration_s(step_times):
     with open(step_times.replace("{rank}", "0")) as f:
         return statistics.median(json.load(f)["iteration_seconds"])
@@ -135,17 +152,28 @@ def one_round(args, r, machine, log):
         job = ([args.python, PEER] + FAMILIES[family] + shlex.split(args.job_args) +
                ["--iterations", str(args.iterations), "--quiet"])
         profile = os.path.join(base, "profile")
-        run(args.launcher + job + ["--bucket-cap-mb", "25", "--profile", profile], log)
+        profile_times = os.path.join(base, "profiled-{rank}.json")
+        run(args.launcher + job + ["--bucket-cap-mb", "25", "--profile", profile,
+                                   "--profile-steps", str(profile_steps(args)), "--step-times", profile_times], log)
+        # The job's own log of the steps after the profiled window (the first of them, which
+        # writes the trace, left out): what a user knows of its speed unprofiled.
+        unprofiled_s = unprofiled_iteration_s(profile_times, profile_steps(args))
         trace = os.path.join(base, "trace")
         run([os.path.join(args.bin, "ddp-trace"), "import", "--kineto", trace,
              os.path.join(profile, "rank-0.kineto.json"), os.path.join(profile, "rank-1.kineto.json")], log)
         predicted = {}  # the baseline's own replay is a reconstruction, reported apart
         for name, _, replay_args in configs:
             report = os.path.join(base, f"predicted-{name}.json")
-            run([os.path.join(args.bin, "ddp-sim"), "replay", trace, "--json", report] + replay_args +
-                (["--machine", machine] if machine else []), log)
+            common = [os.path.join(args.bin, "ddp-sim"), "replay", trace] + replay_args + \
+                (["--machine", machine] if machine else [])
+            run(common + ["--json", report, "--unprofiled-iteration-ms", f"{unprofiled_s * 1e3:.6g}"], log)
             with open(report) as f:
                 predicted[name] = json.load(f)["predicted"]["median_iteration_s"]
+            # The same without the correction (the profiled run's own speed): reported beside it.
+            as_profiled = os.path.join(base, f"predicted-{name}-as-profiled.json")
+            run(common + ["--json", as_profiled], log)
+            with open(as_profiled) as f:
+                predicted[name + "/as-profiled"] = json.load(f)["predicted"]["median_iteration_s"]
         # The measured runs, their order rotated each round (machine speed drifts).
         order = configs[r % len(configs):] + configs[:r % len(configs)]
         measured = {}
@@ -156,10 +184,12 @@ def one_round(args, r, machine, log):
         for name, _, _ in configs[1:]:
             rows.append({"family": family, "round": r, "configuration": name,
                          "baseline_s": measured["cap25"], "measured_s": measured[name],
-                         "predicted_s": predicted[name], "kind": "prediction"})
+                         "predicted_s": predicted[name], "predicted_as_profiled_s": predicted[name + "/as-profiled"],
+                         "unprofiled_baseline_s": unprofiled_s, "kind": "prediction"})
         rows.append({"family": family, "round": r, "configuration": "cap25",
                      "baseline_s": measured["cap25"], "measured_s": measured["cap25"],
-                     "predicted_s": predicted["cap25"], "kind": "reconstruction"})
+                     "predicted_s": predicted["cap25"], "predicted_as_profiled_s": predicted["cap25/as-profiled"],
+                     "unprofiled_baseline_s": unprofiled_s, "kind": "reconstruction"})
     return rows
 
 
@@ -175,23 +205,26 @@ def table(rows):
     measured = {(r["family"], r["configuration"], r["round"]): float(r["measured_s"]) for r in rows}
     pct = lambda v: f"{100 * statistics.median(v):5.1f} / {100 * p90(v):5.1f} %"
     lines = ["predictions (changed configurations, measured unprofiled)",
-             "family        pairs  model median/p90 |err|   no change median/p90   repeat floor median/p90"]
+             "family        pairs  model median/p90 |err|   no change median/p90   repeat floor median/p90"
+             "   as profiled median/p90"]
     groups = sorted({r["family"] for r in rows}) + ["all"]
     for group in groups:
-        model, unchanged, floor = [], [], []
+        model, unchanged, floor, as_profiled = [], [], [], []
         for r in rows:
             if r["kind"] != "prediction" or group not in ("all", r["family"]):
                 continue
             m = float(r["measured_s"])
             model.append(abs(float(r["predicted_s"]) / m - 1))
             unchanged.append(abs(float(r["baseline_s"]) / m - 1))
+            if r.get("predicted_as_profiled_s") not in (None, ""):
+                as_profiled.append(abs(float(r["predicted_as_profiled_s"]) / m - 1))
             later = measured.get((r["family"], r["configuration"], r["round"] + 1))
             if later is not None:
                 floor.append(abs(later / m - 1))
         if not model:
             continue
         lines.append(f"{group:<13} {len(model):5d}  {pct(model):>22}   {pct(unchanged):>20}   "
-                     f"{pct(floor) if floor else '-':>22}")
+                     f"{pct(floor) if floor else '-':>22}   {pct(as_profiled) if as_profiled else '-':>20}")
     lines.append("reconstructions (the profiled baseline replayed, against its unprofiled runs)")
     for group in groups:
         signed = [float(r["predicted_s"]) / float(r["measured_s"]) - 1 for r in rows

@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
 #include <functional>
 #include <tuple>
 
@@ -220,6 +221,16 @@ PreparedReplay prepare_replay(const ReplayRequest& given, trace::Trace measured)
   }
   prepared.model = extract_workload(prepared.measured, request.compute, compute_fraction, core_slowdown);
   prepared.options.compute_fraction_during_allreduce = compute_fraction;
+  if (request.unprofiled_iteration_s) {
+    prepared.unprofiled_scale = unprofiled_compute_scale(given, prepared.measured);
+    stretch_compute(prepared.model, prepared.unprofiled_scale);
+    char scaled[160];
+    std::snprintf(scaled, sizeof(scaled),
+                  "compute x%.3f: the trace replayed as it ran then takes the %.4g ms given by "
+                  "--unprofiled-iteration-ms (Note [profiler overhead])",
+                  prepared.unprofiled_scale, *request.unprofiled_iteration_s * 1e3);
+    prepared.warnings.emplace_back(scaled);
+  }
   rebucket_if_asked(request, prepared.model);
 
   ReplayOptions& options = prepared.options;

@@ -108,6 +108,11 @@ struct ReplayRequest {
   // the trace, which is bytes over the time any was in flight, becomes one all-reduce's
   // (single_allreduce_rates); a told --bandwidth is one's already.
   std::optional<double> in_flight_gain;
+  // The traced configuration's median iteration time without the profiler, seconds (a profiled
+  // job's own log of its unprofiled steps). Set: every rank's compute is scaled so that the trace
+  // replayed as it ran (no what-if) takes this long, and the what-if is replayed with that
+  // compute (unprofiled_compute_scale). Note [profiler overhead] in docs/model.md.
+  std::optional<double> unprofiled_iteration_s;
 };
 
 struct PreparedReplay {
@@ -116,6 +121,7 @@ struct PreparedReplay {
   ReplayOptions options;
   std::optional<Calibration> calibration;  // set when α, β were fitted (to the trace or a machine profile)
   double compute_stretch = 1;  // applied to every rank's compute (ReplayRequest::cores)
+  double unprofiled_scale = 1;  // applied to every rank's compute (ReplayRequest::unprofiled_iteration_s)
   // What the replay approximates and a reader should know (a machine profile of another world
   // size, ...), one sentence each.
   std::vector<std::string> warnings;
@@ -129,6 +135,12 @@ PreparedReplay prepare_replay(const ReplayRequest& request);
 // The same with the trace already read (request.trace_dir and pooled_runs are not read):
 // `ddp-sim advise` prepares its answers this way, so they rest on replay's model.
 PreparedReplay prepare_replay(const ReplayRequest& request, trace::Trace measured);
+
+// The factor on every rank's compute that makes `measured`, replayed as it ran under the
+// request's machine settings, take request.unprofiled_iteration_s (which must be set). A
+// RequestError naming --unprofiled-iteration-ms when no factor comes within 1 % (a time below
+// what the trace's all-reduces alone take).
+double unprofiled_compute_scale(const ReplayRequest& request, const trace::Trace& measured);
 
 // One --effective-cores K=C text: {K, C}; RequestError naming the flag unless K is an integer
 // >= 2 and C a number in (0, K].

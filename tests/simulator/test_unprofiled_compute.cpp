@@ -1,0 +1,89 @@
+// --unprofiled-iteration-ms (ReplayRequest::unprofiled_iteration_s): the trace replayed as it
+// ran then takes the time given, every what-if is replayed with that compute, and a time the
+// trace cannot reach is refused in one line. Note [profiler overhead] in docs/model.md.
+#include <gtest/gtest.h>
+
+#include <string>
+
+#include "cli_runner.hpp"
+#include "ddpsim/sim/predicted_trace.hpp"
+#include "ddpsim/sim/prepared_replay.hpp"
+#include "ddpsim/trace/io.hpp"
+#include "synthetic_trace.hpp"
+
+namespace ddpsim::sim {
+namespace {
+
+double median_iteration_s(const PreparedReplay& prepared) {
+  const ReplayResult result = replay_isolated_by_class(prepared.model, prepared.options);
+  EXPECT_TRUE(result.failure.empty()) << result.failure;
+  return summarize_prediction(prepared.model, prepared.options, result).median_iteration_s;
+}
+
+ReplayRequest request_for(std::optional<double> unprofiled_s) {
+  ReplayRequest request;
+  request.bandwidth = 2e9;
+  request.latency = 40e-6;
+  request.unprofiled_iteration_s = unprofiled_s;
+  return request;
+}
+
+TEST(UnprofiledCompute, TheReconstructionTakesTheTimeGiven) {
+  const trace::Trace measured = testing::make_synthetic_trace(testing::SyntheticRun{});
+  const double as_profiled = median_iteration_s(prepare_replay(request_for(std::nullopt), measured));
+  for (const double fraction : {0.7, 0.9, 1.0, 1.2}) {
+    SCOPED_TRACE(fraction);
+    const PreparedReplay prepared = prepare_replay(request_for(fraction * as_profiled), measured);
+    EXPECT_NEAR(median_iteration_s(prepared) / (fraction * as_profiled), 1, 0.01);
+    // Less time than the trace took is less compute, and the other way round.
+    if (fraction < 1) {
+      EXPECT_LT(prepared.unprofiled_scale, 1);
+    } else if (fraction > 1) {
+      EXPECT_GT(prepared.unprofiled_scale, 1);
+    } else {
+      EXPECT_NEAR(prepared.unprofiled_scale, 1, 0.01);
+    }
+    EXPECT_EQ(prepared.warnings.size(), 1u);  // the scale is said
+  }
+}
+
+TEST(UnprofiledCompute, AWhatIfIsReplayedWithTheScaledCompute) {
+  const trace::Trace measured = testing::make_synthetic_trace(testing::SyntheticRun{});
+  ReplayRequest slower = request_for(std::nullopt);
+  slower.skew.slowdowns.push_back({1, 1.5});
+  const PreparedReplay plain = prepare_replay(slower, measured);
+  const double as_profiled = median_iteration_s(prepare_replay(request_for(std::nullopt), measured));
+  slower.unprofiled_iteration_s = 0.8 * as_profiled;
+  const PreparedReplay scaled = prepare_replay(slower, measured);
+  ASSERT_LT(scaled.unprofiled_scale, 1);
+  EXPECT_NEAR(scaled.model.costs_for(0, 1).forward_s, scaled.unprofiled_scale * plain.model.costs_for(0, 1).forward_s,
+              1e-12);
+  EXPECT_LT(median_iteration_s(scaled), median_iteration_s(plain));
+}
+
+TEST(UnprofiledCompute, ATimeTheTraceCannotReachIsRefused) {
+  const trace::Trace measured = testing::make_synthetic_trace(testing::SyntheticRun{});
+  try {
+    prepare_replay(request_for(1e-6), measured);
+    FAIL() << "1 us was accepted";
+  } catch (const RequestError& error) {
+    EXPECT_NE(std::string(error.what()).find("--unprofiled-iteration-ms: expected a time the trace's own replay can reach"),
+              std::string::npos)
+        << error.what();
+  }
+}
+
+TEST(CliUnprofiledCompute, BadValuesAreOneLine) {
+  test_support::TempDir dir;
+  trace::write_trace(dir / "t", testing::make_synthetic_trace(testing::SyntheticRun{}));
+  for (const std::string value : {"0", "-3", "x", "0.000001"}) {
+    SCOPED_TRACE(value);
+    const Outcome outcome = run_cli(dir, "replay " + std::string(dir / "t") + " --unprofiled-iteration-ms " + value);
+    EXPECT_EQ(outcome.status, 2) << outcome.err;
+    EXPECT_EQ(count_lines(outcome.err), 1) << outcome.err;
+    EXPECT_NE(outcome.err.find("--unprofiled-iteration-ms"), std::string::npos) << outcome.err;
+  }
+}
+
+}  // namespace
+}  // namespace ddpsim::sim
