@@ -86,7 +86,9 @@ def timeout_table(rows):
             "measured_detect_s": max(detect) if detect else float("nan"),
             "advised_detect_s": advised_detect,
             "replayed_detect_s": number(base.get("replayed_detect_s", "")) if base else float("nan"),
-            "within_advised": all(d <= advised_detect for d in detect) if detect else False,
+            # None: no hung run of this repetition was measured (or none recorded its stall).
+            "within_advised": (all(d <= advised_detect for d in detect) if detect and all(d == d for d in detect)
+                               else (False if hangs else None)),
             "broken": len(broken),
             "first_failure": next((r["failure"] for r in follow if r["status"] == "failed"), ""),
         })
@@ -101,11 +103,11 @@ def timeout_text(table):
                      f"{t['follow_iterations']:>11d}/{t['planned_iterations']:<10d}  {t['false_timeouts']:14d}  "
                      f"{t['hangs_detected']:>6d}/{t['hang_runs']:<7d}  {t['measured_detect_s']:18.3f}  "
                      f"{t['advised_detect_s']:9.3f}  {t['replayed_detect_s']:10.3f}  "
-                     f"{'yes' if t['within_advised'] else 'NO'}")
+                     f"{ {True: 'yes', False: 'NO', None: '-'}[t['within_advised']]}")
     runs = sum(t["follow_runs"] for t in table)
     false = sum(t["false_timeouts"] for t in table)
     hangs = sum(t["hang_runs"] for t in table)
-    within = sum(t["within_advised"] for t in table if t["hang_runs"])
+    within = sum(t["within_advised"] is True for t in table if t["hang_runs"])
     lines.append(f"false timeouts: {false} of {runs} followed runs (goal 0); hangs detected within the "
                  f"advised time: {within} of {sum(1 for t in table if t['hang_runs'])} repetitions "
                  f"({hangs} hung runs); broken jobs: {sum(t['broken'] for t in table)}")
