@@ -5,6 +5,7 @@
 #include "commands.hpp"
 #include "ddpsim/trace/io.hpp"
 #include "ddpsim/trace/summary.hpp"
+#include "preflight.hpp"
 
 namespace ddpsim::trace::cli {
 
@@ -26,6 +27,7 @@ Command add_export_command(CLI::App& app) {
       ->group("Output");
   sub->add_option("DIR", options->dir, "trace directory")->required();
   return {sub, [options] {
+            check_output_file(options->chrome_out, "--chrome");  // before the trace is read
             const std::string json = to_chrome_trace(read_trace(options->dir));
             // Whole or not at all: a full disk or a bad path leaves no half-written JSON.
             write_file_atomically(options->chrome_out, json, "a writable output file (--chrome)");

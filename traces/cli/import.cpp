@@ -7,11 +7,13 @@
 #include <ostream>
 #include <string>
 #include <memory>
+#include <optional>
 #include <vector>
 
 #include "commands.hpp"
 #include "ddpsim/trace/io.hpp"
 #include "ddpsim/trace/kineto.hpp"
+#include "preflight.hpp"
 
 namespace ddpsim::trace::cli {
 
@@ -38,6 +40,7 @@ void print_layout(const RunMeta& meta, std::ostream& out) {
 struct ImportOptions {
   std::string out_dir;
   std::vector<std::string> rank_files;
+  std::optional<double> max_memory;
 };
 
 }  // namespace
@@ -51,7 +54,11 @@ Command add_import_command(CLI::App& app) {
       ->group("Format and output");
   sub->add_option("RANK_FILE", options->rank_files, "one Kineto JSON trace per rank, rank 0 first")
       ->required();
+  add_max_memory_option(sub, options->max_memory);
   return {sub, [options] {
+            // Before any profile is read: the output, then the memory the largest one needs.
+            check_output_dir(options->out_dir, "--kineto");
+            check_import_fits(options->rank_files, options->max_memory);
             // A file the importer cannot use (missing, sampled, no all-reduce) throws a
             // TraceError naming the file and what is missing: main prints it, status 2.
             const Trace trace = import_kineto(options->rank_files);
