@@ -12,11 +12,13 @@
 #include "ddpsim/sim/prepared_replay.hpp"
 #include "ddpsim/sim/text_of.hpp"
 #include "ddpsim/trace/concatenate.hpp"
+#include "ddpsim/trace/error_reason.hpp"
 #include "ddpsim/trace/io.hpp"
 #include "ddpsim/trace/machine_profile.hpp"
 #include "ddpsim/trace/skew.hpp"
 #include "numeric_flags.hpp"
 #include "repeats.hpp"
+#include "resource_check.hpp"
 
 namespace ddpsim::cli {
 
@@ -61,6 +63,17 @@ std::vector<trace::DelayDistribution> stall_model(const AdviseFlags& flags) {
     }
   }
   return model;
+}
+
+// Before minutes of replays: the largest candidate, one bucket per parameter (the smallest cap
+// can split no further), replayed --runs times for each answer.
+void check_candidates_fit(const AdviseFlags& flags, const sim::AdviceSetup& setup, const trace::Trace& trace) {
+  sim::WorkloadModel largest = setup.model;
+  largest.bucket_bytes.resize(std::max(largest.bucket_bytes.size(), largest.source_meta.parameters.size()));
+  double events = 0;
+  for (const trace::RankTrace& rank : trace.ranks) events += static_cast<double>(rank.events.size());
+  check_resources(sim::estimate_replay(largest, setup.options, events, flags.runs), flags.max_memory,
+                  "the advice's largest replay");
 }
 
 }  // namespace
@@ -108,6 +121,7 @@ CLI::App* add_advise_command(CLI::App& app, AdviseFlags& flags) {
                 "Also advise the trace and its --repeats as one run, their iterations one run after another: "
                 "the answers at the machine's typical speed, printed first (on a machine whose speed drifts "
                 "between runs)");
+  add_max_memory_option(command, flags.max_memory);  // in the Runs group
   command->add_option("--json", flags.json_file, "Write the advice as JSON")->group("Output");
   return command;
 }
@@ -144,6 +158,7 @@ int run_advise(const AdviseFlags& flags) {
         for (const std::string& warning : warnings) std::cerr << "ddp-sim: warning: " << warning << "\n";
         warned = true;
       }
+      check_candidates_fit(flags, setup, trace);
       sim::Advice advice;
       advice.trace_dir = dir;
       advice.bucket = sim::advise_bucket_cap(setup, flags.bucket_caps_mb, flags.runs, flags.seed);
@@ -179,19 +194,19 @@ int run_advise(const AdviseFlags& flags) {
       if (!out) throw AdviseError("--json " + flags.json_file + ": expected a writable file");
     }
   } catch (const AdviseError& error) {
-    std::cerr << "ddp-sim: " << error.what() << "\n";
+    std::cerr << "ddp-sim: " << trace::error_reason(error, "advising") << "\n";
     return 2;
   } catch (const UsageError& error) {
-    std::cerr << "ddp-sim: " << error.what() << "\n";
+    std::cerr << "ddp-sim: " << trace::error_reason(error, "advising") << "\n";
     return 2;
   } catch (const sim::CalibrationError& error) {
-    std::cerr << "ddp-sim: " << error.what() << "\n";
+    std::cerr << "ddp-sim: " << trace::error_reason(error, "advising") << "\n";
     return 2;
   } catch (const sim::SimulationError& error) {
-    std::cerr << "ddp-sim: " << error.what() << "\n";
+    std::cerr << "ddp-sim: " << trace::error_reason(error, "advising") << "\n";
     return 2;
   } catch (const sim::RequestError& error) {
-    std::cerr << "ddp-sim: " << error.what() << "\n";
+    std::cerr << "ddp-sim: " << trace::error_reason(error, "advising") << "\n";
     return 2;
   }
   return 0;

@@ -6,6 +6,7 @@
 #include "command.hpp"
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -23,6 +24,7 @@ struct AdviseFlags {
   std::vector<std::string> stall_dist; // RANK|all=DIST (replay's --delay-dist syntax); empty: observed
   std::vector<std::string> repeats;    // other runs of the trace's configuration, advised alike
   bool pool = false;                   // advise the trace and its repeats as one run
+  std::optional<double> max_memory;    // --max-memory, bytes (resource_check.hpp)
 };
 
 CLI::App* add_advise_command(CLI::App& app, AdviseFlags& flags);

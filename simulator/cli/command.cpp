@@ -6,6 +6,8 @@
 
 #include <fstream>
 
+#include "ddpsim/trace/writable.hpp"
+
 namespace ddpsim::cli {
 namespace {
 
@@ -19,7 +21,7 @@ std::string parent_of(const std::string& path) {
 void check_creatable(const std::string& path, const std::string& flag, const char* what) {
   const std::string parent = parent_of(path);
   struct stat info {};
-  if (::stat(parent.c_str(), &info) != 0 || !S_ISDIR(info.st_mode) || ::access(parent.c_str(), W_OK) != 0) {
+  if (::stat(parent.c_str(), &info) != 0 || !S_ISDIR(info.st_mode) || !trace::can_create_in(parent)) {
     throw UsageError(flag + " " + path + ": expected " + what + " in a writable directory, but " + parent +
                      " is not one");
   }
@@ -43,7 +45,7 @@ void check_output_dir(const std::string& path, const std::string& flag) {
     return check_creatable(missing, flag, "a directory");
   }
   if (!S_ISDIR(info.st_mode)) throw UsageError(flag + " " + path + ": expected a directory, got a file");
-  if (::access(path.c_str(), W_OK) != 0) throw UsageError(flag + " " + path + ": expected a writable directory");
+  if (!trace::can_create_in(path)) throw UsageError(flag + " " + path + ": expected a writable directory");
 }
 
 void write_output_file(const std::string& path, const std::string& text, const std::string& flag) {

@@ -22,6 +22,7 @@
 #include "ddpsim/sim/prepared_replay.hpp"
 #include "ddpsim/sim/replay.hpp"
 #include "ddpsim/sim/workload_model.hpp"
+#include "ddpsim/trace/error_reason.hpp"
 #include "ddpsim/trace/io.hpp"
 #include "ddpsim/trace/skew.hpp"
 #include "replay_command.hpp"
@@ -42,26 +43,34 @@ std::vector<cli::Command> add_commands(CLI::App& app) {
   return commands;
 }
 
-// Bad input, wherever it was found, is one line and status 2; anything else is status 1.
+// Bad input, wherever it was found, is one line and status 2; anything else is status 1. Every
+// line has a reason after its colon (error_reason.hpp), out of memory and SimGrid's silences too.
 int run_reporting_errors(const cli::Command& command) {
+  const std::string doing = "running ddp-sim " + command.app->get_name();
+  const auto report = [&doing](const std::exception& error) {
+    std::cerr << "ddp-sim: " << ddpsim::trace::error_reason(error, doing) << "\n";
+  };
   try {
     return command.run();
   } catch (const ddpsim::trace::TraceError& error) {
-    std::cerr << "ddp-sim: " << error.what() << "\n";
+    report(error);
   } catch (const ddpsim::trace::SkewError& error) {
-    std::cerr << "ddp-sim: " << error.what() << "\n";
+    report(error);
   } catch (const ddpsim::sim::WorkloadError& error) {
-    std::cerr << "ddp-sim: " << error.what() << "\n";
+    report(error);
   } catch (const ddpsim::sim::CalibrationError& error) {
-    std::cerr << "ddp-sim: " << error.what() << "\n";
+    report(error);
   } catch (const ddpsim::sim::RequestError& error) {
-    std::cerr << "ddp-sim: " << error.what() << "\n";
+    report(error);
   } catch (const ddpsim::sim::SimulationError& error) {
-    std::cerr << "ddp-sim: " << error.what() << "\n";
+    report(error);
   } catch (const cli::UsageError& error) {
-    std::cerr << "ddp-sim: " << error.what() << "\n";
+    report(error);
   } catch (const std::exception& error) {
-    std::cerr << "ddp-sim: " << error.what() << "\n";
+    report(error);
+    return 1;
+  } catch (...) {
+    std::cerr << "ddp-sim: " << ddpsim::trace::unknown_error_reason(doing) << "\n";
     return 1;
   }
   return 2;
@@ -83,7 +92,7 @@ int main(int argc, char** argv) {
     for (const cli::Command& command : commands) cli::hide_old_names(command.app);
     return app.exit(help);
   } catch (const CLI::ParseError& error) {
-    std::cerr << "ddp-sim: " << error.what() << "\n";
+    std::cerr << "ddp-sim: " << ddpsim::trace::error_reason(error, "reading the command line") << "\n";
     return 2;
   }
   for (const cli::Command& command : commands) {

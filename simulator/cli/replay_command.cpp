@@ -17,6 +17,7 @@
 #include "progress.hpp"
 #include "repeats.hpp"
 #include "replay_flags.hpp"
+#include "resource_check.hpp"
 
 namespace ddpsim::cli {
 namespace {
@@ -51,6 +52,7 @@ int run(const Flags& flags, bool runs_given) {
   }
   plan.runs_asked = runs_given;
   plan = sim::plan_for(prepared, plan, measured);  // a what-if without --runs: 21 runs, for its interval
+  check_replay_resources(prepared, plan.runs, flags.replay.max_memory, "the replay");  // before anything per rank
 
   // Run 0 is the one reported in detail.
   sim::ReplayResult result;

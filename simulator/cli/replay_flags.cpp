@@ -5,6 +5,7 @@
 
 #include "command.hpp"
 #include "numeric_flags.hpp"
+#include "resource_check.hpp"
 
 namespace ddpsim::cli {
 namespace {
@@ -182,6 +183,7 @@ void add_replay_options(CLI::App* command, ReplayFlags& flags) {
                     "With --runs N: runs 2..N resample the measured iterations; prints the median's "
                     "90 % interval")
       ->group(runs);
+  add_max_memory_option(command, flags.max_memory);
 }
 
 void hide_old_names(CLI::App* command) {

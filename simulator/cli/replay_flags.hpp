@@ -32,6 +32,7 @@ struct ReplayFlags {
   std::vector<std::string> effective_cores;  // K=C texts, parsed into request.effective_cores
   std::optional<std::string> core_sharing;   // a CoreSharing name (unset: the request's)
   std::optional<std::string> allreduces_in_flight;  // 2=G (or --concurrent-allreduces), parsed into request.in_flight_gain
+  std::optional<double> max_memory;  // --max-memory, bytes (resource_check.hpp)
 };
 
 void add_replay_options(CLI::App* command, ReplayFlags& flags);

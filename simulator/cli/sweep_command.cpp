@@ -2,7 +2,9 @@
 #include "sweep_command.hpp"
 
 #include <iostream>
+#include <algorithm>
 #include <limits>
+#include <map>
 #include <memory>
 #include <optional>
 #include <string>
@@ -17,6 +19,7 @@
 #include "progress.hpp"
 #include "repeats.hpp"
 #include "replay_flags.hpp"
+#include "resource_check.hpp"
 
 namespace ddpsim::cli {
 namespace {
@@ -48,8 +51,38 @@ int run_merge(const Flags& flags) {
   return 1;
 }
 
+// Before the grid: the point of the largest world under each bucket cap (the caps set the
+// buckets, so the events), --jobs of them at once, must fit. A point that cannot be prepared is
+// left to fail in its own row.
+void check_largest_points(const Flags& flags, const sim::ReplayRequest& request, const sim::MonteCarloPlan& plan,
+                          const sim::SweepShard& shard) {
+  const std::vector<sim::SweepPoint> points = sim::sweep_points(flags.grid, shard);
+  if (points.empty()) return;
+  const trace::Trace measured = trace::read_trace(request.trace_dir);
+  std::map<double, sim::SweepPoint> largest;  // by cap
+  for (const sim::SweepPoint& point : points) {
+    const int world = point.world_size > 0 ? point.world_size : measured.world_size();
+    auto [entry, inserted] = largest.try_emplace(point.bucket_cap_mb, point);
+    const int known = entry->second.world_size > 0 ? entry->second.world_size : measured.world_size();
+    if (!inserted && world > known) entry->second = point;
+  }
+  std::optional<sim::ResourceEstimate> worst;
+  for (const auto& [cap, point] : largest) {
+    try {
+      const sim::PreparedReplay prepared = sim::prepare_replay(sim::point_request(request, point), measured);
+      const sim::ResourceEstimate estimate = sim::estimate_replay(prepared, sim::plan_for(prepared, plan).runs);
+      if (!worst || estimate.resident_bytes > worst->resident_bytes) worst = estimate;
+    } catch (const std::exception&) {
+      // its row's error column says why
+    }
+  }
+  const int at_once = static_cast<int>(std::min<std::size_t>(static_cast<std::size_t>(flags.jobs), points.size()));
+  if (worst) check_resources(*worst, flags.replay.max_memory, "the sweep's largest point", at_once);
+}
+
 int run(const Flags& flags, bool runs_given) {
   if (!flags.merge.empty()) return run_merge(flags);
+  check_output_file(flags.out_csv, "--out");  // before anything is read or simulated
   sim::ReplayRequest request = to_request(flags.replay);
   if (flags.pool) request.pooled_runs = flags.repeats;
   sim::MonteCarloPlan plan = to_plan(flags.replay);
@@ -78,7 +111,7 @@ int run(const Flags& flags, bool runs_given) {
     }
   }
   const sim::SweepShard shard = flags.shard.empty() ? sim::SweepShard{} : sim::parse_sweep_shard(flags.shard);
-  check_output_file(flags.out_csv, "--out");
+  check_largest_points(flags, request, plan, shard);
   sim::SweepSummary summary;
   {
     Progress progress("sweep points", static_cast<long>(sim::sweep_points(flags.grid, shard).size()));

@@ -9,6 +9,7 @@
 #include "numeric_flags.hpp"
 #include "progress.hpp"
 #include "replay_flags.hpp"
+#include "resource_check.hpp"
 
 namespace ddpsim::cli {
 namespace {
@@ -29,6 +30,8 @@ int run(const Flags& flags) {
   if (!flags.json_file.empty()) check_output_file(flags.json_file, "--json");
   sim::PreparedReplay prepared = sim::prepare_replay(request);
   for (const std::string& warning : prepared.warnings) std::cerr << "ddp-sim: warning: " << warning << "\n";
+  check_replay_resources(prepared, static_cast<int>(flags.timeouts_s.size()) * plan.runs, flags.replay.max_memory,
+                         "the timeout curve's replay");
   sim::TimeoutCurve curve;
   {
     Progress progress("timeout curve runs", static_cast<long>(flags.timeouts_s.size()) * plan.runs);

@@ -1,0 +1,63 @@
+// What a replay will cost before it runs: its peak memory and wall time, from the prepared
+// request alone, so that a request that cannot fit (10^9 ranks on a laptop, a sweep point in a
+// SLURM job's cgroup) is refused in one line before anything that grows with the world size is
+// allocated. Nothing here allocates per rank: the counts are closed forms.
+//
+// The estimate is counts of what the replay builds (ReplaySize) times bytes and seconds per
+// thing measured on the replay as it is built today (resource_estimate.cpp). When the replay
+// stops building something per rank (the expanded per-rank events, say), change the count in
+// replay_size, not the coefficient: a coefficient is the cost of one thing.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "ddpsim/sim/prepared_replay.hpp"
+#include "ddpsim/trace/memory_limit.hpp"
+
+namespace ddpsim::sim {
+
+// What one replay run builds.
+struct ReplaySize {
+  std::int64_t ranks = 0;       // simulated world size W
+  std::int64_t classes = 0;     // classes of identical ranks, an upper bound (replay_classes.hpp)
+  std::int64_t iterations = 0;  // simulated
+  std::int64_t events_per_rank_iteration = 0;  // trace events one rank records per iteration
+  double rank_events = 0;       // events kept per rank: the expanded result and the predicted trace
+  double class_events = 0;      // events the simulated classes record
+  double actors = 0;            // SimGrid actors (each with a stack of stack_bytes of address space)
+  double hosts = 0;             // SimGrid hosts and links built (the whole platform when messages are simulated)
+  double messages = 0;          // point-to-point messages simulated (the explicit ring's)
+  double message_pairs = 0;     // messages × flows in flight beside each (SimGrid's sharing solve)
+  double stack_bytes = 0;       // one actor's stack (SimGrid's contexts/stack-size)
+};
+
+ReplaySize replay_size(const WorkloadModel& model, const ReplayOptions& options);
+
+struct ResourceEstimate {
+  ReplaySize size;
+  int runs = 1;
+  double resident_bytes = 0;       // peak resident memory of the largest process of the replay
+  double address_space_bytes = 0;  // its peak mapped address space (what ulimit -v bounds)
+  double wall_s = 0;               // all runs, one after another
+  int trace_world_size = 0;        // the measured ranks (a larger size.ranks is a --world-size what-if)
+  std::string trace_dir;
+};
+
+// `runs` runs of `prepared` (they run one at a time, so memory is one run's, time all of theirs).
+ResourceEstimate estimate_replay(const PreparedReplay& prepared, int runs);
+// The same from the model and options, `trace_events` the measured trace's events.
+ResourceEstimate estimate_replay(const WorkloadModel& model, const ReplayOptions& options, double trace_events, int runs);
+
+// RequestError in one line when `estimate`, run `processes` at once, exceeds one of `limits`
+// (trace::memory_limits): names what drives it (--world-size W, else --iterations N, else the
+// trace), the estimate, the limit and its source, and what to do. `what`: "the replay",
+// "the sweep's largest point", ...
+void check_fits(const ResourceEstimate& estimate, const std::vector<trace::MemoryLimit>& limits, const std::string& what,
+                int processes = 1);
+
+// "12 s", "3.5 min", "2.1 h", "4.0 days".
+std::string duration_text(double seconds);
+
+}  // namespace ddpsim::sim
