@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <csignal>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -18,6 +19,7 @@
 #include "ddpsim/process/fork_call.hpp"
 #include "ddpsim/process/wait.hpp"
 #include "ddpsim/sim/replay.hpp"
+#include "ddpsim/trace/error_reason.hpp"
 #include "replay/replay_classes.hpp"
 
 namespace ddpsim::sim {
@@ -170,9 +172,25 @@ std::string read_all(int fd) {
   return bytes;
 }
 
+// How the child ended when it left no words: killed (SIGKILL is how the kernel's out-of-memory
+// killer and a job's memory limit stop a process), an exit status, or no result.
+std::string child_end(int status) {
+  if (WIFSIGNALED(status)) {
+    const int signal = WTERMSIG(status);
+    std::string text = "the replay's process was killed by signal " + std::to_string(signal) + " (" +
+                       (strsignal(signal) != nullptr ? strsignal(signal) : "unknown") + ")";
+    if (signal == SIGKILL) text += ", as the out-of-memory killer or a memory limit stops a process: ask for less memory";
+    return text;
+  }
+  if (WIFEXITED(status) && WEXITSTATUS(status) != 0) {
+    return "the replay's process exited with status " + std::to_string(WEXITSTATUS(status)) + " and no reason";
+  }
+  return "the replay's process ended without a result";
+}
+
 // SimGrid's last words before an abort: the "[...] file:line: [category/CRITICAL] reason"
-// line, reduced to the reason.
-std::string simgrid_reason(const std::string& log) {
+// line, reduced to the reason; without any, how the child ended.
+std::string simgrid_reason(const std::string& log, int status) {
   std::istringstream lines(log);
   std::string line;
   std::string reason;
@@ -183,7 +201,8 @@ std::string simgrid_reason(const std::string& log) {
     const auto critical = line.find("/CRITICAL] ");
     if (critical != std::string::npos && reason.empty()) reason = line.substr(critical + 11);
   }
-  return reason.empty() ? last_line : reason;
+  if (!reason.empty()) return reason;
+  return last_line.empty() ? child_end(status) : last_line;
 }
 
 }  // namespace
@@ -205,7 +224,7 @@ ReplayResult replay_isolated(const WorkloadModel& model, const ReplayOptions& op
     } catch (const std::exception& error) {
       Encoder out;
       out.put(kError);
-      out.put_string(error.what());
+      out.put_string(trace::error_reason(error, "replaying"));  // never empty, out of memory named
       reply = out.bytes();
     }
     write_all(result_pipe[1], reply);
@@ -234,7 +253,7 @@ ReplayResult replay_isolated(const WorkloadModel& model, const ReplayOptions& op
   std::fclose(child_log);
 
   if (!WIFEXITED(status) || WEXITSTATUS(status) != 0 || reply.empty()) {
-    throw SimulationError("simgrid: " + simgrid_reason(log));
+    throw SimulationError("simgrid: " + simgrid_reason(log, status));
   }
   // SimGrid's warnings of a successful run still belong to the user.
   if (!log.empty()) std::fputs(log.c_str(), stderr);
