@@ -6,6 +6,7 @@
 
 #include <CLI/CLI.hpp>
 
+#include "ddpsim/trace/error_reason.hpp"
 #include "runner.hpp"
 #include "spec.hpp"
 
@@ -70,7 +71,8 @@ int main(int argc, char** argv) {
   } catch (const CLI::ParseError& error) {
     // --help exits 0; every usage error is one line and exits 2, as all ddpsim tools do.
     if (error.get_exit_code() == 0) return app.exit(error);
-    std::cerr << "ddp-experiment: " << error.what() << " (see ddp-experiment --help)\n";
+    std::cerr << "ddp-experiment: " << ddpsim::trace::error_reason(error, "reading the command line")
+              << " (see ddp-experiment --help)\n";
     return 2;
   }
 
@@ -112,10 +114,13 @@ int main(int argc, char** argv) {
               << error.code().message() << '\n';
     return 2;
   } catch (const SpecError& error) {
-    std::cerr << "ddp-experiment: " << error.what() << '\n';
+    std::cerr << "ddp-experiment: " << ddpsim::trace::error_reason(error, "reading the spec") << '\n';
     return 2;
   } catch (const std::exception& error) {
-    std::cerr << "ddp-experiment: " << error.what() << '\n';
+    std::cerr << "ddp-experiment: " << ddpsim::trace::error_reason(error, "running the experiment") << '\n';
+    return 2;
+  } catch (...) {
+    std::cerr << "ddp-experiment: " << ddpsim::trace::unknown_error_reason("running the experiment") << '\n';
     return 2;
   }
 }

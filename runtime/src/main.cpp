@@ -4,6 +4,7 @@
 #include <exception>
 
 #include "ddpsim/runtime/train_options.hpp"
+#include "ddpsim/trace/error_reason.hpp"
 #include "ddpsim/runtime/trainer.hpp"
 
 int main(int argc, char** argv) {
@@ -16,10 +17,13 @@ int main(int argc, char** argv) {
     if (!options) return exit_code;
     return run_training(*options);
   } catch (const UsageError& error) {
-    std::fprintf(stderr, "ddp-train: %s\n", error.what());
+    std::fprintf(stderr, "ddp-train: %s\n", ddpsim::trace::error_reason(error, "reading the options").c_str());
     return kExitUsage;
   } catch (const std::exception& error) {
-    std::fprintf(stderr, "ddp-train: %s\n", error.what());
+    std::fprintf(stderr, "ddp-train: %s\n", ddpsim::trace::error_reason(error, "training").c_str());
+    return kExitFailure;
+  } catch (...) {
+    std::fprintf(stderr, "ddp-train: %s\n", ddpsim::trace::unknown_error_reason("training").c_str());
     return kExitFailure;
   }
 }
