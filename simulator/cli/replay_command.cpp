@@ -63,8 +63,9 @@ int run(const Flags& flags, bool runs_given) {
   }
   const sim::IterationDistribution distribution =
       sim::summarize_runs(outcomes, sim::samples_per_iteration(prepared.model, prepared.world_size()));
-  const trace::Trace predicted = sim::make_predicted_trace(prepared.model, prepared.options, result);
-  if (!flags.out_dir.empty()) trace::write_trace(flags.out_dir, predicted);
+  if (!flags.out_dir.empty()) {
+    trace::write_trace(flags.out_dir, sim::make_predicted_trace(prepared.model, prepared.options, result));
+  }
 
   sim::ReplayReport report;
   report.trace_dir = request.trace_dir;
@@ -74,7 +75,7 @@ int run(const Flags& flags, bool runs_given) {
   report.calibration = prepared.calibration;
   report.compute_stretch = prepared.compute_stretch;
   report.measured = measured;
-  report.predicted = trace::summarize(predicted);
+  report.predicted = sim::summarize_prediction(prepared.model, prepared.options, result);
   if (flags.pool) {
     std::cout << sim::pooled_runs_to_text(flags.repeats.size() + 1, prepared.measured.complete_iterations().size())
               << "\n";

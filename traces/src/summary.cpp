@@ -8,6 +8,7 @@
 #include <map>
 #include <numeric>
 #include <set>
+#include <utility>
 
 #include <nlohmann/json.hpp>
 
@@ -24,6 +25,48 @@ constexpr double kNsPerS = 1e9;
 double median(const std::vector<double>& values) { return median_of(values); }
 double mean(const std::vector<double>& values) { return mean_of(values); }
 
+// Values in the order pushed, kept as distinct values and their counts: median() and mean() are
+// median_of and mean_of of the list, to the bit (the mean sums in push order), in memory that
+// grows with the distinct values, not with the pushes (one per rank of a class trace).
+class Samples {
+ public:
+  Samples() = default;
+  Samples(const Samples&) = delete;  // last_count_ points into its own map
+  Samples& operator=(const Samples&) = delete;
+  Samples(Samples&&) = default;  // a map's nodes move with it
+
+  void push(double value) {
+    if (last_count_ == nullptr || last_value_ != value) {
+      last_count_ = &counts_.try_emplace(value, 0).first->second;
+      last_value_ = value;
+    }
+    ++*last_count_;
+    sum_ += value;
+    ++size_;
+  }
+  bool empty() const { return size_ == 0; }
+  double mean() const { return size_ == 0 ? 0 : sum_ / static_cast<double>(size_); }
+  double median() const {
+    if (size_ == 0) return 0;
+    const std::int64_t middle = size_ / 2;  // median_of's: sorted[middle], or its mean with sorted[middle - 1]
+    std::int64_t seen = 0;
+    double lower = 0;
+    for (const auto& [value, count] : counts_) {
+      if (seen <= middle - 1 && middle - 1 < seen + count) lower = value;
+      if (middle < seen + count) return size_ % 2 == 1 ? value : (lower + value) / 2;
+      seen += count;
+    }
+    return 0;
+  }
+
+ private:
+  std::map<double, std::int64_t> counts_;
+  std::int64_t* last_count_ = nullptr;  // the count of last_value_, the value pushed last
+  double last_value_ = 0;
+  double sum_ = 0;
+  std::int64_t size_ = 0;
+};
+
 double seconds(std::int64_t ns) { return static_cast<double>(ns) / kNsPerS; }
 
 std::string failure_line(const Event& event) {
@@ -35,7 +78,7 @@ std::string failure_line(const Event& event) {
   return line;
 }
 
-void summarize_buckets(const Trace& trace, const std::vector<Timelines>& timelines,
+void summarize_buckets(const Trace& trace, const std::vector<Timelines>& timelines, const std::vector<int>& class_of,
                        const std::vector<std::int64_t>& iterations, Summary& summary) {
   const RunMeta& meta = trace.meta();
   if (meta.bucket_assignments.empty()) return;
@@ -45,20 +88,22 @@ void summarize_buckets(const Trace& trace, const std::vector<Timelines>& timelin
   if (layout == nullptr) layout = &meta.bucket_assignments.back();
   summary.num_buckets = static_cast<int>(layout->buckets.size());
 
-  std::vector<std::vector<double>> times(layout->buckets.size());
+  std::vector<Samples> times(layout->buckets.size());
   std::vector<std::int64_t> wire_bytes(layout->buckets.size(), -1);
   for (const std::int64_t iteration : iterations) {
     if (meta.assignment_for(iteration) != layout) continue;  // bucket ids mean other buckets
-    for (const Timelines& rank : timelines) {
+    for (const int entry : class_of) {
+      const Timelines& rank = timelines[static_cast<std::size_t>(entry)];
       for (const BucketAllreduce& allreduce : rank.at(iteration).allreduces) {
         if (allreduce.bucket < 0 || allreduce.bucket >= summary.num_buckets) continue;
         const auto b = static_cast<std::size_t>(allreduce.bucket);
-        times[b].push_back(seconds(allreduce.interval.duration_ns()));
+        times[b].push(seconds(allreduce.interval.duration_ns()));
         wire_bytes[b] = allreduce.bytes;
       }
     }
   }
-  // The network's time per all-reduce (collective.hpp), in the same layout.
+  // The network's time per all-reduce (collective.hpp), in the same layout. Over the entries:
+  // the rank that started last is the first of its class, and its class the first to start last.
   std::vector<std::vector<double>> transfers(layout->buckets.size());
   for (const CollectiveTransfer& transfer : collective_transfers(trace, timelines)) {
     if (meta.assignment_for(transfer.iteration) != layout) continue;
@@ -73,8 +118,8 @@ void summarize_buckets(const Trace& trace, const std::vector<Timelines>& timelin
     // What went on the wire (an fp16 hook halves it) when recorded, else the bucket's size.
     stats.bytes = wire_bytes[index] >= 0 ? wire_bytes[index] : meta.bucket_bytes(*layout, b);
     stats.num_params = static_cast<int>(layout->buckets[index].size());
-    stats.median_allreduce_s = median(times[index]);
-    stats.mean_allreduce_s = mean(times[index]);
+    stats.median_allreduce_s = times[index].median();
+    stats.mean_allreduce_s = times[index].mean();
     stats.median_transfer_s = median(transfers[index]);
     if (stats.median_transfer_s > 0) {
       stats.algbw_gbps = static_cast<double>(stats.bytes) / stats.median_transfer_s / 1e9;
@@ -197,10 +242,16 @@ void add_notes(const Trace& trace, const Timelines& rank0, Summary& summary) {
 }  // namespace
 
 Summary summarize(const Trace& trace) {
+  std::vector<int> class_of(trace.ranks.size());
+  std::iota(class_of.begin(), class_of.end(), 0);
+  return summarize(trace, class_of);
+}
+
+Summary summarize(const Trace& trace, const std::vector<int>& class_of) {
   Summary summary;
   if (trace.ranks.empty()) return summary;
   const RunMeta& meta = trace.meta();
-  summary.world_size = trace.world_size();
+  summary.world_size = static_cast<int>(class_of.size());
   summary.source = meta.source;
   summary.workload = meta.workload_name;
   summary.backend = meta.backend;
@@ -220,14 +271,16 @@ Summary summarize(const Trace& trace) {
   for (const IterationTime& time : iteration_times_of(timelines, complete)) {
     IterationStats stats;
     stats.iteration = time.iteration;
-    for (const std::int64_t ns : time.rank_ns) stats.rank_time_s.push_back(seconds(ns));
+    stats.rank_time_s.reserve(class_of.size());
+    for (const int entry : class_of) stats.rank_time_s.push_back(seconds(time.rank_ns[static_cast<std::size_t>(entry)]));
     stats.time_s = seconds(time.slowest_ns());
-    summary.iterations.push_back(stats);
+    summary.iterations.push_back(std::move(stats));
   }
 
   const std::vector<std::int64_t> steady = without_warmup(complete);
 
-  std::vector<double> iteration_s, forward_s, backward_s, optimizer_s, allreduce_per_iter_s;
+  std::vector<double> iteration_s, allreduce_per_iter_s;
+  Samples forward_s, backward_s, optimizer_s;
   std::int64_t allreduce_ns = 0;
   std::int64_t hidden_ns = 0;
   for (std::size_t i = 0; i < summary.iterations.size(); ++i) {
@@ -235,12 +288,12 @@ Summary summarize(const Trace& trace) {
     if (std::find(steady.begin(), steady.end(), iteration) == steady.end()) continue;
     iteration_s.push_back(summary.iterations[i].time_s);
     double summed_over_ranks = 0;
-    for (const Timelines& rank : timelines) {
-      const IterationTimeline& timeline = rank.at(iteration);
-      if (timeline.forward.complete()) forward_s.push_back(seconds(timeline.forward.duration_ns()));
-      if (timeline.backward.complete()) backward_s.push_back(seconds(timeline.backward.duration_ns()));
+    for (const int entry : class_of) {
+      const IterationTimeline& timeline = timelines[static_cast<std::size_t>(entry)].at(iteration);
+      if (timeline.forward.complete()) forward_s.push(seconds(timeline.forward.duration_ns()));
+      if (timeline.backward.complete()) backward_s.push(seconds(timeline.backward.duration_ns()));
       if (timeline.optimizer.complete()) {
-        optimizer_s.push_back(seconds(timeline.optimizer.duration_ns()));
+        optimizer_s.push(seconds(timeline.optimizer.duration_ns()));
       }
       // Overlap window: from backward_begin to the last gradient produced by autograd.
       const Interval gradient_window{timeline.backward.begin, timeline.last_grad_ready};
@@ -258,9 +311,9 @@ Summary summarize(const Trace& trace) {
   }
   summary.median_iteration_s = median(iteration_s);
   summary.mean_iteration_s = mean(iteration_s);
-  summary.median_forward_s = median(forward_s);
-  summary.median_backward_s = median(backward_s);
-  summary.median_optimizer_s = median(optimizer_s);
+  summary.median_forward_s = forward_s.median();
+  summary.median_backward_s = backward_s.median();
+  summary.median_optimizer_s = optimizer_s.median();
   summary.has_phases = !forward_s.empty() || !backward_s.empty() || !optimizer_s.empty();
   summary.total_allreduce_s_per_iter = median(allreduce_per_iter_s);
   summary.overlap_fraction =
@@ -278,7 +331,7 @@ Summary summarize(const Trace& trace) {
     }
   }
 
-  summarize_buckets(trace, timelines, complete, summary);
+  summarize_buckets(trace, timelines, class_of, complete, summary);
   return summary;
 }
 

@@ -7,7 +7,6 @@
 #include <algorithm>
 #include <set>
 #include <tuple>
-#include <unordered_map>
 
 #include "engine/collectives.hpp"
 
@@ -32,31 +31,31 @@ bool NetworkPhase::FlowBound::operator<(const FlowBound& other) const {
 NetworkPhase::NetworkPhase(const Routes& routes, FlowPattern pattern, bool flow_model_required,
                            std::int64_t max_simulated_flows)
     : pattern_(std::move(pattern)) {
-  // Every flow's route, and how many flows of the pattern each link carries. A fat pipe
-  // gives each flow its full bandwidth, so it counts as carrying one.
+  // How many flows of the pattern each link carries, then every flow's bound. A fat pipe
+  // gives each flow its full bandwidth, so it counts as carrying one. Two passes over the
+  // routes, none of them kept: memory grows with the links, not with the hops (Note [ranks as
+  // classes] in docs/model.md).
   const std::size_t count = pattern_.from.size();
-  std::vector<std::vector<RouteHop>> hops(count);
-  std::vector<double> latencies(count, 0);
-  std::unordered_map<std::uint64_t, int> load;
-  load.reserve(2 * count);
+  std::vector<RouteHop> hops;
+  std::vector<int> load;  // by link id (dense, routes.hpp)
+  int most_loaded = 0;
   for (std::size_t i = 0; i < count; ++i) {
     if (pattern_.from[i] == pattern_.to[i]) continue;
-    latencies[i] = routes.route(pattern_.from[i], pattern_.to[i], hops[i]);
-    max_latency_s_ = std::max(max_latency_s_, latencies[i]);
-    for (const RouteHop& hop : hops[i]) {
-      if (!hop.fatpipe) ++load[hop.link];
+    max_latency_s_ = std::max(max_latency_s_, routes.route(pattern_.from[i], pattern_.to[i], hops));
+    for (const RouteHop& hop : hops) {
+      if (hop.fatpipe) continue;
+      if (hop.link >= load.size()) load.resize(std::max<std::size_t>(hop.link + 1, 2 * load.size()), 0);
+      most_loaded = std::max(most_loaded, ++load[static_cast<std::size_t>(hop.link)]);
     }
   }
-  int most_loaded = 0;
-  for (const auto& entry : load) most_loaded = std::max(most_loaded, entry.second);
 
   std::set<FlowBound> bounds;
   for (std::size_t i = 0; i < count; ++i) {
     FlowBound bound;
-    bound.latency_s = latencies[i];
-    for (const RouteHop& hop : hops[i]) {
-      const auto found = hop.fatpipe ? load.end() : load.find(hop.link);
-      const double flows = found == load.end() ? 1.0 : found->second;
+    hops.clear();
+    if (pattern_.from[i] != pattern_.to[i]) bound.latency_s = routes.route(pattern_.from[i], pattern_.to[i], hops);
+    for (const RouteHop& hop : hops) {
+      const double flows = hop.fatpipe ? 1.0 : load[static_cast<std::size_t>(hop.link)];
       const double bandwidth = hop.bandwidth;
       if (bound.link_bandwidth == 0 || flows / bandwidth > bound.flows_on_link / bound.link_bandwidth) {
         bound.flows_on_link = flows;

@@ -735,21 +735,32 @@ ClassReplayResult replay_classes(const WorkloadModel& model, const ReplayOptions
   return result;
 }
 
-ReplayResult expand(ClassReplayResult&& classes) {
+ReplayResult by_class(ClassReplayResult&& classes) {
   ReplayResult result;
   result.simulated_end_s = classes.simulated_end_s;
   result.wall_s = classes.wall_s;
   result.messages = classes.messages;
   result.failure = std::move(classes.failure);
   result.allreduce_choices = std::move(classes.allreduce_choices);
-  const std::size_t world = classes.classes.class_of.size();
-  result.events.resize(world);
-  for (std::size_t rank = 0; rank < world; ++rank) {
-    const int index = classes.classes.class_of[rank];
-    const bool first = classes.classes.members[static_cast<std::size_t>(index)].front() == static_cast<int>(rank);
+  result.events = std::move(classes.events);
+  result.class_of = std::move(classes.classes.class_of);
+  return result;
+}
+
+ReplayResult per_rank(ReplayResult result) {
+  if (result.class_of.empty()) return result;
+  const std::vector<std::vector<Event>> classes = std::move(result.events);
+  const std::vector<int> class_of = std::move(result.class_of);
+  result.class_of.clear();
+  result.events.assign(class_of.size(), {});
+  std::vector<bool> seen(classes.size(), false);
+  for (std::size_t rank = 0; rank < class_of.size(); ++rank) {
+    const auto index = static_cast<std::size_t>(class_of[rank]);
+    const bool first = !seen[index];
+    seen[index] = true;
     std::vector<Event>& events = result.events[rank];
-    events.reserve(classes.events[static_cast<std::size_t>(index)].size());
-    for (const Event& event : classes.events[static_cast<std::size_t>(index)]) {
+    events.reserve(classes[index].size());
+    for (const Event& event : classes[index]) {
       // A timeout stops the job at the first rank that sees it: one failure event.
       if (event.type == EventType::Failure && !first) continue;
       events.push_back(event);
@@ -758,6 +769,8 @@ ReplayResult expand(ClassReplayResult&& classes) {
   }
   return result;
 }
+
+ReplayResult expand(ClassReplayResult&& classes) { return per_rank(by_class(std::move(classes))); }
 
 ReplayResult replay(const WorkloadModel& model, const ReplayOptions& options) {
   const auto wall_start = std::chrono::steady_clock::now();

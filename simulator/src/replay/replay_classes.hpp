@@ -7,7 +7,8 @@
 // the same inputs have the same timeline to the nanosecond. They are one class, played by
 // one pair of actors; the other ranks' traffic is still put on the network (collectives.hpp).
 // At W = 65,536 ranks replaying one iteration of a 2-rank trace that is 2 classes instead
-// of 131,072 actors.
+// of 131,072 actors. The result stays per class up to the report (Note [ranks as classes] in
+// docs/model.md).
 #pragma once
 
 #include <cstdint>
@@ -57,8 +58,10 @@ struct ClassReplayResult {
 
 // replay() before its result is copied out to every rank (replay.cpp).
 ClassReplayResult replay_classes(const WorkloadModel& model, const ReplayOptions& options);
+// The result kept per class (ReplayResult::class_of).
+ReplayResult by_class(ClassReplayResult&& classes);
 // Every rank gets its class's events under its own number; a failure stays with the rank
-// that saw it, the class's first (the run stopped there).
+// that saw it, the class's first (the run stopped there): per_rank(by_class(classes)).
 ReplayResult expand(ClassReplayResult&& classes);
 
 }  // namespace ddpsim::sim

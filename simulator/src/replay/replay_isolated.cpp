@@ -205,9 +205,8 @@ std::string simgrid_reason(const std::string& log, int status) {
   return last_line.empty() ? child_end(status) : last_line;
 }
 
-}  // namespace
-
-ReplayResult replay_isolated(const WorkloadModel& model, const ReplayOptions& options) {
+// replay_classes() in a forked child.
+ClassReplayResult replay_classes_isolated(const WorkloadModel& model, const ReplayOptions& options) {
   check_replay_options(model, options);  // plain mistakes are reported without forking
 
   int result_pipe[2];
@@ -257,7 +256,17 @@ ReplayResult replay_isolated(const WorkloadModel& model, const ReplayOptions& op
   }
   // SimGrid's warnings of a successful run still belong to the user.
   if (!log.empty()) std::fputs(log.c_str(), stderr);
-  return expand(decode(reply));
+  return decode(reply);
+}
+
+}  // namespace
+
+ReplayResult replay_isolated(const WorkloadModel& model, const ReplayOptions& options) {
+  return expand(replay_classes_isolated(model, options));
+}
+
+ReplayResult replay_isolated_by_class(const WorkloadModel& model, const ReplayOptions& options) {
+  return by_class(replay_classes_isolated(model, options));
 }
 
 }  // namespace ddpsim::sim

@@ -73,7 +73,7 @@ std::string report_to_text(const ReplayReport& report) {
   const WorkloadModel& model = *report.model;
   std::ostringstream text;
   text << "ddp-sim replay " << report.trace_dir << "\n";
-  text << "  workload: " << model.world_size << " ranks measured, " << result.events.size()
+  text << "  workload: " << model.world_size << " ranks measured, " << result.world_size()
        << " simulated, " << model.bucket_bytes.size() << " buckets, compute " << to_string(model.mode)
        << " over " << model.source_iterations.size() << " iterations";
   if (report.compute_stretch != 1) {
@@ -83,7 +83,7 @@ std::string report_to_text(const ReplayReport& report) {
   if (options.sleep_resume_cost_s > 0) {
     text << ", +" << format("%.3g", options.sleep_resume_cost_s * 1e3) << " ms resuming after each slowdown sleep";
   }
-  if (options.independent_copies && static_cast<int>(result.events.size()) > model.world_size) {
+  if (options.independent_copies && result.world_size() > model.world_size) {
     text << ", ranks beyond the trace drawing their own iterations";
   }
   if (options.compute_fraction_during_allreduce != 1) {
@@ -186,7 +186,7 @@ nlohmann::json report_json(const ReplayReport& report) {
   json["core_sharing"] = options.core_slowdown ? "paced" : "uniform";
   json["sleep_resume_cost_s"] = options.sleep_resume_cost_s;
   json["independent_copies"] = options.independent_copies;
-  json["world_size"] = result.events.size();
+  json["world_size"] = result.world_size();
   json["network"] = {{"alpha_s", options.alpha_s},
                      {"beta_bytes_per_s", options.beta_bytes_per_s},
                      {"overlap_bandwidth_fraction", options.overlap_bandwidth_fraction},

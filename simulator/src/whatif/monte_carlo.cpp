@@ -13,7 +13,8 @@
 namespace ddpsim::sim {
 
 std::vector<double> job_iteration_times_s(const ReplayResult& result) {
-  // The replay's events read as a trace, so that an iteration's time here is the summary's.
+  // The replay's events read as a trace, so that an iteration's time here is the summary's. A
+  // result per class gives the same: the slowest class's rank is the slowest rank.
   trace::Trace replayed;
   replayed.ranks.resize(result.events.size());
   for (std::size_t r = 0; r < result.events.size(); ++r) replayed.ranks[r].events = result.events[r];

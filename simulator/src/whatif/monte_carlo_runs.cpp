@@ -67,7 +67,7 @@ std::vector<RunOutcome> run_monte_carlo(const PreparedReplay& prepared, const Mo
     options.skew.seed = seeds.stalls;
     options.rank_copy_seed = seeds.rank_copies;
     options.resample_seed = seeds.resample;
-    ReplayResult result = replay_isolated(prepared.model, options);
+    ReplayResult result = replay_isolated_by_class(prepared.model, options);  // per class: W need not fit
     if (!(result.simulated_end_s < kLongestRecordableS)) {
       std::ostringstream message;
       message << "the predicted run lasts " << result.simulated_end_s

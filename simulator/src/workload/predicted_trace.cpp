@@ -2,9 +2,11 @@
 #include "ddpsim/sim/predicted_trace.hpp"
 
 #include <algorithm>
+#include <numeric>
 #include <sstream>
 
 #include "ddpsim/trace/io.hpp"
+#include "ddpsim/trace/summary.hpp"
 
 namespace ddpsim::sim {
 
@@ -17,12 +19,12 @@ std::string number(double value) {
   return text.str();
 }
 
-}  // namespace
-
-trace::Trace make_predicted_trace(const WorkloadModel& model, const ReplayOptions& options,
-                                  const ReplayResult& result) {
+// The trace of `entries` (a ReplayResult's events: per rank, or per class with its first
+// rank at first_rank[c]) of a run of `world` ranks.
+trace::Trace predicted_entries(const WorkloadModel& model, const ReplayOptions& options,
+                               const std::vector<std::vector<trace::Event>>& entries, const std::vector<int>& first_rank,
+                               int world) {
   trace::Trace predicted;
-  const int world = static_cast<int>(result.events.size());
   const std::string started = trace::utc_now_iso8601();
 
   std::string simgrid_config;
@@ -37,7 +39,8 @@ trace::Trace make_predicted_trace(const WorkloadModel& model, const ReplayOption
     source_skew += (source_skew.empty() ? "" : " ") + key + "=" + value;
   }
 
-  for (int rank = 0; rank < world; ++rank) {
+  for (std::size_t entry = 0; entry < entries.size(); ++entry) {
+    const int rank = first_rank[entry];
     trace::RankTrace rank_trace;
     trace::RunMeta& meta = rank_trace.meta;
     meta = model.source_meta;
@@ -72,10 +75,31 @@ trace::Trace make_predicted_trace(const WorkloadModel& model, const ReplayOption
     meta.settings["sim.simgrid_config"] = simgrid_config;
     meta.settings["sim.source_trace"] = model.source_dir;
     meta.settings["sim.source_world_size"] = std::to_string(model.world_size);
-    rank_trace.events = result.events[static_cast<std::size_t>(rank)];
+    rank_trace.events = entries[entry];
     predicted.ranks.push_back(std::move(rank_trace));
   }
   return predicted;
+}
+
+}  // namespace
+
+trace::Trace make_predicted_trace(const WorkloadModel& model, const ReplayOptions& options,
+                                  const ReplayResult& result) {
+  if (!result.class_of.empty()) return make_predicted_trace(model, options, per_rank(result));
+  std::vector<int> ranks(result.events.size());
+  std::iota(ranks.begin(), ranks.end(), 0);
+  return predicted_entries(model, options, result.events, ranks, result.world_size());
+}
+
+trace::Summary summarize_prediction(const WorkloadModel& model, const ReplayOptions& options,
+                                    const ReplayResult& result) {
+  if (result.class_of.empty()) return trace::summarize(make_predicted_trace(model, options, result));
+  std::vector<int> first_rank(result.events.size(), -1);
+  for (std::size_t rank = result.class_of.size(); rank-- > 0;) {
+    first_rank[static_cast<std::size_t>(result.class_of[rank])] = static_cast<int>(rank);
+  }
+  return trace::summarize(predicted_entries(model, options, result.events, first_rank, result.world_size()),
+                          result.class_of);
 }
 
 }  // namespace ddpsim::sim

@@ -110,13 +110,20 @@ struct ReplayOptions {
 };
 
 struct ReplayResult {
-  std::vector<std::vector<trace::Event>> events;  // per rank, sorted by t_ns
+  // Per rank, sorted by t_ns; or, when class_of is not empty, per class of identical ranks:
+  // events[c] are those of class c's first rank, which every rank r with class_of[r] == c
+  // replays under its own number (a failure stays with the first).
+  // See Note [ranks as classes] in docs/model.md.
+  std::vector<std::vector<trace::Event>> events;
+  std::vector<int> class_of;
   double simulated_end_s = 0;  // simulated clock when the run ended
   double wall_s = 0;           // host time the simulation took
   std::int64_t messages = 0;   // simulated point-to-point messages
   std::string failure;         // empty, or what failed (e.g. a timeout)
   // --allreduce auto: the choice for each message size all-reduced, by size.
   std::vector<AllreduceChoice> allreduce_choices;
+
+  int world_size() const { return static_cast<int>(class_of.empty() ? events.size() : class_of.size()); }
 };
 
 // Bad options or platform, or a SimGrid error: what() is one line.
@@ -136,5 +143,10 @@ ReplayResult replay(const WorkloadModel& model, const ReplayOptions& options);
 // Runs replay() in a forked child and returns its result; a SimGrid abort in the child
 // (e.g. a malformed platform file) becomes a SimulationError with SimGrid's one-line reason.
 ReplayResult replay_isolated(const WorkloadModel& model, const ReplayOptions& options);
+// replay_isolated with its result kept per class (ReplayResult::class_of): for W ranks of a few
+// classes, memory and time that grow with the classes. per_rank() writes every rank out.
+ReplayResult replay_isolated_by_class(const WorkloadModel& model, const ReplayOptions& options);
+// Every rank's events under its own number; a result per rank is returned as it is.
+ReplayResult per_rank(ReplayResult result);
 
 }  // namespace ddpsim::sim

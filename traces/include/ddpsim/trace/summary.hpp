@@ -54,6 +54,13 @@ struct Summary {
 };
 
 Summary summarize(const Trace& trace);
+// The summary of a trace whose entries are classes of identical ranks, as a simulated run keeps
+// them: trace.ranks[c] stands for every rank r with class_of[r] == c, is the first of them and
+// carries its number, and the classes are numbered in order of their first rank. Number for
+// number the summary of the trace with every rank written out (its own events under its own
+// number, a failure on the first rank of its class only); time linear in the ranks, memory in
+// the classes (but for IterationStats::rank_time_s). See Note [ranks as classes] in docs/model.md.
+Summary summarize(const Trace& trace, const std::vector<int>& class_of);
 std::string summary_to_json(const Summary& summary);
 std::string summary_to_table(const Summary& summary);
 
