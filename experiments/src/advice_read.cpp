@@ -49,9 +49,10 @@ void read_timeout(const json& t, AdvisedValues& out) {
   if (const auto rank = number_at(t, "hang_rank")) out.hang_rank = static_cast<int>(*rank);
 }
 
-// The gain of `other` over `own` (1 - other / own) and its interval: advise's own interval when
-// it gives one for the advised cap ("gain_interval"), else the widest the two caps' intervals
-// allow (each end against the other's far end, as if the two replays varied independently).
+// The gain of `other` over `own` (1 - other / own) and its interval: advise's own (paired)
+// interval when it gives one for that cap ("gain_interval", of "best" over "own"), else the
+// widest the two caps' intervals allow (each end against the other's far end, as if the two
+// replays varied independently).
 void read_bucket(const json& b, AdvisedValues& out) {
   const auto own = b.contains("own") ? cap_answer(b["own"]) : std::nullopt;
   out.advised_cap_mb = number_at(b, "recommended_bucket_cap_mb");
@@ -74,7 +75,9 @@ void read_bucket(const json& b, AdvisedValues& out) {
   if (!other) return;
   out.compared_cap_mb = other->cap_mb;
   out.predicted_gain = 1 - other->median_s / own->median_s;
-  if (out.keep == false && b.contains("gain_interval") && b["gain_interval"].is_array() &&
+  // advise's "gain_interval" is the paired interval of "best" over "own".
+  const auto best = b.contains("best") ? cap_answer(b["best"]) : std::nullopt;
+  if (best && best->cap_mb == other->cap_mb && b.contains("gain_interval") && b["gain_interval"].is_array() &&
       b["gain_interval"].size() == 2 && b["gain_interval"][0].is_number() && b["gain_interval"][1].is_number()) {
     out.predicted_gain_interval = {b["gain_interval"][0].get<double>(), b["gain_interval"][1].get<double>()};
   } else {

@@ -129,11 +129,16 @@ TEST(ReadAdvice, KeepComparesTheFastestOtherLayoutAndTakesAdvisesOwnInterval) {
   auto a = read_advice(text, "a.json");
   EXPECT_TRUE(*a.keep);
   EXPECT_DOUBLE_EQ(*a.compared_cap_mb, 5);
+  // advise's paired interval is of "best" over "own": taken for the cap compared when it is best.
   std::string changed = kAdviceJson;
-  changed.replace(changed.find("\"keep\""), 0, "\"gain_interval\": [0.1, 0.3], ");
+  changed.replace(changed.find("\"keep\""), 0, "\"gain_interval\": [0.1, 0.3], \"best\": {\"bucket_cap_mb\": 5, "
+                  "\"buckets\": 4, \"median_iteration_s\": 0.080, \"interval_s\": [0.076, 0.084]}, ");
   a = read_advice(changed, "a.json");
   EXPECT_DOUBLE_EQ(a.predicted_gain_interval->first, 0.1);
   EXPECT_DOUBLE_EQ(a.predicted_gain_interval->second, 0.3);
+  changed.replace(changed.find("\"bucket_cap_mb\": 5, \"buckets\": 4, \"median_iteration_s\": 0.080"), 20, "\"bucket_cap_mb\": 1, ");
+  a = read_advice(changed, "a.json");
+  EXPECT_NEAR(a.predicted_gain_interval->first, 1 - 0.084 / 0.095, 1e-12);
 }
 
 TEST(ReadAdvice, UnavailableSectionsStayUnsetAndBadTextIsOneLine) {
