@@ -247,11 +247,12 @@ def main(argv):
     rows = []
     for r in range(args.repeats):
         rows += one_round(args, r, machine, log)
+        # Every finished round is kept: a failure later loses nothing already measured.
+        with open(os.path.join(args.out, "pairs.csv"), "w", newline="") as f:
+            writer = csv.DictWriter(f, fieldnames=list(rows[0]))
+            writer.writeheader()
+            writer.writerows(rows)
         print(f"round {r + 1}/{args.repeats} done", file=sys.stderr, flush=True)
-    with open(os.path.join(args.out, "pairs.csv"), "w", newline="") as f:
-        writer = csv.DictWriter(f, fieldnames=list(rows[0]))
-        writer.writeheader()
-        writer.writerows(rows)
     text = table(rows)
     with open(os.path.join(args.out, "table.txt"), "w") as f:
         f.write(text + "\n")
