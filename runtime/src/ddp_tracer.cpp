@@ -71,6 +71,20 @@ void DdpTracer::mark(EventType type, const std::string& kind, const std::string&
   writer_.record(event);
 }
 
+void DdpTracer::record_collective(const std::string& kind, std::int64_t t_ns, std::int64_t dur_ns,
+                                  std::int64_t bytes, const std::string& message) {
+  Event event;
+  event.rank = rank_;
+  event.iteration = iteration_.load(std::memory_order_relaxed);
+  event.type = EventType::Collective;
+  event.t_ns = t_ns;
+  event.dur_ns = dur_ns;
+  event.bytes = bytes;
+  event.kind = kind;
+  event.message = message;
+  writer_.record(event);
+}
+
 void DdpTracer::flush() { writer_.flush(); }
 
 void DdpTracer::end_iteration() {

@@ -40,6 +40,11 @@ class DdpTracer final : public compat::AllreduceObserver {
   // Records a loop-level event (forward_begin, optimizer_end, ...) now, with an optional kind
   // and message (AMP's stepped/skipped and loss scale, an evaluation's counts).
   void mark(trace::EventType type, const std::string& kind = "", const std::string& message = "");
+  // Records a collective outside DDP's buckets that ran from `t_ns` for `dur_ns` (an
+  // evaluation's all-reduce, a checkpoint's barrier): a `collective` event. `t_ns` must not
+  // precede the last event recorded.
+  void record_collective(const std::string& kind, std::int64_t t_ns, std::int64_t dur_ns, std::int64_t bytes,
+                         const std::string& message);
   // Writes what is buffered (events recorded between iterations, such as an evaluation).
   void flush();
   // Records the layout seen in this iteration if it changed, then iteration_end, and flushes.

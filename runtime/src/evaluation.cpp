@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "ddpsim/data/sampler.hpp"
+#include "ddpsim/trace/io.hpp"
 #include "mixed_precision.hpp"
 
 namespace ddpsim::runtime {
@@ -47,9 +48,13 @@ EvalCounts evaluate(Workload& workload, c10d::ProcessGroup& group, const EvalSet
   std::vector<at::Tensor> counts = {
       torch::stack({correct, torch::full({}, static_cast<std::int64_t>(shard.size()),
                                          correct.options())})};
+  const std::int64_t begin_ns = trace::now_ns();
   group.allreduce(counts)->wait();
   const at::Tensor on_cpu = counts.front().to(torch::kCPU);
-  return {on_cpu[0].item<std::int64_t>(), on_cpu[1].item<std::int64_t>()};
+  EvalCounts result{on_cpu[0].item<std::int64_t>(), on_cpu[1].item<std::int64_t>()};
+  result.allreduce_begin_ns = begin_ns;
+  result.allreduce_ns = trace::now_ns() - begin_ns;
+  return result;
 }
 
 }  // namespace ddpsim::runtime

@@ -24,6 +24,10 @@ namespace ddpsim::runtime {
 struct EvalCounts {
   std::int64_t correct = 0;
   std::int64_t total = 0;  // samples evaluated by all ranks (padding repeats included)
+  // The all-reduce of the counts: when this rank entered it and how long it waited there
+  // (trace::now_ns clock), for the trace's `collective` event.
+  std::int64_t allreduce_begin_ns = -1;
+  std::int64_t allreduce_ns = -1;
   double accuracy() const { return total > 0 ? static_cast<double>(correct) / total : 0.0; }
 };
 

@@ -413,6 +413,10 @@ class Trainer {
       fail(it, error);
     }
     const std::string counted = std::to_string(counts.correct) + "/" + std::to_string(counts.total);
+    // The counts' all-reduce: how long this rank waited for the others (two int64 counts).
+    if (tracer_ && counts.allreduce_ns >= 0) {
+      tracer_->record_collective("all_reduce", counts.allreduce_begin_ns, counts.allreduce_ns, 16, "evaluation");
+    }
     mark(EventType::EvalEnd, "", counted);
     if (tracer_) tracer_->flush();
     if (env_.rank == 0) {
@@ -478,7 +482,13 @@ class Trainer {
       save_checkpoint(o_.checkpoint_dir, *workload_->module(), *optimizer_,
                       {iterations_done, static_cast<std::uint64_t>(epoch)});
     }
+    const std::int64_t begin_ns = trace::now_ns();
     ddp_->process_group()->barrier()->wait();
+    // The barrier's wait (rank 0's write, for the others) as a `collective` event.
+    if (tracer_) {
+      tracer_->record_collective("barrier", begin_ns, trace::now_ns() - begin_ns, -1, "checkpoint");
+      tracer_->flush();
+    }
   }
 
   // This rank's own gradients for `batch`, before any averaging: torch::autograd::grad returns

@@ -166,14 +166,25 @@ void check_one_and_two_ranks_agree(const std::vector<std::string>& workload,
   }
   // Not vacuous: the two evaluations saw different parameters.
   EXPECT_NE(one[0], one[1]);
-  // The evaluation lies between iterations: after iteration 1's end, before iteration 2's begin.
+  // The evaluation lies between iterations: after iteration 1's end, before iteration 2's begin,
+  // with its counts' all-reduce inside it as a `collective` event (the rank's wait there).
   const auto& events = two0.events;
+  int evaluations = 0;
   for (std::size_t i = 0; i < events.size(); ++i) {
     if (events[i].type != trace::EventType::EvalBegin || events[i].iteration != 1) continue;
+    ++evaluations;
+    ASSERT_LT(i + 3, events.size());
     EXPECT_EQ(events[i - 1].type, trace::EventType::IterationEnd);
-    EXPECT_EQ(events[i + 1].type, trace::EventType::EvalEnd);
-    EXPECT_EQ(events[i + 2].type, trace::EventType::IterationBegin);
+    EXPECT_EQ(events[i + 1].type, trace::EventType::Collective);
+    EXPECT_EQ(events[i + 1].kind, "all_reduce");
+    EXPECT_EQ(events[i + 1].message, "evaluation");
+    EXPECT_GE(events[i + 1].dur_ns, 0);
+    EXPECT_GE(events[i + 1].t_ns, events[i].t_ns);
+    EXPECT_LE(events[i + 1].t_ns + events[i + 1].dur_ns, events[i + 2].t_ns);
+    EXPECT_EQ(events[i + 2].type, trace::EventType::EvalEnd);
+    EXPECT_EQ(events[i + 3].type, trace::EventType::IterationBegin);
   }
+  EXPECT_EQ(evaluations, 1);
   EXPECT_EQ(two0.meta.settings.at("eval_every"), "2");
 }
 

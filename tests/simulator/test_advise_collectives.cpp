@@ -27,7 +27,7 @@ std::int64_t ns(double seconds) { return std::llround(seconds * 1e9); }
 // rank pauses so the next iteration begins max(eval_s) + gap_s later than it did; later events
 // shift by that much on every rank, so the ranks stay aligned.
 void insert_pause(trace::Trace& trace, std::int64_t after, const std::vector<double>& eval_s, double gap_s,
-                  const std::vector<double>& collective_s = {}) {
+                  const std::vector<double>& collective_s = {}, const std::vector<double>& barrier_s = {}) {
   const double longest = eval_s.empty() ? 0 : *std::max_element(eval_s.begin(), eval_s.end());
   const std::int64_t shift = ns(longest + gap_s);
   for (std::size_t r = 0; r < trace.ranks.size(); ++r) {
@@ -61,20 +61,32 @@ void insert_pause(trace::Trace& trace, std::int64_t after, const std::vector<dou
       }
       added.push_back(finish);
     }
+    if (!barrier_s.empty()) {  // the checkpoint's barrier: from the evaluation's end, within the gap
+      trace::Event barrier;
+      barrier.rank = static_cast<int>(r);
+      barrier.iteration = after;
+      barrier.type = trace::EventType::Collective;
+      barrier.kind = "barrier";
+      barrier.message = "checkpoint";
+      barrier.t_ns = t0 + ns(eval_s.empty() ? 0 : eval_s[r]) + 1000;
+      barrier.dur_ns = ns(barrier_s[r]);
+      added.push_back(barrier);
+    }
     events.insert(events.begin() + static_cast<std::ptrdiff_t>(position), added.begin(), added.end());
   }
 }
 
 // 30 iterations, an evaluation after iterations 9 and 19 (rank 1's longer) and a checkpoint
 // every 10 whose barrier holds the ranks gap_s.
-trace::Trace eval_and_checkpoint_trace(double gap_s = 0.12, const std::vector<double>& collective_s = {}) {
+trace::Trace eval_and_checkpoint_trace(double gap_s = 0.12, const std::vector<double>& collective_s = {},
+                                       const std::vector<double>& barrier_s = {}) {
   testing::SyntheticRun run;
   run.world_size = 2;
   run.iterations = 30;
   trace::Trace trace = testing::make_synthetic_trace(run);
   for (trace::RankTrace& rank : trace.ranks) rank.meta.settings["checkpoint_every"] = "10";
-  insert_pause(trace, 9, {0.30, 0.45}, gap_s, collective_s);
-  insert_pause(trace, 19, {0.31, 0.40}, gap_s, collective_s);
+  insert_pause(trace, 9, {0.30, 0.45}, gap_s, collective_s, barrier_s);
+  insert_pause(trace, 19, {0.31, 0.40}, gap_s, collective_s, barrier_s);
   return trace;
 }
 
@@ -149,6 +161,7 @@ TEST(AdviseCollectives, EvaluationAndCheckpointWaitsSetTheTimeout) {
   EXPECT_GT(advice.timeout_s, gradient->needed_s);  // the gradient all-reduces alone would be short
   EXPECT_EQ(advice.limiting_kind, "evaluation");
   EXPECT_NEAR(advice.timeout_s, kFloorFactor * evaluation->max_s, 1e-12);
+  EXPECT_NEAR(evaluation->phase_max_s, 0.45, 1e-6);
   // Only the start-up is out of the trace's sight.
   EXPECT_TRUE(names_unaccounted(advice, "start_up"));
   EXPECT_FALSE(names_unaccounted(advice, "evaluation"));
@@ -163,17 +176,27 @@ TEST(AdviseCollectives, EvaluationAndCheckpointWaitsSetTheTimeout) {
   EXPECT_FALSE(advice.assumes.empty());
 }
 
-// With the evaluation's collective recorded, its own duration is the wait, not the phase.
-TEST(AdviseCollectives, CollectiveEventsInsideAnEvaluationAreItsWait) {
-  const trace::Trace trace = eval_and_checkpoint_trace(0.01, {0.02, 0.005});
+// With the evaluation's collective and the checkpoint's barrier recorded (as ddp-train writes
+// them), their own durations are the waits, not the phases around them.
+TEST(AdviseCollectives, CollectiveEventsInsideAnEvaluationOrACheckpointAreTheirWaits) {
+  const trace::Trace trace = eval_and_checkpoint_trace(0.01, {0.02, 0.005}, {0.003, 0.007});
   const AdviceSetup setup = prepare_advice(trace);
   const TimeoutAdvice advice = advise_timeout(setup, trace, 0.01, 0);
   const CollectiveWaits* evaluation = kind_named(advice, "evaluation");
   ASSERT_NE(evaluation, nullptr);
   EXPECT_FALSE(evaluation->bound);
   EXPECT_NEAR(evaluation->max_s, 0.02, 1e-9);
-  EXPECT_EQ(kind_named(advice, "other_collectives"), nullptr);  // inside the evaluation, not other
+  // Two evaluations are too few to fit: the need covers a wait as long as the whole phase.
+  EXPECT_NEAR(evaluation->phase_max_s, 0.45, 1e-6);
+  EXPECT_NEAR(evaluation->needed_s, kFloorFactor * 0.45, 1e-6);
+  const CollectiveWaits* checkpoint = kind_named(advice, "checkpoint");
+  ASSERT_NE(checkpoint, nullptr);
+  EXPECT_FALSE(checkpoint->bound);
+  EXPECT_EQ(checkpoint->waits_s.size(), 2u);
+  EXPECT_NEAR(checkpoint->max_s, 0.007, 1e-9);
+  EXPECT_EQ(kind_named(advice, "other_collectives"), nullptr);  // each inside its phase, not other
   EXPECT_FALSE(any_contains(advice.warnings, "evaluation: the trace shows the phase"));
+  EXPECT_FALSE(any_contains(advice.warnings, "checkpoint: the trace shows the phase"));
 }
 
 // A trace without evaluation or checkpoints names them as unaccounted.

@@ -214,12 +214,17 @@ void add_notes(const Trace& trace, const Timelines& rank0, Summary& summary) {
                             std::to_string(meta.world_size) +
                             "-rank job; the other ranks are identical copies");
   }
-  // Other collectives, per iteration of rank 0 (their time is part of the measured compute).
+  // Other collectives within the steps, per iteration of rank 0 (their time is part of the
+  // measured compute); those between iterations (an evaluation's, a checkpoint's) are not.
   std::map<std::string, std::pair<std::int64_t, std::int64_t>> collectives;  // count, dur_ns
   std::set<std::int64_t> iterations;
+  bool in_step = false;
   for (const Event& event : trace.ranks.front().events) {
     if (event.type == EventType::IterationBegin) iterations.insert(event.iteration);
-    if (event.type != EventType::Collective) continue;
+    if (event.type == EventType::IterationBegin || event.type == EventType::IterationEnd) {
+      in_step = event.type == EventType::IterationBegin;
+    }
+    if (event.type != EventType::Collective || !in_step) continue;
     auto& entry = collectives[event.kind];
     entry.first += 1;
     entry.second += std::max<std::int64_t>(event.dur_ns, 0);

@@ -61,6 +61,7 @@ nlohmann::json kind_json(const CollectiveWaits& kind) {
                          {"wait_max_s", number(kind.max_s)},
                          {"occurrences_per_iteration", number(kind.occurrences_per_iteration)},
                          {"floor_s", number(kind.floor_s)},
+                         {"phase_max_s", number(kind.phase_max_s)},
                          {"fitted", kind.fitted},
                          {"probability_per_occurrence", number(kind.probability)},
                          {"needed_s", number(kind.needed_s)}};
@@ -191,12 +192,14 @@ void timeout_text(const TimeoutAdvice& advice, std::ostringstream& text) {
   }
   text << "  every collective the trace shows (need: " << format("%g", kFloorFactor)
        << "x the longest wait; with >= " << kMinTailObservations << " waits also the tail at "
-       << format("%g", 100 * advice.confidence) << " % confidence on its scale)\n";
-  text << "    kind                 waits  median (ms)    max (ms)  upper scale (ms)  need (ms)\n";
+       << format("%g", 100 * advice.confidence) << " % confidence on its scale; with fewer, "
+       << format("%g", kFloorFactor) << "x the longest phase around it)\n";
+  text << "    kind                 waits  median (ms)    max (ms)  phase (ms)  upper scale (ms)  need (ms)\n";
   for (const CollectiveWaits& kind : advice.kinds) {
-    char row[220];
-    std::snprintf(row, sizeof row, "    %-19s  %5zu  %11.3f  %10.3f  %16s  %9.3f%s%s\n", kind.kind.c_str(), kind.waits_s.size(),
-                  kind.p50_s * 1e3, kind.max_s * 1e3,
+    char row[240];
+    std::snprintf(row, sizeof row, "    %-19s  %5zu  %11.3f  %10.3f  %10s  %16s  %9.3f%s%s\n", kind.kind.c_str(),
+                  kind.waits_s.size(), kind.p50_s * 1e3, kind.max_s * 1e3,
+                  kind.phase_max_s > 0 ? format("%.3f", kind.phase_max_s * 1e3).c_str() : "-",
                   kind.fitted ? format("%.3f", kind.tail_scale_upper_s * 1e3).c_str() : "-", kind.needed_s * 1e3,
                   kind.bound ? "  (bound)" : "", kind.kind == advice.limiting_kind ? "  <- the timeout" : "");
     text << row;

@@ -206,8 +206,9 @@ std::vector<std::string> assumptions(double confidence) {
   return {
       "the recorded run's waits are the job's: same machine, ranks, backend, data and loop; OS jitter, I/O and "
       "data-loading stalls, preemption and network faults longer than any recorded are not in the trace",
-      "a kind with fewer than " + std::to_string(kMinTailObservations) +
-          " observations waits at most " + general(kFloorFactor) + "x its longest wait seen",
+      "a kind with fewer than " + std::to_string(kMinTailObservations) + " observations waits at most " +
+          general(kFloorFactor) + "x the longer of its longest wait and the longest phase around it (a rank may wait out "
+          "a peer's whole evaluation, checkpoint write or first iteration)",
       "a fitted kind's waits above their median are exponential; its scale is taken at its " +
           general(100 * confidence) + " % upper confidence bound",
       "P(false timeout) per day is split evenly over the fitted kinds (a union bound)",
@@ -288,6 +289,8 @@ TimeoutAdvice advise_timeout(const AdviceSetup& setup, const trace::Trace& trace
                                   general(100 * advice.confidence) + " %)");
       }
     } else {
+      // Too few waits to say how they vary: a rank may wait out a peer's whole phase.
+      kind.floor_s = kFloorFactor * std::max(kind.max_s, kind.phase_max_s);
       kind.probability = p;
       kind.needed_s = kind.floor_s;
       std::string support;
@@ -298,8 +301,9 @@ TimeoutAdvice advise_timeout(const AdviceSetup& setup, const trace::Trace& trace
       }
       advice.warnings.push_back(kind.kind + ": " + std::to_string(n) + " observation" + (n == 1 ? "" : "s") +
                                 ", too few to fit a tail (" + std::to_string(kMinTailObservations) +
-                                " needed): its need is " + general(kFloorFactor) + "x its longest wait, " + ms(kind.max_s) +
-                                ", a floor with no probability attached" + support);
+                                " needed): its need is " + general(kFloorFactor) + "x the longer of its longest wait (" +
+                                ms(kind.max_s) + ") and the longest phase around it (" + ms(kind.phase_max_s) +
+                                "), a floor with no probability attached" + support);
     }
     if (is_gradient) {
       advice.tail_fitted = kind.fitted;

@@ -1,6 +1,7 @@
 // Every kind of collective wait a trace shows, and what it cannot show (advise.hpp).
 #include <algorithm>
 #include <cmath>
+#include <limits>
 #include <map>
 #include <set>
 #include <string>
@@ -57,15 +58,19 @@ bool inside(const trace::Interval& inner, const trace::Interval& outer) {
 }
 
 // Where a checkpoint's barrier sits on one rank: from the end of iteration `i` (or of its
-// evaluation) to the next iteration's begin. Incomplete when the next iteration is missing.
-trace::Interval checkpoint_gap(const trace::Timelines& timelines, std::int64_t i) {
+// evaluation) to the next iteration's begin; the end is open (int64 max) when the trace has no
+// next iteration, and the window empty (begin -1) when iteration `i` did not end.
+trace::Interval checkpoint_window(const trace::Timelines& timelines, std::int64_t i) {
   const auto here = timelines.find(i);
-  const auto next = timelines.find(i + 1);
-  if (here == timelines.end() || next == timelines.end() || !here->second.whole.complete()) return {};
+  if (here == timelines.end() || !here->second.whole.complete()) return {};
   std::int64_t from = here->second.whole.end;
   for (const trace::EvalPhase& eval : here->second.evals) from = std::max(from, eval.interval.end);
-  return {from, next->second.whole.begin};
+  const auto next = timelines.find(i + 1);
+  const bool closed = next != timelines.end() && next->second.whole.begin >= from;
+  return {from, closed ? next->second.whole.begin : std::numeric_limits<std::int64_t>::max()};
 }
+
+bool open_ended(const trace::Interval& window) { return window.end == std::numeric_limits<std::int64_t>::max(); }
 
 std::int64_t checkpoint_every(const trace::Trace& trace) {
   const auto& settings = trace.meta().settings;
@@ -151,6 +156,9 @@ std::vector<CollectiveWaits> collective_waits(const trace::Trace& trace, const s
     first.waits_s.push_back(longest_over_ranks(iteration, [](std::size_t, const auto& t) {
       return std::max(longest_allreduce_s(t), before_forward_s(t));
     }));
+    first.phase_max_s = std::max(first.phase_max_s, longest_over_ranks(iteration, [](std::size_t, const auto& t) {
+                                                       return seconds(t.whole.duration_ns());
+                                                     }));
   }
   first.occurrences_per_iteration = static_cast<double>(first.waits_s.size()) / iterations;
   if (!first.waits_s.empty()) kinds.push_back(first);
@@ -179,6 +187,7 @@ std::vector<CollectiveWaits> collective_waits(const trace::Trace& trace, const s
         }
         double& longest = eval_waits[{iteration, k}];
         longest = std::max(longest, wait);
+        evaluation.phase_max_s = std::max(evaluation.phase_max_s, seconds(phase.duration_ns()));
       }
     }
   }
@@ -190,20 +199,45 @@ std::vector<CollectiveWaits> collective_waits(const trace::Trace& trace, const s
   evaluation.occurrences_per_iteration = static_cast<double>(evaluation.waits_s.size()) / iterations;
   if (!evaluation.waits_s.empty()) kinds.push_back(evaluation);
 
-  // Checkpoints: after iteration i with (i + 1) % checkpoint_every == 0.
+  // Checkpoints: after iteration i with (i + 1) % checkpoint_every == 0. On each rank the
+  // longest collective event in its window, else the window itself (a bound; none when open).
   const std::int64_t every = checkpoint_every(trace);
-  CollectiveWaits checkpoint = kind_of("checkpoint",
-                             "each checkpoint's barrier (rank 0 writes, every rank meets): the gap from the iteration's end "
-                             "(or its evaluation's) to the next iteration_begin bounds the wait",
-                             true);
+  const auto in_checkpoint = [every, &timelines](std::size_t r, const trace::Interval& span, std::int64_t iteration) {
+    if (every <= 0 || (iteration + 1) % every != 0) return false;
+    const trace::Interval window = checkpoint_window(timelines[r], iteration);
+    return window.begin >= 0 && span.begin >= window.begin && span.end <= window.end;
+  };
+  CollectiveWaits checkpoint = kind_of("checkpoint", "");
+  bool checkpoint_exact = true;
   if (every > 0) {
     for (std::int64_t iteration : complete) {
-      if ((iteration + 1) % every != 0 || !complete_set.count(iteration + 1)) continue;
-      checkpoint.waits_s.push_back(longest_over_ranks(iteration, [&](std::size_t r, const auto&) {
-        return seconds(checkpoint_gap(timelines[r], iteration).duration_ns());
-      }));
+      if ((iteration + 1) % every != 0) continue;
+      double longest = -1;
+      for (std::size_t r = 0; r < trace.ranks.size(); ++r) {
+        const trace::Interval window = checkpoint_window(timelines[r], iteration);
+        if (window.begin < 0) continue;
+        double wait = -1;
+        for (const trace::Event& event : trace.ranks[r].events) {
+          const trace::Interval span{event.t_ns, event.t_ns + std::max<std::int64_t>(event.dur_ns, 0)};
+          if (event.type == trace::EventType::Collective && event.iteration == iteration && in_checkpoint(r, span, iteration)) {
+            wait = std::max(wait, seconds(span.duration_ns()));
+          }
+        }
+        if (!open_ended(window)) checkpoint.phase_max_s = std::max(checkpoint.phase_max_s, seconds(window.duration_ns()));
+        if (wait < 0 && !open_ended(window)) {
+          wait = seconds(window.duration_ns());
+          checkpoint_exact = false;
+        }
+        longest = std::max(longest, wait);
+      }
+      if (longest >= 0) checkpoint.waits_s.push_back(longest);
     }
   }
+  checkpoint.bound = !checkpoint_exact;
+  checkpoint.what = checkpoint_exact
+                        ? "each checkpoint's barrier (its `collective` events)"
+                        : "each checkpoint's barrier (rank 0 writes, every rank meets): the gap from the iteration's end (or "
+                          "its evaluation's) to the next iteration_begin bounds the wait";
   checkpoint.occurrences_per_iteration = static_cast<double>(checkpoint.waits_s.size()) / iterations;
   if (!checkpoint.waits_s.empty()) kinds.push_back(checkpoint);
 
@@ -223,7 +257,7 @@ std::vector<CollectiveWaits> collective_waits(const trace::Trace& trace, const s
       if (timeline != timelines[r].end()) {
         for (const trace::EvalPhase& eval : timeline->second.evals) in_eval = in_eval || inside(span, eval.interval);
       }
-      if (in_eval) continue;
+      if (in_eval || in_checkpoint(r, span, event.iteration)) continue;
       const int order = seen[{event.iteration, event.kind}]++;
       double& longest = other_waits[{event.iteration, event.kind, order}];
       longest = std::max(longest, seconds(span.duration_ns()));
@@ -278,8 +312,8 @@ double longest_between_collectives_s(const trace::Trace& trace) {
       }
       if (first.count(iteration) && timeline.forward.begin >= 0) spans.push_back({timeline.forward.begin, timeline.forward.begin});
       if (every > 0 && (iteration + 1) % every == 0) {
-        const trace::Interval gap = checkpoint_gap(timelines, iteration);
-        if (gap.complete()) spans.push_back({gap.end, gap.end});
+        const trace::Interval window = checkpoint_window(timelines, iteration);
+        if (window.begin >= 0 && !open_ended(window)) spans.push_back({window.end, window.end});
       }
     }
     std::sort(spans.begin(), spans.end(), [](const auto& a, const auto& b) { return a.begin < b.begin; });

@@ -148,12 +148,14 @@ struct CollectiveWaits {
   std::string what;  // one line: the collective and how its wait is read from the trace
   bool bound = false;             // waits are a phase's length (the trace does not show the collective's own)
   std::vector<double> waits_s;    // per occurrence, the longest of any rank
+  double phase_max_s = 0;         // the longest phase around this kind's collective (0: none): an
+                                  // evaluation, a checkpoint's gap, a first iteration
   double occurrences_per_iteration = 0;  // occurrences / the trace's complete iterations
   // The answer for this kind (advise_timeout).
   bool fitted = false;            // a tail was fitted (>= kMinTailObservations waits)
   double p50_s = 0;
   double max_s = 0;
-  double floor_s = 0;             // kFloorFactor × max_s
+  double floor_s = 0;             // kFloorFactor × max_s; with too few waits to fit, × max(max_s, phase_max_s)
   double tail_threshold_s = 0;    // u: the median wait
   double tail_scale_s = 0;        // σ̂: mean excess of the waits above u
   double tail_scale_upper_s = 0;  // σ_U: its upper confidence bound (chi-square, 2k degrees of freedom)
@@ -171,8 +173,10 @@ struct UnaccountedKind {
   std::string reason;
 };
 
-// The floor every kind's need respects: its longest wait times this. Tails are fitted to kinds
-// with at least kMinTailObservations waits, at kTailConfidence on the scale.
+// The floor every kind's need respects: its longest wait times this, and for a kind with too few
+// waits to fit, the longest phase around its collective times this (a rank may wait out a peer's
+// whole phase). Tails are fitted to kinds with at least kMinTailObservations waits, at
+// kTailConfidence on the scale.
 inline constexpr double kFloorFactor = 2.0;
 inline constexpr int kMinTailObservations = 8;
 inline constexpr double kTailConfidence = 0.95;
@@ -190,8 +194,9 @@ inline constexpr int kFewIterations = 10;
 //                       own delays: DDP's buffer broadcast (models with buffers);
 //   evaluation          per eval phase: the longest `collective` event inside it, else the
 //                       phase's length (a bound);
-//   checkpoint          per checkpoint (settings.checkpoint_every): the gap from the iteration's
-//                       end (or its evaluation's) to the next iteration_begin (a bound);
+//   checkpoint          per checkpoint (settings.checkpoint_every): the longest `collective`
+//                       event (its barrier) from the iteration's end (or its evaluation's) to
+//                       the next iteration_begin, else that gap (a bound);
 //   other_collectives   every other `collective` event's dur_ns (profiler imports).
 // Kinds with no observation are left out; `unaccounted` (if given) hears what the trace cannot
 // show. Waits are per rank (one clock each), so ranks of different hosts need no common clock.
