@@ -6,22 +6,29 @@
 #   scripts/replay-resources.sh [BIN_DIR] [TRACE_DIR]   (default: build/release/bin, traces/examples/convnet-2rank)
 #
 # The estimate is read from a refusal: each request is asked once with --max-memory 1 (refused
-# before it starts, naming the estimate), then run for real. Needs about 3 GB of free memory.
+# before it starts, naming the estimate), then run for real. Needs about 2 GB of free memory
+# and a few minutes.
 set -euo pipefail
 
 bin=${1:-build/release/bin}
 trace=${2:-traces/examples/convnet-2rank}
 [[ -x /usr/bin/time ]] || { echo "replay-resources.sh: expected GNU time at /usr/bin/time" >&2; exit 2; }
+scratch=$(mktemp -d)
+trap 'rm -rf "$scratch"' EXIT
+out=$scratch/predicted  # --out requests write every rank's trace here
 
 requests=(
-  "--world-size 1024 --iterations 1"
-  "--world-size 16384 --iterations 1"
-  "--world-size 16384 --iterations 3"
   "--world-size 65536 --iterations 1"
-  "--world-size 65536 --iterations 3"
-  "--world-size 131072 --iterations 1"
-  "--world-size 65536 --iterations 1 --cluster dgx-a100"
+  "--world-size 1048576 --iterations 1"
+  "--world-size 1048576 --iterations 1 --cluster dgx-a100"
+  "--world-size 16777216 --iterations 1"
+  "--world-size 16777216 --iterations 3"
+  "--world-size 4194304 --iterations 3 --json /dev/null"
+  "--world-size 4096 --iterations 1 --out $out"
+  "--world-size 65536 --iterations 1 --out $out"
+  "--world-size 65536 --iterations 3 --out $out"
   "--world-size 16384 --iterations 1 --independent-copies"
+  "--world-size 16384 --iterations 3 --independent-copies"
   "--world-size 256 --iterations 1 --allreduce ring"
 )
 
@@ -31,8 +38,9 @@ for request in "${requests[@]}"; do
   refusal=$("$bin/ddp-sim" replay "$trace" $request --max-memory 1 2>&1 >/dev/null || true)
   estimate=$(sed -n 's/.*needs about \([0-9.]* [KMGTPE]*i*B\).*/\1/p' <<<"$refusal")
   # shellcheck disable=SC2086
-  measured=$(/usr/bin/time -f '%M %e' "$bin/ddp-sim" replay "$trace" $request --json /dev/null 2>&1 >/dev/null | tail -1)
+  rm -rf "$out"
+  measured=$(/usr/bin/time -f '%M %e' "$bin/ddp-sim" replay "$trace" $request 2>&1 >/dev/null | tail -1)
   read -r kb seconds <<<"$measured"
   wall=$(sed -n "s/.*; about \([^)]*\) of replay).*/\1/p" <<<"$refusal")
-  printf '| `%s` | %s | %s MiB | %s | %s s |\n' "$request" "${estimate:-?}" "$((kb / 1024))" "${wall:--}" "$seconds"
+  printf '| `%s` | %s | %s MiB | %s | %s s |\n' "${request//$out/DIR}" "${estimate:-?}" "$((kb / 1024))" "${wall:--}" "$seconds"
 done

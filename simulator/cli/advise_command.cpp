@@ -66,13 +66,13 @@ std::vector<trace::DelayDistribution> stall_model(const AdviseFlags& flags) {
 }
 
 // Before minutes of replays: the largest candidate, one bucket per parameter (the smallest cap
-// can split no further), replayed --runs times for each answer.
+// can split no further), replayed --runs times for each answer, each rank's events kept.
 void check_candidates_fit(const AdviseFlags& flags, const sim::AdviceSetup& setup, const trace::Trace& trace) {
   sim::WorkloadModel largest = setup.model;
   largest.bucket_bytes.resize(std::max(largest.bucket_bytes.size(), largest.source_meta.parameters.size()));
   double events = 0;
   for (const trace::RankTrace& rank : trace.ranks) events += static_cast<double>(rank.events.size());
-  check_resources(sim::estimate_replay(largest, setup.options, events, flags.runs), flags.max_memory,
+  check_resources(sim::estimate_replay(largest, setup.options, events, flags.runs, {true, false}), flags.max_memory,
                   "the advice's largest replay");
 }
 

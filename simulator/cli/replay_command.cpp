@@ -52,7 +52,9 @@ int run(const Flags& flags, bool runs_given) {
   }
   plan.runs_asked = runs_given;
   plan = sim::plan_for(prepared, plan, measured);  // a what-if without --runs: 21 runs, for its interval
-  check_replay_resources(prepared, plan.runs, flags.replay.max_memory, "the replay");  // before anything per rank
+  // Before anything per rank; --out writes every rank's events, --json lists every rank's times.
+  check_replay_resources(prepared, plan.runs, flags.replay.max_memory, "the replay",
+                         {!flags.out_dir.empty(), !flags.json_file.empty()});
 
   // Run 0 is the one reported in detail.
   sim::ReplayResult result;

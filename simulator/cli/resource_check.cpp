@@ -42,8 +42,8 @@ void check_resources(const sim::ResourceEstimate& estimate, std::optional<double
 }
 
 void check_replay_resources(const sim::PreparedReplay& prepared, int runs, std::optional<double> max_memory,
-                            const std::string& what) {
-  check_resources(sim::estimate_replay(prepared, runs), max_memory, what);
+                            const std::string& what, sim::RankOutputs outputs) {
+  check_resources(sim::estimate_replay(prepared, runs, outputs), max_memory, what);
 }
 
 }  // namespace ddpsim::cli

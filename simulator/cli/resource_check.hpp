@@ -21,8 +21,8 @@ void add_max_memory_option(CLI::App* command, std::optional<double>& bytes);
 // once (a sweep's --jobs), does not fit; `what` names it in the message.
 void check_resources(const sim::ResourceEstimate& estimate, std::optional<double> max_memory, const std::string& what,
                      int processes = 1);
-// The same for `runs` runs of `prepared`.
+// The same for `runs` runs of `prepared`, keeping `outputs` of every rank.
 void check_replay_resources(const sim::PreparedReplay& prepared, int runs, std::optional<double> max_memory,
-                            const std::string& what);
+                            const std::string& what, sim::RankOutputs outputs = {});
 
 }  // namespace ddpsim::cli

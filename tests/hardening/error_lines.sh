@@ -105,11 +105,14 @@ run "ddp-sim replay 10^9 ranks, --max-memory" - $sim replay "$trace" --world-siz
 expect_refusal "ddp-sim replay 10^9 ranks, --max-memory" "--max-memory"
 run "ddp-sim replay 10^9 ranks, ulimit -v" 1048576 $sim replay "$trace" --world-size 1000000000 --iterations 1
 expect_refusal "ddp-sim replay 10^9 ranks, ulimit -v" "ulimit -v"
+run "ddp-sim replay --out of 10^6 ranks, --max-memory" - $sim replay "$trace" --world-size 1000000 --iterations 1 --out "$work/predicted" --max-memory 1G
+expect_refusal "ddp-sim replay --out of 10^6 ranks, --max-memory" "--max-memory"
+[[ -e $work/predicted ]] && fail "ddp-sim replay --out of 10^6 ranks: a refused replay wrote $work/predicted"
 run "ddp-sim replay ring stacks, ulimit -v" 1048576 $sim replay "$trace" --world-size 256 --iterations 1 --allreduce ring
 expect_refusal "ddp-sim replay ring stacks, ulimit -v" "ulimit -v"
-run "ddp-sim timeout-curve, --max-memory" - $sim timeout-curve "$trace" --timeouts 1 --world-size 65536 --max-memory 64M
+run "ddp-sim timeout-curve, --max-memory" - $sim timeout-curve "$trace" --timeouts 1 --world-size 100000000 --max-memory 1G
 expect_refusal "ddp-sim timeout-curve, --max-memory" "--max-memory"
-run "ddp-sim sweep, --max-memory" - $sim sweep "$trace" --world-sizes 4,65536 --iterations 1 --jobs 2 --out "$work/s.csv" --max-memory 1G
+run "ddp-sim sweep, --max-memory" - $sim sweep "$trace" --world-sizes 4,20000000 --iterations 1 --jobs 2 --out "$work/s.csv" --max-memory 1G
 expect_refusal "ddp-sim sweep, --max-memory" "--max-memory"
 [[ -e $work/s.csv ]] && fail "ddp-sim sweep, --max-memory: a refused sweep wrote $work/s.csv"
 run "ddp-sim advise, --max-memory" - $sim advise "$trace" --max-memory 1M

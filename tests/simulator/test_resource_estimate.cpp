@@ -35,8 +35,11 @@ TEST(ReplaySize, CountsWithoutLookingAtEachRank) {
   // 4 measured ranks, and ranks beyond them replay one of 4 sequences of one iteration.
   EXPECT_EQ(size.classes, 8);
   EXPECT_EQ(size.actors, 16);
-  EXPECT_DOUBLE_EQ(size.rank_events, 1e9 * 29);
+  EXPECT_DOUBLE_EQ(size.rank_events, 0);  // the result stays per class
+  EXPECT_DOUBLE_EQ(size.class_events, 8 * 29);
   EXPECT_EQ(size.messages, 0);
+  // Every rank's events (--out): each rank's, every iteration.
+  EXPECT_DOUBLE_EQ(replay_size(prepared.model, prepared.options, {true, false}).rank_events, 1e9 * 29);
 }
 
 TEST(ReplaySize, RanksOfTheirOwnAreClassesOfTheirOwn) {
@@ -61,20 +64,28 @@ TEST(ReplaySize, RanksOfTheirOwnAreClassesOfTheirOwn) {
 }
 
 TEST(ResourceEstimate, GrowsWithRanksIterationsAndRuns) {
-  const ResourceEstimate small = estimate_replay(prepared_at(1024, 1), 1);
-  const ResourceEstimate wide = estimate_replay(prepared_at(65536, 1), 1);
-  const ResourceEstimate long_run = estimate_replay(prepared_at(65536, 3), 1);
-  const ResourceEstimate many = estimate_replay(prepared_at(65536, 3), 5);
+  const ResourceEstimate small = estimate_replay(prepared_at(1024, 1), 1, {true, false});
+  const ResourceEstimate wide = estimate_replay(prepared_at(65536, 1), 1, {true, false});
+  const ResourceEstimate long_run = estimate_replay(prepared_at(65536, 3), 1, {true, false});
+  const ResourceEstimate many = estimate_replay(prepared_at(65536, 3), 5, {true, false});
   EXPECT_LT(small.resident_bytes, wide.resident_bytes);
   EXPECT_LT(wide.resident_bytes, long_run.resident_bytes);
   EXPECT_DOUBLE_EQ(long_run.resident_bytes, many.resident_bytes);  // runs go one at a time
   EXPECT_GT(many.wall_s, long_run.wall_s);
   EXPECT_GE(long_run.address_space_bytes, long_run.resident_bytes);
-  EXPECT_GT(estimate_replay(prepared_at(1000000000, 1), 1).resident_bytes, kGiB * 1024);  // a TiB and more
+  EXPECT_GT(estimate_replay(prepared_at(1000000000, 1), 1, {true, false}).resident_bytes, kGiB * 1024);  // a TiB and more
+  // Per class, a rank is its class's number: a million ranks fit in well under a GiB.
+  const ResourceEstimate classes = estimate_replay(prepared_at(1048576, 1), 1);
+  EXPECT_LT(classes.resident_bytes, 0.25 * kGiB);
+  EXPECT_LT(classes.bytes_per_rank, 64);
+  EXPECT_GT(estimate_replay(prepared_at(1048576, 1), 1, {true, false}).resident_bytes, 100 * classes.resident_bytes);
+  // A JSON report lists every rank's time in every iteration.
+  EXPECT_GT(estimate_replay(prepared_at(1048576, 3), 1, {false, true}).resident_bytes,
+            estimate_replay(prepared_at(1048576, 3), 1).resident_bytes + 3 * 1048576 * 32.0);
 }
 
 TEST(ResourceEstimate, RefusesInOneLineNamingTheEstimateAndTheLimit) {
-  const ResourceEstimate estimate = estimate_replay(prepared_at(1000000000, 1), 1);
+  const ResourceEstimate estimate = estimate_replay(prepared_at(1000000000, 1), 1, {true, false});
   const std::vector<trace::MemoryLimit> limits = {{kGiB, trace::MemoryKind::Resident, false, "--max-memory"}};
   try {
     check_fits(estimate, limits, "the replay");

@@ -2,8 +2,8 @@
 //
 // The coefficients are what one thing costs in the replay as built today, measured with
 // `/usr/bin/time -f %M` (the largest process's peak resident set) on the star and
-// --cluster dgx-a100 at several world sizes, iterations and all-reduce algorithms
-// (scripts/replay-resources.sh prints estimate beside measurement). Rounded up: a refusal
+// --cluster dgx-a100 at several world sizes, iterations and all-reduce algorithms, with and
+// without --out (scripts/replay-resources.sh prints estimate beside measurement). Rounded up: a refusal
 // must not come after the memory is gone, and an estimate a little high only refuses requests
 // within a few percent of the limit.
 #include "ddpsim/sim/resource_estimate.hpp"
@@ -21,17 +21,23 @@ namespace {
 // Resident bytes.
 constexpr double kBaseBytes = 40e6;           // the process, its libraries and SimGrid's engine
 constexpr double kBytesPerTraceEvent = 400;   // the measured trace read and its workload model
-constexpr double kBytesPerRank = 4.7e3;       // rank → class, each rank's result and predicted-trace header
-constexpr double kBytesPerRankEvent = 300;    // one event of one rank: the expanded result, its copy in the predicted trace
-constexpr double kBytesPerClass = 16e3;       // its actors' touched stacks and contexts, its inputs' key
-constexpr double kBytesPerClassEvent = 300;   // an event a class records, in the child, the pipe and the parent
+constexpr double kBytesPerRank = 24;          // its class's number: in the child, the pipe and the parent
+constexpr double kBytesPerRankIteration = 8;  // its time in one iteration, in the report's summary
+constexpr double kBytesPerJsonRankIteration = 64;  // outputs.json: that time in the JSON report
+constexpr double kBytesPerRankRecord = 4.7e3; // outputs.events: its result and predicted-trace header
+constexpr double kBytesPerRankEvent = 300;    // outputs.events: one of its events, in the result and the predicted trace
+constexpr double kBytesPerClass = 32e3;       // its actors' touched stacks and contexts, its inputs' key
+constexpr double kBytesPerClassEvent = 150;   // an event a class records, in the child, the pipe and the parent
 constexpr double kBytesPerHost = 2e3;         // a SimGrid host with its link
 // Seconds.
 constexpr double kBaseSeconds = 0.05;
-constexpr double kSecondsPerRank = 15e-6;       // grouping it into a class, expanding, summarizing
-constexpr double kSecondsPerRankEvent = 0.5e-6;
-constexpr double kSecondsPerClass = 60e-6;      // its actors' life
-constexpr double kSecondsPerClassEvent = 2e-6;
+constexpr double kSecondsPerRank = 0.3e-6;              // grouping it into a class
+constexpr double kSecondsPerRankIteration = 0.15e-6;    // its inputs and time in each iteration
+constexpr double kSecondsPerJsonRankIteration = 0.3e-6; // outputs.json
+constexpr double kSecondsPerRankRecord = 200e-6;        // outputs.events: its trace written
+constexpr double kSecondsPerRankEvent = 9e-6;           // outputs.events: one of its events written
+constexpr double kSecondsPerClass = 100e-6;     // its actors' life
+constexpr double kSecondsPerClassEvent = 5e-6;
 constexpr double kSecondsPerMessage = 1.5e-6;   // the explicit ring's messages ...
 constexpr double kSecondsPerMessagePair = 5e-9; // ... and SimGrid's sharing among those in flight
 constexpr double kSecondsPerHostSquared = 4e-8; // a built two-level platform: quadratic in hosts (routes.hpp)
@@ -83,9 +89,10 @@ bool network_reconfigured(const ReplayOptions& options) {
 
 }  // namespace
 
-ReplaySize replay_size(const WorkloadModel& model, const ReplayOptions& options) {
+ReplaySize replay_size(const WorkloadModel& model, const ReplayOptions& options, RankOutputs outputs) {
   ReplaySize size;
   size.ranks = options.world_size > 0 ? options.world_size : model.world_size;
+  size.outputs = outputs;
   size.iterations = std::max<std::int64_t>(options.iterations, 1);
   size.classes = classes_bound(model, options, size.ranks);
   const auto params = static_cast<std::int64_t>(model.source_meta.parameters.size());
@@ -94,9 +101,10 @@ ReplaySize replay_size(const WorkloadModel& model, const ReplayOptions& options)
   // parameter; ready, begin and end per bucket.
   size.events_per_rank_iteration = 9 + params + 3 * buckets;
   const double ranks = static_cast<double>(size.ranks);
-  const double per_rank = static_cast<double>(size.iterations * size.events_per_rank_iteration);
-  size.rank_events = ranks * per_rank;
-  size.class_events = static_cast<double>(size.classes) * per_rank;
+  const double per_rank_events = static_cast<double>(size.iterations * size.events_per_rank_iteration);
+  size.rank_iterations = ranks * static_cast<double>(size.iterations);
+  size.rank_events = outputs.events ? ranks * per_rank_events : 0;
+  size.class_events = static_cast<double>(size.classes) * per_rank_events;
   size.actors = static_cast<double>(size.classes) * (2 + (options.allreduces_in_flight > 1 ? options.allreduces_in_flight : 0));
   size.stack_bytes = stack_bytes(options);
   // Messages put the whole platform up: the explicit ring, and an aggregated collective's
@@ -113,28 +121,36 @@ ReplaySize replay_size(const WorkloadModel& model, const ReplayOptions& options)
   return size;
 }
 
-ResourceEstimate estimate_replay(const PreparedReplay& prepared, int runs) {
+ResourceEstimate estimate_replay(const PreparedReplay& prepared, int runs, RankOutputs outputs) {
   double trace_events = 0;
   for (const trace::RankTrace& rank : prepared.measured.ranks) trace_events += static_cast<double>(rank.events.size());
-  return estimate_replay(prepared.model, prepared.options, trace_events, runs);
+  return estimate_replay(prepared.model, prepared.options, trace_events, runs, outputs);
 }
 
-ResourceEstimate estimate_replay(const WorkloadModel& model, const ReplayOptions& options, double trace_events, int runs) {
+ResourceEstimate estimate_replay(const WorkloadModel& model, const ReplayOptions& options, double trace_events, int runs,
+                                 RankOutputs outputs) {
   ResourceEstimate estimate;
-  estimate.size = replay_size(model, options);
+  estimate.size = replay_size(model, options, outputs);
   estimate.runs = std::max(runs, 1);
   estimate.trace_world_size = model.world_size;
   estimate.trace_dir = model.source_dir;
   const ReplaySize& size = estimate.size;
   const auto classes = static_cast<double>(size.classes);
   const auto ranks = static_cast<double>(size.ranks);
-  estimate.resident_bytes = kBaseBytes + kBytesPerTraceEvent * trace_events + kBytesPerRank * ranks +
-                            kBytesPerRankEvent * size.rank_events + kBytesPerClass * classes +
-                            kBytesPerClassEvent * size.class_events + kBytesPerHost * size.hosts;
+  const double fixed = kBaseBytes + kBytesPerTraceEvent * trace_events;
+  const double records = outputs.events ? ranks : 0;
+  const double json_rank_iterations = outputs.json ? size.rank_iterations : 0;
+  estimate.resident_bytes = fixed + kBytesPerRank * ranks + kBytesPerRankIteration * size.rank_iterations +
+                            kBytesPerJsonRankIteration * json_rank_iterations + kBytesPerRankRecord * records +
+                            kBytesPerRankEvent * size.rank_events +
+                            kBytesPerClass * classes + kBytesPerClassEvent * size.class_events +
+                            kBytesPerHost * size.hosts;
+  estimate.bytes_per_rank = (estimate.resident_bytes - fixed) / std::max(ranks, 1.0);
   // Mapped but not resident: the libraries now, and every actor's whole stack.
   const double mapped_now = std::max(0.0, trace::address_space_bytes_now() - trace::resident_bytes_now());
   estimate.address_space_bytes = estimate.resident_bytes + mapped_now + size.actors * size.stack_bytes;
-  double run_s = kSecondsPerRank * ranks + kSecondsPerRankEvent * size.rank_events + kSecondsPerClass * classes +
+  double run_s = kSecondsPerRank * ranks + kSecondsPerRankIteration * size.rank_iterations +
+                 kSecondsPerJsonRankIteration * json_rank_iterations + kSecondsPerRankRecord * records + kSecondsPerRankEvent * size.rank_events + kSecondsPerClass * classes +
                  kSecondsPerClassEvent * size.class_events + kSecondsPerMessage * size.messages +
                  kSecondsPerMessagePair * size.message_pairs + kSecondsPerHost * size.hosts;
   if (options.platform.kind == PlatformKind::TwoLevel && size.hosts > classes) {
@@ -171,7 +187,7 @@ void check_fits(const ResourceEstimate& estimate, const std::vector<trace::Memor
     why = text_of(size.actors) + " actors' stacks of " + trace::memory_text(size.stack_bytes);
     fewer = "fewer ranks, a smaller --cfg contexts/stack-size (KiB)";
   } else if (size.ranks > 1) {
-    why = trace::memory_text(needed / static_cast<double>(size.ranks)) + " per rank";
+    why = trace::memory_text(estimate.bytes_per_rank) + " per rank";
   }
   message += " (" + (why.empty() ? std::string() : why + "; ") + "about " + duration_text(estimate.wall_s) + " of replay)";
   if (processes > 1 && !limit->per_process) message += " times " + std::to_string(processes) + " at once (--jobs)";
