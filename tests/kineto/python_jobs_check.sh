@@ -9,7 +9,7 @@ python=$1 bin=$2 scratch=$3
 rm -rf "$scratch" && mkdir -p "$scratch"
 fail() { echo "python_jobs_check: $*"; exit 1; }
 "$python" -m ddpsim.bench.python_jobs --out "$scratch/r" --bin "$bin" --python "$python" --families mlp --caps 5 --repeats 2 \
-  --iterations 6 --no-machine --job-args "--width 128 --depth 2 --batch-size 4" >"$scratch/out.txt" 2>&1 \
+  --iterations 6 --no-machine --job-args "--width 128 --depth 2 --batch-size 64" >"$scratch/out.txt" 2>&1 \
   || { cat "$scratch/out.txt" "$scratch/r/log.txt"; fail "the small run failed"; }
 cat "$scratch/out.txt"
 rows=$(tail -n +2 "$scratch/r/pairs.csv" | wc -l)
@@ -18,8 +18,8 @@ awk -F, 'NR > 1 && !($5 > 0 && $6 > 0) {bad = 1} END {exit bad}' "$scratch/r/pai
 # The baseline's replay as it ran is scaled to the profiled run's own unprofiled steps
 # (--unprofiled-iteration-ms): each reconstruction takes that time, to the replay's 1 %.
 awk -F, '{sub(/\r$/, "")} NR == 1 {for (i = 1; i <= NF; i++) col[$i] = i; next}
-  $col["kind"] == "reconstruction" {n++; if ((r = $col["predicted_s"] / $col["unprofiled_baseline_s"]) < 0.99 || r > 1.01) bad = 1}
-  END {exit bad || n != 2}' "$scratch/r/pairs.csv" || fail "a reconstruction is not at the unprofiled steps' time"
+  $col["kind"] == "reconstruction" && !$col["unprofiled_refused"] {n++; if ((r = $col["predicted_s"] / $col["unprofiled_baseline_s"]) < 0.99 || r > 1.01) bad = 1}
+  END {exit bad || n < 1}' "$scratch/r/pairs.csv" || fail "no reconstruction at the unprofiled steps' time"
 grep -q "^mlp .*%" "$scratch/r/table.txt" || fail "no table row for mlp"
 grep -q "no change" "$scratch/r/table.txt" || fail "no 'no change' column"
 for bad in "--caps 25" "--caps x" "--families foo" "--repeats 1" "--slowdown 1=0.5" "--machine /nonexistent"; do
