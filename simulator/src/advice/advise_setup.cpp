@@ -59,7 +59,7 @@ std::vector<RunOutcome> bootstrap_replays(const WorkloadModel& model, const Repl
     run_options.skew.seed = seeds.stalls;
     run_options.rank_copy_seed = seeds.rank_copies;
     run_options.resample_seed = seeds.resample;
-    outcomes.push_back(outcome_of(replay_isolated(model, run_options)));
+    outcomes.push_back(outcome_of(replay_isolated_by_class(model, run_options)));
   }
   return outcomes;
 }
