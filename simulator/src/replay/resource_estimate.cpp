@@ -170,7 +170,10 @@ void check_fits(const ResourceEstimate& estimate, const std::vector<trace::Memor
   const double needed = address_space ? estimate.address_space_bytes : estimate.resident_bytes;
   std::string driver;
   std::string fewer;
-  if (size.ranks > estimate.trace_world_size) {
+  if (!estimate.subject.empty()) {
+    driver = estimate.subject;
+    fewer = "a smaller request";
+  } else if (size.ranks > estimate.trace_world_size) {
     driver = "--world-size " + std::to_string(size.ranks);
     fewer = "fewer ranks or --iterations";
   } else if (size.iterations > 3) {

@@ -54,6 +54,8 @@ struct ResourceEstimate {
   double wall_s = 0;               // all runs, one after another
   int trace_world_size = 0;        // the measured ranks (a larger size.ranks is a --world-size what-if)
   std::string trace_dir;
+  // What a refusal names first; empty: --world-size W, else --iterations N, else the trace.
+  std::string subject;
 };
 
 // `runs` runs of `prepared` (they run one at a time, so memory is one run's, time all of theirs).
