@@ -80,6 +80,29 @@ TEST(AdviseStragglers, ARankTwiceAsSlowIsNamedWithItsExtraCompute) {
   EXPECT_GT(advice.ranks[1].per_iteration_interval_s.low, 0);
 }
 
+// Two ranks slowed alike hide each other: made typical one at a time, each saves nothing, as
+// the other still holds every all-reduce back. Alone (the others typical) each costs its extra
+// compute, and both are named; the two fast ranks are not (Note [stragglers that mask each other]).
+TEST(AdviseStragglers, TwoRanksSlowedAlikeAreBothNamed) {
+  testing::SyntheticRun run = compute_bound_run();
+  run.world_size = 4;
+  AdviceSetup setup = prepare_advice(testing::make_synthetic_trace(run));
+  for (const std::size_t slow : {1, 2}) {
+    for (RankIterationCosts& costs : setup.model.costs[slow]) scale_compute(costs, 2.0);
+  }
+  const StragglerAdvice advice = attribute_stragglers(setup, kRuns, 0);
+  ASSERT_EQ(advice.ranks.size(), 4u);
+  const double extra_s = mean_compute_s(setup.model, 0);
+  for (const int slow : {1, 2}) {
+    SCOPED_TRACE(slow);
+    const RankCost& cost = advice.ranks[static_cast<std::size_t>(slow)];
+    EXPECT_NEAR(cost.per_iteration_s, 0, 1e-9);  // one at a time: the other still slow
+    EXPECT_NEAR(cost.alone_fraction * advice.replayed_mean_s, extra_s, 0.02 * extra_s);
+    EXPECT_TRUE(cost.straggler);
+  }
+  for (const int fast : {0, 3}) EXPECT_FALSE(advice.ranks[static_cast<std::size_t>(fast)].straggler) << fast;
+}
+
 TEST(AdviseStragglers, UnskewedRanksNameNobody) {
   const AdviceSetup setup = prepare_advice(testing::make_synthetic_trace(compute_bound_run()));
   const StragglerAdvice advice = attribute_stragglers(setup, kRuns, 0);

@@ -44,6 +44,9 @@ nlohmann::json cost_json(const RankCost& cost) {
     json["rank"] = cost.rank;
     json["excess_interval_s"] = interval_json(cost.excess_interval_s);
     json["excess_fraction"] = number(cost.excess_fraction);
+    json["alone_fraction"] = number(cost.alone_fraction);
+    json["alone_excess_interval_s"] = interval_json(cost.alone_excess_interval_s);
+    json["alone_excess_fraction"] = number(cost.alone_excess_fraction);
     json["straggler"] = cost.straggler;
   }
   return json;
@@ -220,13 +223,13 @@ void stragglers_text(const StragglerAdvice& advice, std::ostringstream& text) {
   text << "  cost = iteration time saved when the rank computes like the typical rank (replayed mean "
        << format("%.3f", advice.replayed_mean_s * 1e3) << " ms)\n";
   text << "  rank  per iteration (ms)  90 % interval (ms)    total over " << advice.iterations
-       << " iterations (s)  share\n";
+       << " iterations (s)  share  alone\n";
   std::string named;
   for (const RankCost& cost : advice.ranks) {
     char row[200];
-    std::snprintf(row, sizeof row, "  %4d  %18.3f  %-20s  %27.4f  %5.1f %%%s\n", cost.rank, cost.per_iteration_s * 1e3,
-                  interval_ms(cost.per_iteration_interval_s).c_str(), cost.total_s, 100 * cost.fraction,
-                  cost.straggler ? "  straggler" : "");
+    std::snprintf(row, sizeof row, "  %4d  %18.3f  %-20s  %27.4f  %5.1f %%  %5.1f %%%s\n", cost.rank,
+                  cost.per_iteration_s * 1e3, interval_ms(cost.per_iteration_interval_s).c_str(), cost.total_s,
+                  100 * cost.fraction, 100 * cost.alone_fraction, cost.straggler ? "  straggler" : "");
     text << row;
     if (cost.straggler) named += (named.empty() ? "" : ", ") + std::to_string(cost.rank);
   }
@@ -236,7 +239,8 @@ void stragglers_text(const StragglerAdvice& advice, std::ostringstream& text) {
   text << row;
   text << "  stragglers: " << (named.empty() ? "none" : "rank " + named)
        << " (a straggler's cost interval excludes 0 and the typical rank's cost, and it exceeds the typical "
-       << "rank's cost by >= " << format("%.0f", 100 * kMinStragglerShare) << " % of the iteration)\n";
+       << "rank's cost by >= " << format("%.0f", 100 * kMinStragglerShare)
+       << " % of the iteration; among the others as recorded, or alone: the others made typical)\n";
 }
 
 std::string runs_text(const std::vector<double>& values, const char* pattern) {

@@ -8,7 +8,12 @@
 
 namespace ddpsim::sim {
 
-WorkloadModel with_typical_compute(const WorkloadModel& model, int rank) {
+namespace {
+
+// The model with each rank for which `replaced(rank)` holds given, per iteration, the typical
+// rank's compute.
+template <typename Replaced>
+WorkloadModel with_typical_compute_where(const WorkloadModel& model, Replaced replaced) {
   WorkloadModel typical = model;
   const std::size_t ranks = model.costs.size();
   if (ranks == 0) return typical;
@@ -21,13 +26,11 @@ WorkloadModel with_typical_compute(const WorkloadModel& model, int rank) {
     std::stable_sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) { return late_s(a) < late_s(b); });
     const RankIterationCosts& lower_median = model.costs[order[(ranks - 1) / 2]].at(k);
     for (std::size_t r = 0; r < ranks; ++r) {
-      if (rank < 0 || static_cast<std::size_t>(rank) == r) typical.costs[r][k] = lower_median;
+      if (replaced(static_cast<int>(r))) typical.costs[r][k] = lower_median;
     }
   }
   return typical;
 }
-
-namespace {
 
 std::vector<double> run_means(const std::vector<RunOutcome>& outcomes) {
   std::vector<double> means;
@@ -52,7 +55,31 @@ RankCost cost_of(int rank, const std::vector<double>& saved, double iterations, 
   return cost;
 }
 
+// Per replicate (runs 1..), each rank's saving minus the median rank's.
+std::vector<double> excess_over_median(const std::vector<std::vector<double>>& saved, std::size_t rank) {
+  std::vector<double> excess;
+  for (std::size_t run = 1; run < saved.front().size(); ++run) {
+    std::vector<double> costs;
+    for (const auto& per_rank : saved) costs.push_back(per_rank[run]);
+    excess.push_back(saved[rank][run] - median_of(costs));
+  }
+  return excess;
+}
+
+double median_fraction(std::vector<double> fractions) {
+  std::sort(fractions.begin(), fractions.end());
+  return fractions.empty() ? 0 : fractions[(fractions.size() - 1) / 2];
+}
+
 }  // namespace
+
+WorkloadModel with_typical_compute(const WorkloadModel& model, int rank) {
+  return with_typical_compute_where(model, [rank](int r) { return rank < 0 || r == rank; });
+}
+
+WorkloadModel with_typical_compute_except(const WorkloadModel& model, int rank) {
+  return with_typical_compute_where(model, [rank](int r) { return r != rank; });
+}
 
 StragglerAdvice attribute_stragglers(const AdviceSetup& setup, int runs, std::uint64_t seed) {
   StragglerAdvice advice;
@@ -67,30 +94,47 @@ StragglerAdvice attribute_stragglers(const AdviceSetup& setup, int runs, std::ui
                                                               setup.options, runs, seed))));
     advice.ranks.push_back(cost_of(rank, saved.back(), advice.iterations, advice.replayed_mean_s));
   }
-  advice.all = cost_of(-1, savings(base, run_means(bootstrap_replays(with_typical_compute(setup.model, -1),
-                                                                     setup.options, runs, seed))),
-                       advice.iterations, advice.replayed_mean_s);
+  const std::vector<double> all_typical =
+      run_means(bootstrap_replays(with_typical_compute(setup.model, -1), setup.options, runs, seed));
+  advice.all = cost_of(-1, savings(base, all_typical), advice.iterations, advice.replayed_mean_s);
+  // Alone: every other rank typical, this one as recorded, against every rank typical; what
+  // the rank costs where no other slow rank hides it (two ranks slowed alike each save nothing
+  // when made typical one at a time).
+  std::vector<std::vector<double>> alone;  // per rank, per run
+  if (world > 1) {
+    for (int rank = 0; rank < world; ++rank) {
+      alone.push_back(savings(run_means(bootstrap_replays(with_typical_compute_except(setup.model, rank),
+                                                          setup.options, runs, seed)),
+                              all_typical));
+    }
+  }
   // A straggler costs more than nothing and more than the typical rank costs, both beyond
   // the bootstrap's noise (the excess is paired: the same replicate's typical cost), and its
   // cost exceeds the typical rank's by a share of the iteration that noise does not explain
   // (kMinStragglerShare). The typical rank's own cost is what per-iteration noise alone
   // saves: in an iteration where it is not the lower median its compute is replaced too.
-  std::vector<double> fractions;
+  // The test is made on the rank's cost among the others as recorded, or alone.
+  std::vector<double> fractions, alone_fractions;
   for (const RankCost& cost : advice.ranks) fractions.push_back(cost.fraction);
-  std::sort(fractions.begin(), fractions.end());
-  const double typical_fraction = fractions.empty() ? 0 : fractions[(fractions.size() - 1) / 2];
+  for (const auto& per_run : alone) {
+    alone_fractions.push_back(advice.replayed_mean_s > 0 ? per_run.front() / advice.replayed_mean_s : 0);
+  }
+  const double typical_fraction = median_fraction(fractions);
+  const double typical_alone_fraction = median_fraction(alone_fractions);
   for (int rank = 0; rank < world; ++rank) {
-    std::vector<double> excess;
-    for (std::size_t run = 1; run < base.size(); ++run) {
-      std::vector<double> costs;
-      for (const auto& per_rank : saved) costs.push_back(per_rank[run]);
-      excess.push_back(saved[static_cast<std::size_t>(rank)][run] - median_of(costs));
-    }
-    RankCost& cost = advice.ranks[static_cast<std::size_t>(rank)];
-    cost.excess_interval_s = interval_of(excess);
+    const auto r = static_cast<std::size_t>(rank);
+    RankCost& cost = advice.ranks[r];
+    cost.excess_interval_s = interval_of(excess_over_median(saved, r));
     cost.excess_fraction = cost.fraction - typical_fraction;
     cost.straggler = world > 1 && cost.per_iteration_interval_s.low > 0 && cost.excess_interval_s.low > 0 &&
                      cost.excess_fraction >= kMinStragglerShare;
+    if (alone.empty()) continue;
+    cost.alone_fraction = alone_fractions[r];
+    cost.alone_excess_interval_s = interval_of(excess_over_median(alone, r));
+    cost.alone_excess_fraction = cost.alone_fraction - typical_alone_fraction;
+    const Interval alone_interval = interval_of({alone[r].begin() + 1, alone[r].end()});
+    cost.straggler = cost.straggler || (alone_interval.low > 0 && cost.alone_excess_interval_s.low > 0 &&
+                                        cost.alone_excess_fraction >= kMinStragglerShare);
   }
   return advice;
 }

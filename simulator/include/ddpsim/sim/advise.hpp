@@ -304,6 +304,12 @@ struct RankCost {
   // fraction minus the typical (lower-median) rank's. Ranks only, not `all`.
   Interval excess_interval_s;
   double excess_fraction = 0;
+  // The same three for the rank alone: every other rank given the typical compute, this one
+  // kept, against every rank typical (what the rank costs where no other rank is slow too).
+  // Ranks only. See Note [stragglers that mask each other].
+  double alone_fraction = 0;
+  Interval alone_excess_interval_s;
+  double alone_excess_fraction = 0;
   bool straggler = false;
 };
 
@@ -325,6 +331,8 @@ inline constexpr double kMinStragglerShare = 0.05;
 // typical rank's: the rank whose compute total is the lower median across ranks (for two
 // ranks the faster one; the median of two would be their mean and half-count a straggler).
 WorkloadModel with_typical_compute(const WorkloadModel& model, int rank);
+// Every rank's compute but `rank`'s replaced by the typical rank's.
+WorkloadModel with_typical_compute_except(const WorkloadModel& model, int rank);
 
 StragglerAdvice attribute_stragglers(const AdviceSetup& setup, int runs, std::uint64_t seed);
 
