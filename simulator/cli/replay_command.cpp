@@ -76,6 +76,8 @@ int run(const Flags& flags, bool runs_given) {
   report.result = &result;
   report.calibration = prepared.calibration;
   report.compute_stretch = prepared.compute_stretch;
+  report.unprofiled_iteration_s = request.unprofiled_iteration_s;
+  report.unprofiled_scale = prepared.unprofiled_scale;
   report.measured = measured;
   report.predicted = sim::summarize_prediction(prepared.model, prepared.options, result);
   if (flags.pool) {

@@ -5,6 +5,8 @@
 
 #include <string>
 
+#include <nlohmann/json.hpp>
+
 #include "cli_runner.hpp"
 #include "ddpsim/sim/predicted_trace.hpp"
 #include "ddpsim/sim/prepared_replay.hpp"
@@ -71,6 +73,29 @@ TEST(UnprofiledCompute, ATimeTheTraceCannotReachIsRefused) {
               std::string::npos)
         << error.what();
   }
+}
+
+// The report prints the job's own speed beside the profiled source run, and the JSON keeps it
+// with the scale it gave.
+TEST(CliUnprofiledCompute, TheReportShowsTheGivenTimeAndTheScale) {
+  test_support::TempDir dir;
+  trace::write_trace(dir / "t", testing::make_synthetic_trace(testing::SyntheticRun{}));
+  const Outcome plain = run_cli(dir, "replay " + std::string(dir / "t") + " --bandwidth 2e9 --latency 4e-5 --json " +
+                                         std::string(dir / "plain.json"));
+  ASSERT_EQ(plain.status, 0) << plain.err;
+  const double as_profiled_s =
+      nlohmann::json::parse(slurp(dir / "plain.json"))["predicted"]["median_iteration_s"].get<double>();
+  const std::string given_ms = std::to_string(0.8 * as_profiled_s * 1e3);
+  const Outcome outcome = run_cli(dir, "replay " + std::string(dir / "t") + " --bandwidth 2e9 --latency 4e-5 " +
+                                           "--unprofiled-iteration-ms " + given_ms + " --json " +
+                                           std::string(dir / "scaled.json"));
+  ASSERT_EQ(outcome.status, 0) << outcome.err;
+  EXPECT_NE(outcome.out.find("unprofiled (given)"), std::string::npos) << outcome.out;
+  EXPECT_NE(outcome.err.find("--unprofiled-iteration-ms (Note [profiler overhead])"), std::string::npos) << outcome.err;
+  const auto json = nlohmann::json::parse(slurp(dir / "scaled.json"));
+  EXPECT_NEAR(json["unprofiled_iteration_s"].get<double>(), 0.8 * as_profiled_s, 1e-6 * as_profiled_s);
+  EXPECT_LT(json["unprofiled_scale"].get<double>(), 1);
+  EXPECT_NEAR(json["predicted"]["median_iteration_s"].get<double>() / (0.8 * as_profiled_s), 1, 0.01);
 }
 
 TEST(CliUnprofiledCompute, BadValuesAreOneLine) {

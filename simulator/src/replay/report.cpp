@@ -135,6 +135,9 @@ std::string report_to_text(const ReplayReport& report) {
   const std::string note = few_sizes_headline_note(report.calibration);
   if (!note.empty()) headline.insert(headline.size() - 1, "  <- " + note);
   text << headline;
+  if (report.unprofiled_iteration_s) {
+    text << row("  unprofiled (given)", *report.unprofiled_iteration_s, report.predicted.median_iteration_s, "%.6f");
+  }
   text << row("samples/s", report.measured.samples_per_s, report.predicted.samples_per_s, "%.2f");
   text << row("all-reduce per iter (s)", report.measured.total_allreduce_s_per_iter,
               report.predicted.total_allreduce_s_per_iter, "%.6f");
@@ -182,6 +185,10 @@ nlohmann::json report_json(const ReplayReport& report) {
   json["platform"] = options.platform.describe();
   json["compute"] = to_string(report.model->mode);
   json["compute_stretch"] = report.compute_stretch;
+  if (report.unprofiled_iteration_s) {
+    json["unprofiled_iteration_s"] = *report.unprofiled_iteration_s;
+    json["unprofiled_scale"] = report.unprofiled_scale;
+  }
   json["compute_fraction_during_allreduce"] = options.compute_fraction_during_allreduce;
   json["core_sharing"] = options.core_slowdown ? "paced" : "uniform";
   json["sleep_resume_cost_s"] = options.sleep_resume_cost_s;

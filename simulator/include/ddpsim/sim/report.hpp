@@ -20,6 +20,10 @@ struct ReplayReport {
   ReplayResult const* result = nullptr;
   std::optional<Calibration> calibration;  // when α, β came from the trace
   double compute_stretch = 1;              // PreparedReplay::compute_stretch (--cores)
+  // ReplayRequest::unprofiled_iteration_s and PreparedReplay::unprofiled_scale: the job's own
+  // speed, printed beside the profiled source run's so that a what-if's change is read against it.
+  std::optional<double> unprofiled_iteration_s;
+  double unprofiled_scale = 1;
   trace::Summary measured;
   trace::Summary predicted;
 };
