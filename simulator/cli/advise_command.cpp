@@ -87,6 +87,11 @@ CLI::App* add_advise_command(CLI::App& app, AdviseFlags& flags) {
                       "A machine profile (ddp-launch ... ddp-machine-profile --out FILE, traces/MACHINE.md): the replays' "
                       "network, all-reduces in flight and co-location, instead of the network fitted to the trace")
       ->group("Machine");
+  command->add_option("--unprofiled-iteration-ms", flags.unprofiled_iteration_ms,
+                      "A profiled trace's job without the profiler: its median iteration time, ms (its own log of "
+                      "unprofiled steps); the replays' compute is scaled to it (Note [profiler overhead])")
+      ->check(finite_number(0, 1e9, true, "a time in ms > 0"))
+      ->group("Machine");
   // The validators refuse what is not a number of the flag's type (numeric_flags.hpp);
   // check_flags then says what range the advice needs.
   constexpr double kLargest = std::numeric_limits<double>::max();
@@ -150,7 +155,9 @@ int run_advise(const AdviseFlags& flags) {
     bool warned = false;
     const auto advise = [&](const trace::Trace& trace, const std::string& dir) {
       std::vector<std::string> warnings;
-      const sim::AdviceSetup setup = sim::prepare_advice(trace, machine, flags.machine, &warnings);
+      std::optional<double> unprofiled_s;
+      if (flags.unprofiled_iteration_ms) unprofiled_s = *flags.unprofiled_iteration_ms * 1e-3;
+      const sim::AdviceSetup setup = sim::prepare_advice(trace, machine, flags.machine, &warnings, unprofiled_s);
       // Nothing is advised from one rank or a handful of iterations.
       const std::string problem = sim::advisable_problem(trace, setup);
       if (!problem.empty()) throw AdviseError(problem);

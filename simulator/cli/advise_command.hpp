@@ -16,6 +16,7 @@ struct AdviseFlags {
   std::string trace_dir;
   std::string json_file;
   std::string machine;                 // a ddp-machine-profile file (empty: fit the trace)
+  std::optional<double> unprofiled_iteration_ms;  // a profiled trace's job without the profiler
   std::vector<double> bucket_caps_mb;  // empty: the library's default search
   int runs = 21;                       // 1 in order + 20 bootstrap replicates
   std::uint64_t seed = 0;

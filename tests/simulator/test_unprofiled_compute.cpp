@@ -98,6 +98,21 @@ TEST(CliUnprofiledCompute, TheReportShowsTheGivenTimeAndTheScale) {
   EXPECT_NEAR(json["predicted"]["median_iteration_s"].get<double>() / (0.8 * as_profiled_s), 1, 0.01);
 }
 
+// advise takes it too: its replays run at the job's own speed.
+TEST(CliUnprofiledCompute, AdviseReplaysAtTheGivenSpeed) {
+  test_support::TempDir dir;
+  trace::write_trace(dir / "t", testing::make_synthetic_trace(testing::SyntheticRun{}));
+  const auto replayed_mean_s = [&](const std::string& extra) {
+    const Outcome outcome = run_cli(dir, "advise " + std::string(dir / "t") + " --runs 11 --bucket-caps 25 " + extra +
+                                             " --json " + std::string(dir / "a.json"));
+    EXPECT_EQ(outcome.status, 0) << outcome.err;
+    return nlohmann::json::parse(slurp(dir / "a.json"))["stragglers"]["replayed_mean_iteration_s"].get<double>();
+  };
+  const double as_profiled_s = replayed_mean_s("");
+  const double scaled_s = replayed_mean_s("--unprofiled-iteration-ms " + std::to_string(0.7 * as_profiled_s * 1e3));
+  EXPECT_NEAR(scaled_s / as_profiled_s, 0.7, 0.05);
+}
+
 TEST(CliUnprofiledCompute, BadValuesAreOneLine) {
   test_support::TempDir dir;
   trace::write_trace(dir / "t", testing::make_synthetic_trace(testing::SyntheticRun{}));

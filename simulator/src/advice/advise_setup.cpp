@@ -10,7 +10,8 @@
 namespace ddpsim::sim {
 
 AdviceSetup prepare_advice(const trace::Trace& trace, const std::optional<trace::MachineProfile>& machine,
-                           const std::string& machine_file, std::vector<std::string>* warnings) {
+                           const std::string& machine_file, std::vector<std::string>* warnings,
+                           std::optional<double> unprofiled_iteration_s) {
   AdviceSetup setup;
   // Replay's default model (per-iteration compute, the ring calibrated from the trace with its
   // rate while autograd runs, a star): the one the what-if specs validate; or the machine profile's.
@@ -18,6 +19,7 @@ AdviceSetup prepare_advice(const trace::Trace& trace, const std::optional<trace:
   request.compute = ComputeMode::PerIteration;
   request.machine = machine;
   request.machine_file = machine_file;
+  request.unprofiled_iteration_s = unprofiled_iteration_s;
   PreparedReplay prepared = prepare_replay(request, trace);
   if (warnings != nullptr) *warnings = prepared.warnings;
   setup.model = std::move(prepared.model);

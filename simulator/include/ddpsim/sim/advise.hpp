@@ -56,8 +56,10 @@ struct AdviceSetup {
 // machine profile (--machine) the replays take their network, in-flight gain and co-location
 // from (ReplayRequest::machine), RequestError when it does not belong with the trace; `warnings`
 // (if given) hears what it approximates.
+// unprofiled_iteration_s: a profiled trace's job without the profiler (ReplayRequest's, --unprofiled-iteration-ms).
 AdviceSetup prepare_advice(const trace::Trace& trace, const std::optional<trace::MachineProfile>& machine = std::nullopt,
-                           const std::string& machine_file = "", std::vector<std::string>* warnings = nullptr);
+                           const std::string& machine_file = "", std::vector<std::string>* warnings = nullptr,
+                           std::optional<double> unprofiled_iteration_s = std::nullopt);
 
 // Paired bootstrap: run 0 replays the trace's iterations in order; runs 1..runs-1 resample
 // them with the seeds `ddp-sim replay --bootstrap` uses, so two calls with the same `runs`
