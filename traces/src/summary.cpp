@@ -286,8 +286,9 @@ Summary summarize(const Trace& trace, const std::vector<int>& class_of) {
 
   std::vector<double> iteration_s, allreduce_per_iter_s;
   Samples forward_s, backward_s, optimizer_s;
-  std::int64_t allreduce_ns = 0;
-  std::int64_t hidden_ns = 0;
+  // Sums over every rank and iteration: doubles, as 2^20 ranks' nanoseconds overflow int64.
+  double allreduce_ns = 0;
+  double hidden_ns = 0;
   for (std::size_t i = 0; i < summary.iterations.size(); ++i) {
     const std::int64_t iteration = summary.iterations[i].iteration;
     if (std::find(steady.begin(), steady.end(), iteration) == steady.end()) continue;
@@ -305,9 +306,9 @@ Summary summarize(const Trace& trace, const std::vector<int>& class_of) {
       std::int64_t rank_allreduce_ns = 0;
       for (const BucketAllreduce& allreduce : timeline.allreduces) {
         rank_allreduce_ns += allreduce.interval.duration_ns();
-        hidden_ns += overlap_ns(allreduce.interval, gradient_window);
+        hidden_ns += static_cast<double>(overlap_ns(allreduce.interval, gradient_window));
       }
-      allreduce_ns += rank_allreduce_ns;
+      allreduce_ns += static_cast<double>(rank_allreduce_ns);
       summed_over_ranks += seconds(rank_allreduce_ns);
     }
     // Ranks that arrive early wait inside the collective; the mean over ranks is the neutral
@@ -321,8 +322,7 @@ Summary summarize(const Trace& trace, const std::vector<int>& class_of) {
   summary.median_optimizer_s = optimizer_s.median();
   summary.has_phases = !forward_s.empty() || !backward_s.empty() || !optimizer_s.empty();
   summary.total_allreduce_s_per_iter = median(allreduce_per_iter_s);
-  summary.overlap_fraction =
-      allreduce_ns > 0 ? static_cast<double>(hidden_ns) / static_cast<double>(allreduce_ns) : 0;
+  summary.overlap_fraction = allreduce_ns > 0 ? hidden_ns / allreduce_ns : 0;
 
   // batch_size is per rank (each DDP process loads its own batch).
   const auto batch = meta.workload.find("batch_size");
