@@ -18,6 +18,7 @@
 #include "ddpsim/trace/skew.hpp"
 #include "numeric_flags.hpp"
 #include "repeats.hpp"
+#include "replay_flags.hpp"
 #include "resource_check.hpp"
 
 namespace ddpsim::cli {
@@ -87,11 +88,7 @@ CLI::App* add_advise_command(CLI::App& app, AdviseFlags& flags) {
                       "A machine profile (ddp-launch ... ddp-machine-profile --out FILE, traces/MACHINE.md): the replays' "
                       "network, all-reduces in flight and co-location, instead of the network fitted to the trace")
       ->group("Machine");
-  command->add_option("--unprofiled-iteration-ms", flags.unprofiled_iteration_ms,
-                      "A profiled trace's job without the profiler: its median iteration time, ms (its own log of "
-                      "unprofiled steps); the replays' compute is scaled to it (Note [profiler overhead])")
-      ->check(finite_number(0, 1e9, true, "a time in ms > 0"))
-      ->group("Machine");
+  add_unprofiled_iteration_option(command, flags.unprofiled_iteration_ms)->group("Machine");
   // The validators refuse what is not a number of the flag's type (numeric_flags.hpp);
   // check_flags then says what range the advice needs.
   constexpr double kLargest = std::numeric_limits<double>::max();

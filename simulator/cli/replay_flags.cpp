@@ -21,6 +21,15 @@ CLI::Option* add_repeatable(CLI::App* command, const std::string& name, std::vec
 
 }  // namespace
 
+CLI::Option* add_unprofiled_iteration_option(CLI::App* command, std::optional<double>& ms) {
+  return command
+      ->add_option("--unprofiled-iteration-ms", ms,
+                   "A profiled trace's job without the profiler: its median iteration time, ms (its own log of "
+                   "unprofiled steps); every rank's compute is scaled so that the trace replayed as it ran takes "
+                   "this long, and the replays run with that compute (Note [profiler overhead])")
+      ->check(finite_number(0, 1e9, true, "a time in ms > 0"));
+}
+
 void add_replay_options(CLI::App* command, ReplayFlags& flags) {
   command->add_option("TRACE_DIR", flags.request.trace_dir, "Recorded trace directory")->required();
 
@@ -159,12 +168,7 @@ void add_replay_options(CLI::App* command, ReplayFlags& flags) {
                       "for a lone rank, and 2-rank runs show about half of that)")
       ->check(finite_number(0, 1, false, "seconds in [0, 1]"))
       ->group(compute);
-  command->add_option("--unprofiled-iteration-ms", flags.unprofiled_iteration_ms,
-                      "A profiled trace's job without the profiler: its median iteration time, ms (its own log of "
-                      "unprofiled steps); every rank's compute is scaled so that the trace replayed as it ran takes "
-                      "this long, then the what-if is replayed (Note [profiler overhead])")
-      ->check(finite_number(0, 1e9, true, "a time in ms > 0"))
-      ->group(compute);
+  add_unprofiled_iteration_option(command, flags.unprofiled_iteration_ms)->group(compute);
 
   const std::string runs = "Runs";
   command->add_option("--iterations", flags.request.iterations,

@@ -36,6 +36,9 @@ struct ReplayFlags {
 };
 
 void add_replay_options(CLI::App* command, ReplayFlags& flags);
+// --unprofiled-iteration-ms, in milliseconds (ReplayRequest::unprofiled_iteration_s): declared
+// once for replay's flags and advise's.
+CLI::Option* add_unprofiled_iteration_option(CLI::App* command, std::optional<double>& ms);
 
 // Hides the flags' old names (--concurrent-allreduces) from `command`'s --help. Only for printing
 // the help: CLI11 names a hidden option "" in its parse errors.
