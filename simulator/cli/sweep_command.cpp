@@ -110,6 +110,9 @@ int run(const Flags& flags, bool runs_given) {
       }
     }
   }
+  // The compute scale for --unprofiled-iteration-ms is the trace's, whatever a point changes:
+  // searched once, here (a time the trace cannot reach is refused before any point runs).
+  if (request.unprofiled_iteration_s) request.unprofiled_scale = sim::prepare_replay(request).unprofiled_scale;
   const sim::SweepShard shard = flags.shard.empty() ? sim::SweepShard{} : sim::parse_sweep_shard(flags.shard);
   check_largest_points(flags, request, plan, shard);
   sim::SweepSummary summary;

@@ -3,6 +3,7 @@
 // trace cannot reach is refused in one line. Note [profiler overhead] in docs/model.md.
 #include <gtest/gtest.h>
 
+#include <sstream>
 #include <string>
 
 #include <nlohmann/json.hpp>
@@ -63,6 +64,20 @@ TEST(UnprofiledCompute, AWhatIfIsReplayedWithTheScaledCompute) {
   EXPECT_LT(median_iteration_s(scaled), median_iteration_s(plain));
 }
 
+// A scale already found is used as it is (a sweep searches it once for all its points).
+TEST(UnprofiledCompute, AScaleAlreadyFoundIsNotSearchedAgain) {
+  const trace::Trace measured = testing::make_synthetic_trace(testing::SyntheticRun{});
+  const double as_profiled = median_iteration_s(prepare_replay(request_for(std::nullopt), measured));
+  ReplayRequest request = request_for(0.8 * as_profiled);
+  const PreparedReplay searched = prepare_replay(request, measured);
+  request.unprofiled_scale = searched.unprofiled_scale;
+  const PreparedReplay given = prepare_replay(request, measured);
+  EXPECT_EQ(given.unprofiled_scale, searched.unprofiled_scale);
+  EXPECT_EQ(given.model.costs_for(0, 1).forward_s, searched.model.costs_for(0, 1).forward_s);
+  request.unprofiled_scale = 0.5;  // taken on trust: not the time's own scale
+  EXPECT_EQ(prepare_replay(request, measured).unprofiled_scale, 0.5);
+}
+
 TEST(UnprofiledCompute, ATimeTheTraceCannotReachIsRefused) {
   const trace::Trace measured = testing::make_synthetic_trace(testing::SyntheticRun{});
   try {
@@ -111,6 +126,38 @@ TEST(CliUnprofiledCompute, AdviseReplaysAtTheGivenSpeed) {
   const double as_profiled_s = replayed_mean_s("");
   const double scaled_s = replayed_mean_s("--unprofiled-iteration-ms " + std::to_string(0.7 * as_profiled_s * 1e3));
   EXPECT_NEAR(scaled_s / as_profiled_s, 0.7, 0.05);
+}
+
+// A sweep's point at the trace's own layout takes the given time, as replay's reconstruction
+// does; an unreachable time is refused once, before any point.
+TEST(CliUnprofiledCompute, SweepPointsRunAtTheGivenSpeed) {
+  test_support::TempDir dir;
+  trace::write_trace(dir / "t", testing::make_synthetic_trace(testing::SyntheticRun{}));
+  const Outcome plain = run_cli(dir, "replay " + std::string(dir / "t") + " --bandwidth 2e9 --latency 4e-5 --json " +
+                                         std::string(dir / "plain.json"));
+  ASSERT_EQ(plain.status, 0) << plain.err;
+  const double given_s =
+      0.8 * nlohmann::json::parse(slurp(dir / "plain.json"))["predicted"]["median_iteration_s"].get<double>();
+  const std::string sweep = "sweep " + std::string(dir / "t") + " --bandwidth 2e9 --latency 4e-5 --bucket-caps 0,1 ";
+  const Outcome outcome = run_cli(dir, sweep + "--unprofiled-iteration-ms " + std::to_string(given_s * 1e3) +
+                                           " --out " + std::string(dir / "s.csv"));
+  ASSERT_EQ(outcome.status, 0) << outcome.err;
+  std::istringstream rows(slurp(dir / "s.csv"));
+  std::string line;
+  std::getline(rows, line);  // header: bucket_cap_mb,slowdown,world_size,buckets,p50_iteration_s,...
+  bool own_layout = false;
+  while (std::getline(rows, line)) {
+    if (line.rfind("0,", 0) != 0) continue;
+    own_layout = true;
+    std::istringstream fields(line);
+    std::string field;
+    for (int column = 0; column < 5; ++column) std::getline(fields, field, ',');
+    EXPECT_NEAR(std::stod(field) / given_s, 1, 0.01) << line;
+  }
+  EXPECT_TRUE(own_layout) << slurp(dir / "s.csv");
+  const Outcome refused = run_cli(dir, sweep + "--unprofiled-iteration-ms 0.000001 --out " + std::string(dir / "r.csv"));
+  EXPECT_EQ(refused.status, 2) << refused.err;
+  EXPECT_EQ(count_lines(refused.err), 1) << refused.err;
 }
 
 TEST(CliUnprofiledCompute, BadValuesAreOneLine) {

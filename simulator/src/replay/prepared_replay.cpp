@@ -222,7 +222,8 @@ PreparedReplay prepare_replay(const ReplayRequest& given, trace::Trace measured)
   prepared.model = extract_workload(prepared.measured, request.compute, compute_fraction, core_slowdown);
   prepared.options.compute_fraction_during_allreduce = compute_fraction;
   if (request.unprofiled_iteration_s) {
-    prepared.unprofiled_scale = unprofiled_compute_scale(given, prepared.measured);
+    prepared.unprofiled_scale = request.unprofiled_scale ? *request.unprofiled_scale
+                                                         : unprofiled_compute_scale(given, prepared.measured);
     stretch_compute(prepared.model, prepared.unprofiled_scale);
     char scaled[160];
     std::snprintf(scaled, sizeof(scaled),

@@ -38,6 +38,7 @@ double unprofiled_compute_scale(const ReplayRequest& request, const trace::Trace
   // The trace as it was recorded: none of the request's what-ifs, its own machine settings.
   ReplayRequest as_recorded = request;
   as_recorded.unprofiled_iteration_s.reset();
+  as_recorded.unprofiled_scale.reset();
   as_recorded.world_size = 0;
   as_recorded.skew = {};
   as_recorded.bucket_cap_mb.reset();

@@ -113,6 +113,10 @@ struct ReplayRequest {
   // replayed as it ran (no what-if) takes this long, and the what-if is replayed with that
   // compute (unprofiled_compute_scale). Note [profiler overhead] in docs/model.md.
   std::optional<double> unprofiled_iteration_s;
+  // The factor unprofiled_compute_scale already found for unprofiled_iteration_s and this trace:
+  // used as it is, so that requests that differ only in their what-ifs (a sweep's points) search
+  // it once. Unset: searched.
+  std::optional<double> unprofiled_scale;
 };
 
 struct PreparedReplay {
