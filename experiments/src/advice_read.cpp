@@ -23,12 +23,23 @@ const json* section(const json& root, const char* key) {
   return &s;
 }
 
-// {"bucket_cap_mb", "buckets", "median_iteration_s", "interval_s": [lo, hi]}, one cap's replay.
+// A [lo, hi] pair of numbers at `key`, if there is one.
+std::optional<std::pair<double, double>> pair_at(const json& object, const char* key) {
+  if (!object.is_object() || !object.contains(key) || !object[key].is_array() || object[key].size() != 2 ||
+      !object[key][0].is_number() || !object[key][1].is_number())
+    return std::nullopt;
+  return std::make_pair(object[key][0].get<double>(), object[key][1].get<double>());
+}
+
+// {"bucket_cap_mb", "buckets", "median_iteration_s", "interval_s": [lo, hi]}, one cap's replay,
+// with its paired "gain" over the own cap and "gain_interval" when advise gives them.
 struct CapAnswer {
   double cap_mb = 0;
   int buckets = 0;
   double median_s = 0;
   double lo_s = 0, hi_s = 0;
+  std::optional<double> gain{};
+  std::optional<std::pair<double, double>> gain_interval{};
 };
 std::optional<CapAnswer> cap_answer(const json& object) {
   const auto cap = number_at(object, "bucket_cap_mb");
@@ -37,8 +48,13 @@ std::optional<CapAnswer> cap_answer(const json& object) {
       object["interval_s"].size() != 2 || !object["interval_s"][0].is_number() || !object["interval_s"][1].is_number())
     return std::nullopt;
   const auto buckets = number_at(object, "buckets");
-  return CapAnswer{*cap, buckets ? static_cast<int>(*buckets) : 0, *median, object["interval_s"][0].get<double>(),
-                   object["interval_s"][1].get<double>()};
+  return CapAnswer{*cap,
+                   buckets ? static_cast<int>(*buckets) : 0,
+                   *median,
+                   object["interval_s"][0].get<double>(),
+                   object["interval_s"][1].get<double>(),
+                   number_at(object, "gain"),
+                   pair_at(object, "gain_interval")};
 }
 
 void read_timeout(const json& t, AdvisedValues& out) {
@@ -49,10 +65,10 @@ void read_timeout(const json& t, AdvisedValues& out) {
   if (const auto rank = number_at(t, "hang_rank")) out.hang_rank = static_cast<int>(*rank);
 }
 
-// The gain of `other` over `own` (1 - other / own) and its interval: advise's own (paired)
-// interval when it gives one for that cap ("gain_interval", of "best" over "own"), else the
-// widest the two caps' intervals allow (each end against the other's far end, as if the two
-// replays varied independently).
+// The gain of `other` over `own` and its interval: advise's own paired gain and interval when
+// it gives them for that cap (the candidate's "gain" and "gain_interval", or the section's, of
+// "best" over "own"), else 1 - other / own with the widest interval the two caps' intervals
+// allow (each end against the other's far end, as if the two replays varied independently).
 void read_bucket(const json& b, AdvisedValues& out) {
   const auto own = b.contains("own") ? cap_answer(b["own"]) : std::nullopt;
   out.advised_cap_mb = number_at(b, "recommended_bucket_cap_mb");
@@ -74,14 +90,17 @@ void read_bucket(const json& b, AdvisedValues& out) {
   }
   if (!other) return;
   out.compared_cap_mb = other->cap_mb;
-  out.predicted_gain = 1 - other->median_s / own->median_s;
-  // advise's "gain_interval" is the paired interval of "best" over "own".
+  // advise's section "gain" / "gain_interval" are the paired gain of "best" over "own".
   const auto best = b.contains("best") ? cap_answer(b["best"]) : std::nullopt;
-  if (best && best->cap_mb == other->cap_mb && b.contains("gain_interval") && b["gain_interval"].is_array() &&
-      b["gain_interval"].size() == 2 && b["gain_interval"][0].is_number() && b["gain_interval"][1].is_number()) {
-    out.predicted_gain_interval = {b["gain_interval"][0].get<double>(), b["gain_interval"][1].get<double>()};
-  } else {
-    out.predicted_gain_interval = {1 - other->hi_s / own->lo_s, 1 - other->lo_s / own->hi_s};
+  out.predicted_gain = 1 - other->median_s / own->median_s;
+  out.predicted_gain_interval = {1 - other->hi_s / own->lo_s, 1 - other->lo_s / own->hi_s};
+  const auto section_interval = pair_at(b, "gain_interval");
+  if (other->gain && other->gain_interval) {
+    out.predicted_gain = other->gain;
+    out.predicted_gain_interval = other->gain_interval;
+  } else if (best && best->cap_mb == other->cap_mb && section_interval) {
+    if (const auto gain = number_at(b, "gain")) out.predicted_gain = gain;
+    out.predicted_gain_interval = section_interval;
   }
 }
 

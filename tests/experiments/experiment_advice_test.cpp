@@ -131,11 +131,21 @@ TEST(ReadAdvice, KeepComparesTheFastestOtherLayoutAndTakesAdvisesOwnInterval) {
   EXPECT_DOUBLE_EQ(*a.compared_cap_mb, 5);
   // advise's paired interval is of "best" over "own": taken for the cap compared when it is best.
   std::string changed = kAdviceJson;
-  changed.replace(changed.find("\"keep\""), 0, "\"gain_interval\": [0.1, 0.3], \"best\": {\"bucket_cap_mb\": 5, "
+  changed.replace(changed.find("\"keep\""), 0, "\"gain\": 0.15, \"gain_interval\": [0.1, 0.3], \"best\": {\"bucket_cap_mb\": 5, "
                   "\"buckets\": 4, \"median_iteration_s\": 0.080, \"interval_s\": [0.076, 0.084]}, ");
   a = read_advice(changed, "a.json");
+  EXPECT_DOUBLE_EQ(*a.predicted_gain, 0.15);  // advise's point, the median of the same pairs
   EXPECT_DOUBLE_EQ(a.predicted_gain_interval->first, 0.1);
   EXPECT_DOUBLE_EQ(a.predicted_gain_interval->second, 0.3);
+  // A candidate's own paired gain wins: it is the compared cap's whether or not it is best.
+  std::string per_candidate = kAdviceJson;
+  const std::string five_interval = "\"interval_s\": [0.076, 0.084]}";
+  per_candidate.replace(per_candidate.find(five_interval), five_interval.size(),
+                        "\"interval_s\": [0.076, 0.084], \"gain\": 0.18, \"gain_interval\": [0.17, 0.22]}");
+  a = read_advice(per_candidate, "a.json");
+  EXPECT_DOUBLE_EQ(*a.predicted_gain, 0.18);
+  EXPECT_DOUBLE_EQ(a.predicted_gain_interval->first, 0.17);
+  EXPECT_DOUBLE_EQ(a.predicted_gain_interval->second, 0.22);
   changed.replace(changed.find("\"bucket_cap_mb\": 5, \"buckets\": 4, \"median_iteration_s\": 0.080"), 20, "\"bucket_cap_mb\": 1, ");
   a = read_advice(changed, "a.json");
   EXPECT_NEAR(a.predicted_gain_interval->first, 1 - 0.084 / 0.095, 1e-12);

@@ -1,5 +1,5 @@
-// Advice 1: the bucket cap of the lowest predicted median iteration, and as a second answer
-// the best per-bucket list of caps (advise.hpp).
+// Advice 1: the bucket cap of the largest paired gain over the trace's own, and as a second
+// answer the best per-bucket list of caps (advise.hpp).
 #include <algorithm>
 #include <cmath>
 #include <map>
@@ -103,16 +103,31 @@ BucketListAdvice search_lists(const AdviceSetup& setup, const std::vector<double
   advice.best = advice.candidates.front();
   const Replayed best = replay_caps(setup, list_caps(advice.best.caps_mb), runs, seed);
   advice.best.median_interval_s = best.interval;
+  advice.best.replicate_medians_s = best.replicate_medians_s;
   advice.candidates.front().median_interval_s = best.interval;
-  advice.gain = best_single.median_s > 0 ? 1 - advice.best.median_s / best_single.median_s : 0;
-  const Interval& single = best_single.median_interval_s;
-  const Interval& list = advice.best.median_interval_s;
+  const PairedGain gain = paired_gain(best_single.replicate_medians_s, best.replicate_medians_s);
+  advice.gain = gain.gain;
+  advice.gain_interval = gain.interval;
   // The same rule as the single cap's: within the noise (or no better), keep one cap.
-  advice.keep = advice.gain <= 0 || (list.high >= single.low && single.high >= list.low);
+  advice.keep = !bucket_gain_worth_it(gain.gain, gain.interval);
   return advice;
 }
 
 }  // namespace
+
+PairedGain paired_gain(const std::vector<double>& own_replicates_s, const std::vector<double>& other_replicates_s) {
+  std::vector<double> gains;
+  for (std::size_t k = 0; k < std::min(own_replicates_s.size(), other_replicates_s.size()); ++k) {
+    if (own_replicates_s[k] > 0) gains.push_back(1 - other_replicates_s[k] / own_replicates_s[k]);
+  }
+  PairedGain paired;
+  paired.pairs = static_cast<int>(gains.size());
+  if (gains.empty()) return paired;
+  // percentile_of's 0.5 is median_of, so the median lies between the interval's percentiles.
+  paired.gain = median_of(gains);
+  paired.interval = interval_of(gains);
+  return paired;
+}
 
 std::vector<std::vector<double>> bucket_list_family(const std::vector<double>& caps_mb) {
   std::vector<std::vector<double>> family;
@@ -174,22 +189,19 @@ BucketAdvice advise_bucket_cap(const AdviceSetup& setup, std::vector<double> cap
     return advice;
   }
   advice.available = true;
+  // Paired: replicate k of every candidate resampled the same iterations. The own cap's gain is
+  // 0 with the interval [0, 0]; the best is the largest gain, the first (smallest cap) on a tie.
   advice.best = advice.own;
-  for (const BucketCandidate& candidate : advice.candidates) {
-    if (candidate.median_s < advice.best.median_s) advice.best = candidate;
+  for (BucketCandidate& candidate : advice.candidates) {
+    if (advice.own_caps_mb.empty() && std::abs(candidate.cap_mb - advice.own_cap_mb) < 1e-9) continue;
+    const PairedGain gain = paired_gain(advice.own.replicate_medians_s, candidate.replicate_medians_s);
+    candidate.gain = gain.gain;
+    candidate.gain_interval = gain.interval;
+    if (candidate.gain > advice.best.gain) advice.best = candidate;
   }
-  advice.gain = advice.own.median_s > 0 ? 1 - advice.best.median_s / advice.own.median_s : 0;
-  // Paired: replicate k of every candidate resampled the same iterations.
-  std::vector<double> gains;
-  const std::vector<double>& own_runs = advice.own.replicate_medians_s;
-  const std::vector<double>& best_runs = advice.best.replicate_medians_s;
-  for (std::size_t k = 0; k < std::min(own_runs.size(), best_runs.size()); ++k) {
-    if (own_runs[k] > 0) gains.push_back(1 - best_runs[k] / own_runs[k]);
-  }
-  if (!gains.empty()) advice.gain_interval = interval_of(gains);
-  const Interval& own = advice.own.median_interval_s;
-  const Interval& best = advice.best.median_interval_s;
-  advice.keep = best.high >= own.low && own.high >= best.low;
+  advice.gain = advice.best.gain;
+  advice.gain_interval = advice.best.gain_interval;
+  advice.keep = !bucket_gain_worth_it(advice.gain, advice.gain_interval);
   advice.recommended_cap_mb = advice.keep ? advice.own_cap_mb : advice.best.cap_mb;
   if (search_lists_too) advice.list = search_lists(setup, caps_mb, advice.best, runs, seed);
   return advice;

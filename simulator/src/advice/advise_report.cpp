@@ -32,7 +32,15 @@ nlohmann::json candidate_json(const BucketCandidate& candidate) {
   return {{"bucket_cap_mb", candidate.cap_mb},
           {"buckets", candidate.buckets},
           {"median_iteration_s", number(candidate.median_s)},
-          {"interval_s", interval_json(candidate.median_interval_s)}};
+          {"interval_s", interval_json(candidate.median_interval_s)},
+          {"gain", number(candidate.gain)},
+          {"gain_interval", interval_json(candidate.gain_interval)}};
+}
+
+// A paired gain as "+1.6 % [-2.7, +3.0]" (advise.hpp's paired_gain).
+std::string gain_text(double gain, const Interval& interval) {
+  return format("%+.1f", 100 * gain) + " % [" + format("%+.1f", 100 * interval.low) + ", " +
+         format("%+.1f", 100 * interval.high) + "]";
 }
 
 nlohmann::json cost_json(const RankCost& cost) {
@@ -114,11 +122,12 @@ void list_answer_text(const BucketAdvice& advice, std::ostringstream& text) {
   text << "    best list [" << list_text(list.best.caps_mb) << "] MiB (" << list.best.buckets << " buckets): "
        << format("%.3f", list.best.median_s * 1e3) << " ms " << interval_ms(list.best.median_interval_s)
        << "; best single cap " << format("%g", advice.best.cap_mb) << " MiB: " << format("%.3f", advice.best.median_s * 1e3)
-       << " ms " << interval_ms(advice.best.median_interval_s) << ", gain " << format("%.1f", 100 * list.gain) << " %\n";
+       << " ms " << interval_ms(advice.best.median_interval_s) << ", gain " << gain_text(list.gain, list.gain_interval)
+       << " (paired)\n";
   if (list.keep) {
     text << "    keep one cap: bucket_cap_mb=" << format("%g", advice.recommended_cap_mb)
-         << " (a list gains nothing beyond the noise: the intervals overlap" << (list.gain <= 0 ? ", or it is no faster" : "")
-         << ")\n";
+         << " (a list gains nothing worth it: the paired gain's interval reaches 0, or the gain is below "
+         << format("%g", 100 * kMinBucketGain) << " %)\n";
   } else {
     text << "    recommended: bucket_cap_mb_list=[" << list_text(list.best.caps_mb) << "] (ddp-train --bucket-caps-mb "
          << list_text(list.best.caps_mb) << "; expected " << format("%.1f", 100 * list.gain)
@@ -132,12 +141,15 @@ void bucket_text(const BucketAdvice& advice, const std::string& network_note, st
     text << "  not available: " << advice.unavailable_reason << "\n";
     return;
   }
-  text << "  cap (MiB)  buckets  median (ms)  90 % interval (ms)\n";
+  text << "  cap (MiB)  buckets  median (ms)  90 % interval (ms)  gain over the trace's, paired [90 %]\n";
   for (const BucketCandidate& candidate : advice.candidates) {
-    char row[160];
-    std::snprintf(row, sizeof row, "  %9g  %7d  %11.3f  %s%s\n", candidate.cap_mb, candidate.buckets,
+    char row[200];
+    const bool own = std::abs(candidate.cap_mb - advice.own_cap_mb) < 1e-9;
+    std::snprintf(row, sizeof row, "  %9g  %7d  %11.3f  %-18s  %s\n", candidate.cap_mb, candidate.buckets,
                   candidate.median_s * 1e3, interval_ms(candidate.median_interval_s).c_str(),
-                  std::abs(candidate.cap_mb - advice.own_cap_mb) < 1e-9 ? "  (the trace's)" : "");
+                  own && advice.own_caps_mb.empty()
+                      ? "(the trace's)"
+                      : (gain_text(candidate.gain, candidate.gain_interval) + (own ? "  (the trace's)" : "")).c_str());
     text << row;
   }
   if (!advice.own_caps_mb.empty()) {
@@ -146,13 +158,14 @@ void bucket_text(const BucketAdvice& advice, const std::string& network_note, st
   text << "  the trace's cap " << format("%g", advice.own_cap_mb) << " MiB: " << format("%.3f", advice.own.median_s * 1e3)
        << " ms " << interval_ms(advice.own.median_interval_s) << "; best " << format("%g", advice.best.cap_mb)
        << " MiB: " << format("%.3f", advice.best.median_s * 1e3) << " ms " << interval_ms(advice.best.median_interval_s)
-       << ", gain " << format("%.1f", 100 * advice.gain) << " % [" << format("%.1f", 100 * advice.gain_interval.low) << ", "
-       << format("%.1f", 100 * advice.gain_interval.high) << "] (paired)\n";
+       << ", gain " << gain_text(advice.gain, advice.gain_interval) << " (paired: the median and 90 % interval of the "
+       << "replicates' 1 - best / own)\n";
   // The answer's own line says when it rests on a network fitted to too few sizes.
   const std::string note = network_note.empty() ? "" : "  <- " + network_note;
   if (advice.keep) {
     text << "  keep what you have: bucket_cap_mb=" << format("%g", advice.recommended_cap_mb)
-         << " (the gain is within the noise: the intervals overlap)" << note << "\n";
+         << " (the gain is within the noise or too small: its paired interval reaches 0, or it is below "
+         << format("%g", 100 * kMinBucketGain) << " %)" << note << "\n";
   } else {
     text << "  recommended: bucket_cap_mb=" << format("%g", advice.recommended_cap_mb) << " (expected "
          << format("%.1f", 100 * advice.gain) << " % shorter median iteration)" << note << "\n";
@@ -340,6 +353,7 @@ std::string advice_to_json(const Advice& advice) {
     if (list.searched) {
       json["bucket"]["list"]["best"] = list_candidate_json(list.best, true);
       json["bucket"]["list"]["gain_over_best_single_cap"] = number(list.gain);
+      json["bucket"]["list"]["gain_interval"] = interval_json(list.gain_interval);
       json["bucket"]["list"]["keep"] = list.keep;
       json["bucket"]["list"]["recommended_bucket_caps_mb"] =
           list.keep ? nlohmann::json(nullptr) : nlohmann::json(list.best.caps_mb);

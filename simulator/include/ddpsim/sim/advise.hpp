@@ -1,11 +1,14 @@
 // `ddp-sim advise`: three decisions from one trace, each from replays of it.
 //
 //   bucket size  re-bucket at each candidate cap (rebucket.hpp) and replay with bootstrap
-//                replicates; recommend the cap of the lowest predicted median, or "keep what
-//                you have" when its interval overlaps the trace's own cap's. Second answer: a
+//                replicates; a cap's gain over the trace's own cap is the median over the
+//                paired replicates of 1 - its median / the own cap's, with the 90 % interval
+//                of the same ratios (paired_gain). Recommend the cap of the largest gain when
+//                its interval lies above 0 and it is at least kMinBucketGain, else "keep what
+//                you have" (bucket_gain_worth_it). Second answer: a
 //                per-bucket list of caps (DDP's bucket_cap_mb_list) from a small family (first
-//                k buckets small, then large), through the same re-bucketing, against the best
-//                single cap with the same "keep" rule;
+//                k buckets small, then large), through the same re-bucketing, its paired gain
+//                over the best single cap with the same "keep" rule;
 //   timeout      every kind of collective the trace shows (gradient all-reduces, the first
 //                iteration and the bucket rebuild, buffer broadcasts, evaluation, checkpoint
 //                barriers, other collectives) gives its observed waits and the timeout it
@@ -77,12 +80,24 @@ Interval interval_of(const std::vector<double>& replicates, double level = 0.9);
 
 // ---- bucket size --------------------------------------------------------------------------
 
+// A gain and its interval from paired replicates: replicate k of both replays resampled the same
+// iterations, so each pair gives one ratio 1 - other_k / own_k. `gain` is their median and
+// `interval` their 90 % interval: one statistic, so the point always lies inside its interval.
+struct PairedGain {
+  double gain = 0;
+  Interval interval;
+  int pairs = 0;  // pairs with own_k > 0 (0: gain 0, interval [0, 0])
+};
+PairedGain paired_gain(const std::vector<double>& own_replicates_s, const std::vector<double>& other_replicates_s);
+
 struct BucketCandidate {
   double cap_mb = 0;
   int buckets = 0;
   double median_s = 0;  // run 0
   Interval median_interval_s;
   std::vector<double> replicate_medians_s{};  // runs 1..N-1, paired across candidates (same seeds)
+  double gain = 0;        // paired_gain over the trace's own cap (0 for the own cap)
+  Interval gain_interval;
 };
 
 // A per-bucket list of caps (the second answer), predicted like a single cap.
@@ -91,6 +106,7 @@ struct BucketListCandidate {
   int buckets = 0;
   double median_s = 0;          // run 0
   Interval median_interval_s;   // only for the best list (bootstrapped)
+  std::vector<double> replicate_medians_s{};  // only for the best list: runs 1..N-1, paired with the single caps'
 };
 
 struct BucketListAdvice {
@@ -99,9 +115,10 @@ struct BucketListAdvice {
   int lists = 0;                // lists in the family
   int distinct_layouts = 0;     // layouts they gave (each replayed once in order)
   std::vector<BucketListCandidate> candidates;  // one per distinct layout, fastest first
-  BucketListCandidate best;     // bootstrapped like the single caps
-  double gain = 0;              // 1 - best / the best single cap's median
-  bool keep = false;            // intervals overlap the best single cap's: keep one cap
+  BucketListCandidate best;     // the fastest in order, bootstrapped like the single caps
+  double gain = 0;              // paired_gain of the best list over the best single cap
+  Interval gain_interval;
+  bool keep = false;            // !bucket_gain_worth_it: keep one cap
 };
 
 struct BucketAdvice {
@@ -110,15 +127,24 @@ struct BucketAdvice {
   double own_cap_mb = 0;           // the trace's bucket_cap_mb
   BucketCandidate own;             // the trace's cap, re-bucketed like the candidates
   std::vector<BucketCandidate> candidates;  // sorted by cap
-  BucketCandidate best;
-  double gain = 0;          // 1 - best / own median
-  Interval gain_interval;   // 90 % of the paired replicates' 1 - best / own
-  bool keep = false;        // the best's interval overlaps the own cap's: within the noise
+  BucketCandidate best;     // the candidate of the largest gain (the own cap when none gains)
+  double gain = 0;          // best.gain: the median of the paired replicates' 1 - best / own
+  Interval gain_interval;   // best.gain_interval: 90 % of the same ratios
+  bool keep = false;        // !bucket_gain_worth_it(gain, gain_interval): within the noise, or too small
   double recommended_cap_mb = 0;  // best.cap_mb, or own_cap_mb when keep
   std::vector<double> own_caps_mb;  // the trace's bucket_cap_bytes_list in MiB (empty: none)
   BucketListAdvice list;            // the second answer
   std::string model;
 };
+
+// A change of cap (or to a list) is advised only for a paired gain whose interval lies above 0
+// and whose median is at least kMinBucketGain of the iteration: the paired replicates are so
+// alike that an interval of a 0.01 % gain may exclude 0, and such a gain is not worth a change
+// (nor within what the replay's model can promise).
+inline constexpr double kMinBucketGain = 0.01;
+inline bool bucket_gain_worth_it(double gain, const Interval& interval) {
+  return interval.low > 0 && gain >= kMinBucketGain;
+}
 
 // Caps in MiB (empty: kDefaultBucketCapsMb); `runs` >= 11.
 inline const std::vector<double> kDefaultBucketCapsMb = {0.25, 0.5, 1, 2, 5, 10, 25, 50, 100};
