@@ -28,9 +28,9 @@ std::int64_t integer_in(const std::string& text, const std::string& flag, std::i
 }
 
 // One size of --sizes: digits, then an optional K, M or G (KiB, MiB, GiB).
-std::int64_t parse_size(const std::string& text) {
-  const auto fail = [&text]() {
-    return UsageError("--sizes: expected sizes in bytes (4096, or 4K, 1M, 1G), each a multiple of 4 and above the "
+std::int64_t parse_size(const std::string& text, const std::string& flag) {
+  const auto fail = [&text, &flag]() {
+    return UsageError(flag + ": expected sizes in bytes (4096, or 4K, 1M, 1G), each a multiple of 4 and above the "
                       "one before, got '" + trace::one_line(text) + "'");
   };
   std::string digits = text;
@@ -57,15 +57,15 @@ std::vector<std::int64_t> default_ladder_sizes() {
   return sizes;
 }
 
-std::vector<std::int64_t> parse_ladder_sizes(const std::string& text) {
+std::vector<std::int64_t> parse_ladder_sizes(const std::string& text, const std::string& flag) {
   std::vector<std::int64_t> sizes;
   std::size_t start = 0;
   while (true) {
     const std::size_t comma = text.find(',', start);
     const std::string item = text.substr(start, comma == std::string::npos ? std::string::npos : comma - start);
-    const std::int64_t bytes = parse_size(item);
+    const std::int64_t bytes = parse_size(item, flag);
     if (!sizes.empty() && bytes <= sizes.back()) {
-      throw UsageError("--sizes: expected each size above the one before, got " + std::to_string(bytes) + " after " +
+      throw UsageError(flag + ": expected each size above the one before, got " + std::to_string(bytes) + " after " +
                        std::to_string(sizes.back()));
     }
     sizes.push_back(bytes);
@@ -79,11 +79,12 @@ std::optional<MachineProfileOptions> parse_machine_profile_options(int argc, con
   MachineProfileOptions o;
   CLI::App app{
       "ddp-machine-profile: measures what ddp-sim --machine needs on the machines a job runs on (all-reduce times "
-      "over a ladder of sizes, one and several in flight; how co-located ranks slow each other's compute). Launch "
+      "over a ladder of sizes, one and several in flight; how co-located ranks slow each other's compute; how an "
+      "all-reduce and compute slow each other when they overlap; what resuming after a short sleep costs). Launch "
       "it exactly like the training job (ddp-launch, torchrun, srun); rank 0 writes the JSON (traces/MACHINE.md).",
       "ddp-machine-profile"};
   app.option_defaults()->multi_option_policy(CLI::MultiOptionPolicy::TakeLast);
-  std::string sizes, in_flight = "2", repeats = "10", warmup = "2", threads = "1", timeout = "300";
+  std::string sizes, overlap_size = "4M", in_flight = "2", repeats = "10", warmup = "2", threads = "1", timeout = "300";
   app.set_help_all_flag("--help-all", "Print this help and exit (there are no hidden options)");
   const std::string job = "The job (as the training job's)";
   app.add_option("--backend", o.backend, "gloo | nccl (the job's)")->capture_default_str()->group(job);
@@ -103,6 +104,10 @@ std::optional<MachineProfileOptions> parse_machine_profile_options(int argc, con
   app.add_option("--in-flight", in_flight,
                  "all-reduces in flight at once for the in-flight timing (the profile's in_flight_gain), as DDP "
                  "issues its buckets (default 2)")
+      ->group(measurement);
+  app.add_option("--overlap-size", overlap_size,
+                 "the all-reduce timed against compute, bytes (K, M, G suffixes; default 4M): about a bucket of "
+                 "the job's")
       ->group(measurement);
   app.add_option("--repeats", repeats, "timed repetitions of each measurement (default 10)")->group(measurement);
   app.add_option("--warmup", warmup, "untimed rounds before them (default 2)")->group(measurement);
@@ -132,6 +137,11 @@ std::optional<MachineProfileOptions> parse_machine_profile_options(int argc, con
     throw UsageError("--device cpu: expected cuda (or auto) with --backend nccl, which all-reduces CUDA tensors only");
   }
   o.sizes = app.get_option("--sizes")->count() > 0 ? parse_ladder_sizes(sizes) : default_ladder_sizes();
+  const std::vector<std::int64_t> overlap = parse_ladder_sizes(overlap_size, "--overlap-size");
+  if (overlap.size() != 1) {
+    throw UsageError("--overlap-size: expected one size, got '" + trace::one_line(overlap_size) + "'");
+  }
+  o.overlap_bytes = overlap.front();
   o.in_flight = static_cast<int>(integer_in(in_flight, "--in-flight", 2, 64));
   o.repeats = static_cast<int>(integer_in(repeats, "--repeats", 1, 100000));
   o.warmup = static_cast<int>(integer_in(warmup, "--warmup", 0, 100000));

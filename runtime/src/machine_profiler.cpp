@@ -9,6 +9,7 @@
 #include <chrono>
 #include <cstring>
 #include <stdexcept>
+#include <thread>
 
 #include "ddpsim/trace/io.hpp"
 
@@ -100,7 +101,8 @@ std::vector<std::string> MachineProfiler::host_names() {
 void MachineProfiler::check_same_options() {
   what_ = "comparing the ranks' flags";
   std::vector<double> mine = {static_cast<double>(options_.sizes.size()), static_cast<double>(options_.in_flight),
-                              static_cast<double>(options_.repeats), static_cast<double>(options_.warmup)};
+                              static_cast<double>(options_.repeats), static_cast<double>(options_.warmup),
+                              static_cast<double>(options_.overlap_bytes)};
   for (std::int64_t bytes : options_.sizes) mine.push_back(static_cast<double>(bytes));
   // The ladder's length first: ranks that disagree on it would all-reduce vectors of two lengths.
   std::vector<double> length = {mine[0], -mine[0]};
@@ -115,8 +117,8 @@ void MachineProfiler::check_same_options() {
   both = slowest(both);
   for (std::size_t i = 0; i < mine.size(); ++i) {
     if (both[i] != -both[mine.size() + i]) {
-      throw std::runtime_error("expected every rank to be given the same --sizes, --in-flight, --repeats and "
-                               "--warmup, got ranks that differ");
+      throw std::runtime_error("expected every rank to be given the same --sizes, --overlap-size, --in-flight, "
+                               "--repeats and --warmup, got ranks that differ");
     }
   }
 }
@@ -183,18 +185,28 @@ trace::AllreduceLadder MachineProfiler::measure_ladder(const std::function<void(
   return ladder;
 }
 
-double MachineProfiler::time_kernel() {
-  // Matrix products: the bulk of a backward pass. On a GPU, larger ones, to take milliseconds.
-  const std::int64_t n = device_.is_cuda() ? 2048 : 256;
-  const int products = device_.is_cuda() ? 20 : 40;
+MachineProfiler::Products::Products(at::Device device)
+    : device(device), n(device.is_cuda() ? 2048 : 256), per_kernel(device.is_cuda() ? 20 : 40) {
   torch::manual_seed(0);
-  const at::Tensor a = torch::rand({n, n}, torch::TensorOptions().device(device_));
-  const at::Tensor b = torch::rand({n, n}, torch::TensorOptions().device(device_));
-  at::Tensor c = torch::empty({n, n}, torch::TensorOptions().device(device_));
-  if (device_.is_cuda()) torch::cuda::synchronize(device_.index());
+  a = torch::rand({n, n}, torch::TensorOptions().device(device));
+  b = torch::rand({n, n}, torch::TensorOptions().device(device));
+  c = torch::empty({n, n}, torch::TensorOptions().device(device));
+  sync();
+}
+
+void MachineProfiler::Products::run(int count) const {
+  for (int i = 0; i < count; ++i) torch::mm_out(c, a, b);
+  sync();
+}
+
+void MachineProfiler::Products::sync() const {
+  if (device.is_cuda()) torch::cuda::synchronize(device.index());
+}
+
+double MachineProfiler::time_kernel() {
+  const Products products(device_);
   const auto start = std::chrono::steady_clock::now();
-  for (int i = 0; i < products; ++i) torch::mm_out(c, a, b);
-  if (device_.is_cuda()) torch::cuda::synchronize(device_.index());
+  products.run(products.per_kernel);
   return seconds_since(start);
 }
 
@@ -229,6 +241,98 @@ trace::ComputeColocation MachineProfiler::measure_compute(const std::vector<std:
   return compute;
 }
 
+trace::ComputeCommOverlap MachineProfiler::measure_overlap() {
+  // Three times the ladder's repetitions: each round takes milliseconds, and the fractions are
+  // ratios of two noisy medians.
+  constexpr int kRoundsPerRepeat = 3;
+  trace::ComputeCommOverlap overlap;
+  overlap.bytes = options_.overlap_bytes;
+  const std::string size = size_text(overlap.bytes);
+  std::vector<at::Tensor> one = {torch::zeros({overlap.bytes / 4}, torch::TensorOptions().dtype(torch::kFloat32).device(device_))};
+  Products products(device_);
+  std::vector<double> alone, busy, quiet_pace, busy_pace;
+  for (int round = 0; round < kRoundsPerRepeat * (options_.warmup + options_.repeats); ++round) {
+    what_ = "the all-reduce of " + size + " alone (overlap)";
+    const double alone_s = time_allreduces(one);
+    what_ = "the compute kernel on every rank at once (overlap)";
+    meet();
+    auto start = std::chrono::steady_clock::now();
+    products.run(products.per_kernel);
+    const double quiet_s = seconds_since(start);
+    // Each rank issues the all-reduce and computes products one by one until it has ended:
+    // the end is seen to within one product, a few percent of the all-reduce.
+    what_ = "the all-reduce of " + size + " while the ranks compute";
+    meet();
+    start = std::chrono::steady_clock::now();
+    int done = 0;
+    try {
+      c10::intrusive_ptr<c10d::Work> work = group_->allreduce(one);
+      do {
+        products.run(1);
+        ++done;
+      } while (!work->isCompleted());
+      work->wait();
+      if (device_.is_cuda()) torch::cuda::synchronize(device_.index());
+    } catch (const std::exception& error) {
+      throw std::runtime_error(what_ + " failed: " + compat::exception_message(error));
+    }
+    const double busy_s = seconds_since(start);
+    if (round >= kRoundsPerRepeat * options_.warmup) {
+      alone.push_back(alone_s);
+      busy.push_back(busy_s);
+      quiet_pace.push_back(quiet_s);
+      busy_pace.push_back(busy_s / done * products.per_kernel);  // seconds per kernel's work
+    }
+  }
+  what_ = "gathering the overlap times";
+  overlap.allreduce_alone = trace::timing_of(slowest(alone));
+  overlap.allreduce_busy = trace::timing_of(slowest(busy));
+  overlap.compute_quiet = trace::timing_of(gather(quiet_pace));
+  overlap.compute_busy = trace::timing_of(gather(busy_pace));
+  // Overlap cannot make either faster than alone: a larger ratio is noise.
+  overlap.allreduce_fraction = std::min(1.0, overlap.allreduce_alone.median_s / overlap.allreduce_busy.median_s);
+  overlap.compute_fraction = std::min(1.0, overlap.compute_quiet.median_s / overlap.compute_busy.median_s);
+  return overlap;
+}
+
+trace::SleepResume MachineProfiler::measure_sleep() {
+  constexpr double kRequested = 200e-6;  // about what a straggler emulation sleeps after one gradient
+  constexpr int kPerRound = 5;
+  trace::SleepResume sleep;
+  sleep.requested_s = kRequested;
+  Products products(device_);
+  std::vector<double> slept, resumed, hot, cost;
+  for (int round = 0; round < options_.warmup + options_.repeats; ++round) {
+    what_ = "the sleep resume timing";
+    meet();
+    for (int i = 0; i < kPerRound; ++i) {
+      products.run(1);
+      auto start = std::chrono::steady_clock::now();
+      products.run(1);
+      const double hot_s = seconds_since(start);
+      start = std::chrono::steady_clock::now();
+      std::this_thread::sleep_for(std::chrono::duration<double>(kRequested));
+      const double slept_s = seconds_since(start);
+      start = std::chrono::steady_clock::now();
+      products.run(1);
+      const double resumed_s = seconds_since(start);
+      if (round >= options_.warmup) {
+        hot.push_back(hot_s);
+        slept.push_back(slept_s);
+        resumed.push_back(resumed_s);
+        cost.push_back(slept_s + resumed_s - kRequested - hot_s);
+      }
+    }
+  }
+  what_ = "gathering the sleep resume times";
+  sleep.slept = trace::timing_of(gather(slept));
+  sleep.resumed = trace::timing_of(gather(resumed));
+  sleep.hot = trace::timing_of(gather(hot));
+  // A median below zero is noise, not a rank that resumes faster than it slept.
+  sleep.resume_cost_s = std::max(0.0, trace::timing_of(gather(cost)).median_s);
+  return sleep;
+}
+
 trace::MachineProfile MachineProfiler::measure(const std::function<void(const std::string&)>& progress) {
   check_same_options();
   trace::MachineProfile profile;
@@ -256,6 +360,10 @@ trace::MachineProfile MachineProfiler::measure(const std::function<void(const st
   profile.allreduce = measure_ladder(progress);
   if (progress) progress("compute co-location: " + std::to_string(profile.ranks_per_host) + " rank(s) per host");
   profile.compute = measure_compute(hosts, profile.ranks_per_host);
+  if (progress) progress("all-reduce of " + size_text(options_.overlap_bytes) + " against compute");
+  profile.overlap = measure_overlap();
+  if (progress) progress("resuming after a sleep");
+  profile.sleep = measure_sleep();
   profile.created_utc = trace::utc_now_iso8601();
   return profile;
 }

@@ -41,6 +41,21 @@ class MachineProfiler {
   double time_allreduces(std::vector<at::Tensor>& tensors);
   trace::AllreduceLadder measure_ladder(const std::function<void(const std::string&)>& progress);
   trace::ComputeColocation measure_compute(const std::vector<std::string>& hosts, int ranks_per_host);
+  // How an all-reduce of --overlap-size and the rank's compute slow each other.
+  trace::ComputeCommOverlap measure_overlap();
+  trace::SleepResume measure_sleep();
+  // The compute kernel: float32 matrix products, the bulk of a backward pass (on a GPU, larger
+  // ones, to take milliseconds); `per_kernel` of them are one kernel.
+  struct Products {
+    explicit Products(at::Device device);
+    void run(int count) const;  // `count` products, waited for
+    void sync() const;
+    at::Device device;
+    std::int64_t n;
+    int per_kernel;
+    at::Tensor a, b;
+    mutable at::Tensor c;
+  };
   // One run of the fixed compute kernel, in seconds.
   double time_kernel();
 

@@ -74,7 +74,8 @@ void add_replay_options(CLI::App* command, ReplayFlags& flags) {
   command->add_option("--machine", flags.machine,
                       "A machine profile (ddp-launch ... ddp-machine-profile --out FILE, traces/MACHINE.md): the "
                       "network fitted to its all-reduce ladder instead of the trace's all-reduces, its in-flight gain as "
-                      "--allreduces-in-flight 2=G, its co-location as --effective-cores K=C; the flags below override it")
+                      "--allreduces-in-flight 2=G, its co-location as --effective-cores K=C, its overlap and sleep resume cost as the three flags of those "
+                      "names; the flags below override it")
       ->group(machine);
   command->add_option("--bandwidth", flags.request.bandwidth, "Link bandwidth, bytes/s (default: --machine's, else calibrated)")
       ->check(bandwidth())
@@ -101,6 +102,23 @@ void add_replay_options(CLI::App* command, ReplayFlags& flags) {
                       "where co-running ranks slow each other); compute is stretched by max(1, W/N) / max(1, W_trace/N)")
       ->check(finite_number(1, kIntMax, false, "a number of cores >= 1"))
       ->group(machine);
+  command->add_option("--overlap-bandwidth-fraction", flags.request.overlap_bandwidth_fraction,
+                      "The all-reduce rate while any rank's autograd runs, as a fraction of the bandwidth "
+                      "(default: --machine's overlap, else fitted from the trace with its bandwidth, 1 with --bandwidth)")
+      ->check(finite_number(0, 1, true, "a fraction in (0, 1]"))
+      ->group(machine);
+  command->add_option("--compute-fraction-during-allreduce", flags.request.compute_fraction_during_allreduce,
+                      "Autograd's rate while its rank's all-reduces transfer, as a fraction of its rate alone "
+                      "(Gloo's threads share the cores): the measured backward becomes autograd's time alone and "
+                      "is paced again in the replay (default: --machine's overlap, else 1: replayed as measured)")
+      ->check(finite_number(0, 1, true, "a fraction in (0, 1]"))
+      ->group(machine);
+  command->add_option("--sleep-resume-cost", flags.request.sleep_resume_cost_s,
+                      "Seconds of extra compute a rank slowed by --slowdown spends after each of its sleeps, as "
+                      "ddp-train --slowdown and python_ddp.py --slowdown emulate a straggler (the emulation's cost, "
+                      "not a real straggler's; default: --machine's sleep resume cost, else 0)")
+      ->check(finite_number(0, 1, false, "seconds in [0, 1]"))
+      ->group(machine);
 
   const std::string network = "Network";
   command->add_option("--allreduce", flags.allreduce,
@@ -109,12 +127,6 @@ void add_replay_options(CLI::App* command, ReplayFlags& flags) {
       ->group(network);
   command->add_option("--calibration", flags.calibration,
                       "Use this fit (the JSON of ddp-sim calibrate --json) instead of calibrating the trace again")
-      ->group(network);
-  command->add_option("--overlap-bandwidth-fraction", flags.request.overlap_bandwidth_fraction,
-                      "The all-reduce rate while any rank's autograd runs, as a fraction of the bandwidth "
-                      "(default: fitted from the trace with its bandwidth, 1 with --bandwidth; "
-                      "python -m ddpsim.bench.allreduce_bench --busy measures it)")
-      ->check(finite_number(0, 1, true, "a fraction in (0, 1]"))
       ->group(network);
   command->add_option("--max-simulated-flows", flags.request.max_simulated_flows,
                       "Aggregated all-reduces whose flows share links: SimGrid's flows up to N flows, else the "
@@ -154,19 +166,6 @@ void add_replay_options(CLI::App* command, ReplayFlags& flags) {
                       "With --cores or --effective-cores: uniform (default) stretches all compute by s(W) / s(W_trace); "
                       "paced runs each rank's forward, autograd and optimizer at s(W_trace) / s(k), k the ranks "
                       "computing at that instant (a rank whose peers stall or wait computes faster)")
-      ->group(compute);
-  command->add_option("--compute-fraction-during-allreduce", flags.request.compute_fraction_during_allreduce,
-                      "Autograd's rate while its rank's all-reduces transfer, as a fraction of its rate alone "
-                      "(Gloo's threads share the cores): the measured backward becomes autograd's time alone and "
-                      "is paced again in the replay (default 1: replayed as measured; "
-                      "python -m ddpsim.bench.allreduce_bench --busy measures it)")
-      ->check(finite_number(0, 1, true, "a fraction in (0, 1]"))
-      ->group(compute);
-  command->add_option("--sleep-resume-cost", flags.request.sleep_resume_cost_s,
-                      "Seconds of extra compute a rank slowed by ddp-train --slowdown spends after each of its "
-                      "sleeps (the runtime's injection, not a real straggler; ddpsim-sleep-resume-cost measures it "
-                      "for a lone rank, and 2-rank runs show about half of that)")
-      ->check(finite_number(0, 1, false, "seconds in [0, 1]"))
       ->group(compute);
   add_unprofiled_iteration_option(command, flags.unprofiled_iteration_ms)->group(compute);
 

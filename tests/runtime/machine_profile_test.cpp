@@ -48,7 +48,7 @@ TEST(MachineProfileTool, TwoRanksOnLoopbackWriteAProfileThatReadsBack) {
   const std::string out = dir / "machine.json";
   const std::string worker = shell_quote(kTool) + " --out " + shell_quote(out) + " --init " +
                              shell_quote("file://" + (dir / "store")) +
-                             " --sizes 4K,16K,64K,256K,512K,1M,2M,4M --repeats 3 --warmup 1";
+                             " --sizes 4K,16K,64K,256K,512K,1M,2M,4M --overlap-size 1M --repeats 3 --warmup 1";
   const JobResult job = launch(worker, dir, 2, "profile");
   ASSERT_EQ(job.exit_code, 0) << job.output;
   EXPECT_LT(job.seconds, 30) << job.output;
@@ -79,6 +79,20 @@ TEST(MachineProfileTool, TwoRanksOnLoopbackWriteAProfileThatReadsBack) {
   EXPECT_EQ(profile.compute.alone.samples, 6);  // 2 ranks x 3 repeats
   EXPECT_GT(profile.compute.effective_cores, 0);
   EXPECT_LE(profile.compute.effective_cores, 2);
+  EXPECT_EQ(profile.version, trace::kMachineProfileVersion);
+  ASSERT_TRUE(profile.overlap.has_value());
+  EXPECT_EQ(profile.overlap->bytes, 1 << 20);
+  EXPECT_EQ(profile.overlap->allreduce_busy.samples, 9);  // the slowest rank's, 3 rounds per repeat
+  EXPECT_EQ(profile.overlap->compute_busy.samples, 18);   // every rank's
+  EXPECT_EQ(profile.overlap->compute_quiet.samples, 18);
+  EXPECT_GT(profile.overlap->allreduce_fraction, 0);
+  EXPECT_LE(profile.overlap->allreduce_fraction, 1);
+  EXPECT_GT(profile.overlap->compute_fraction, 0);
+  EXPECT_LE(profile.overlap->compute_fraction, 1);
+  ASSERT_TRUE(profile.sleep.has_value());
+  EXPECT_EQ(profile.sleep->slept.samples, 2 * 3 * 5);  // 2 ranks x 3 repeats x 5 sleeps
+  EXPECT_GE(profile.sleep->slept.median_s, profile.sleep->requested_s);  // a sleep never ends early
+  EXPECT_GE(profile.sleep->resume_cost_s, 0);
 }
 
 TEST(MachineProfileTool, BadFlagsAreOneLine) {
@@ -91,6 +105,9 @@ TEST(MachineProfileTool, BadFlagsAreOneLine) {
       {"--sizes 8K,4K", "ddp-machine-profile: --sizes: expected each size above the one before, got 4096 after 8192"},
       {"--sizes 4K,,8K", "ddp-machine-profile: --sizes: expected sizes in bytes"},
       {"--sizes 1X", "ddp-machine-profile: --sizes: expected sizes in bytes"},
+      {"--overlap-size 3", "ddp-machine-profile: --overlap-size: expected sizes in bytes (4096, or 4K, 1M, 1G), each a "
+                           "multiple of 4 and above the one before, got '3'"},
+      {"--overlap-size 1M,4M", "ddp-machine-profile: --overlap-size: expected one size, got '1M,4M'"},
       {"--in-flight 1", "ddp-machine-profile: --in-flight: expected an integer in [2, 64], got '1'"},
       {"--repeats 0", "ddp-machine-profile: --repeats: expected an integer in [1, 100000], got '0'"},
       {"--repeats many", "ddp-machine-profile: --repeats: expected an integer in [1, 100000], got 'many'"},

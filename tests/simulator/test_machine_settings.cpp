@@ -161,6 +161,67 @@ TEST(MachineSettings, FlagsOverrideTheProfile) {
   EXPECT_EQ(prepared.compute_stretch, corun_stretch({{4, 3.0}}, 4, 8));
 }
 
+// A version 2 profile's overlap and sleep sections: the all-reduce's fraction taken on the
+// bandwidth term alone (the ladder line's intercept paid alike busy or not).
+trace::MachineProfile profile_with_overlap() {
+  trace::MachineProfile profile = known_profile();
+  const double one = allreduce_formula_s(AllreduceAlgorithm::Ring, 4, 4 << 20, kAlpha, kBeta);
+  const double latency = 2 * 3 * kAlpha;  // the ring's 2(W-1) alpha at 4 ranks
+  trace::ComputeCommOverlap overlap;
+  overlap.bytes = 4 << 20;
+  overlap.allreduce_alone = exactly(one);
+  overlap.allreduce_busy = exactly(latency + (one - latency) / 0.4);  // bandwidth term at 0.4 of its rate
+  overlap.compute_quiet = exactly(0.016);
+  overlap.compute_busy = exactly(0.016 / 0.625);
+  overlap.allreduce_fraction = one / overlap.allreduce_busy.median_s;
+  overlap.compute_fraction = 0.625;
+  profile.overlap = overlap;
+  trace::SleepResume sleep;
+  sleep.requested_s = 2e-4;
+  sleep.slept = exactly(2.6e-4);
+  sleep.resumed = exactly(2.2e-4);
+  sleep.hot = exactly(2e-4);
+  sleep.resume_cost_s = 8e-5;
+  profile.sleep = sleep;
+  return profile;
+}
+
+TEST(MachineSettings, OverlapAndSleepBecomeTheirFlags) {
+  const MachineSettings settings = machine_settings(profile_with_overlap(), AllreduceAlgorithm::Ring, "m.json");
+  ASSERT_TRUE(settings.overlap_bandwidth_fraction && settings.compute_fraction_during_allreduce &&
+              settings.sleep_resume_cost_s);
+  EXPECT_NEAR(*settings.overlap_bandwidth_fraction, 0.4, 1e-9);
+  EXPECT_EQ(*settings.compute_fraction_during_allreduce, 0.625);
+  EXPECT_EQ(*settings.sleep_resume_cost_s, 8e-5);
+  // A version 1 profile has neither: the replay keeps its defaults.
+  const MachineSettings v1 = machine_settings(known_profile(), AllreduceAlgorithm::Ring, "m.json");
+  EXPECT_FALSE(v1.overlap_bandwidth_fraction || v1.compute_fraction_during_allreduce || v1.sleep_resume_cost_s);
+}
+
+TEST(MachineSettings, TheReplayTakesTheOverlapUnlessToldOtherwise) {
+  const trace::Trace measured = testing::make_synthetic_trace(testing::SyntheticRun{});
+  const PreparedReplay prepared = prepare_replay(request_with(profile_with_overlap()), measured);
+  EXPECT_NEAR(prepared.options.overlap_bandwidth_fraction, 0.4, 1e-9);
+  EXPECT_EQ(prepared.options.compute_fraction_during_allreduce, 0.625);
+  EXPECT_EQ(prepared.options.sleep_resume_cost_s, 8e-5);
+  // Flags override each.
+  ReplayRequest told = request_with(profile_with_overlap());
+  told.overlap_bandwidth_fraction = 0.9;
+  told.compute_fraction_during_allreduce = 1.0;
+  told.sleep_resume_cost_s = 0.0;
+  const PreparedReplay overridden = prepare_replay(told, measured);
+  EXPECT_EQ(overridden.options.overlap_bandwidth_fraction, 0.9);
+  EXPECT_EQ(overridden.options.compute_fraction_during_allreduce, 1.0);
+  EXPECT_EQ(overridden.options.sleep_resume_cost_s, 0.0);
+  // A network told by --bandwidth keeps its own all-reduce rate during autograd; compute's
+  // fraction is the machine's still.
+  ReplayRequest bandwidth = request_with(profile_with_overlap());
+  bandwidth.bandwidth = 5e8;
+  const PreparedReplay own = prepare_replay(bandwidth, measured);
+  EXPECT_EQ(own.options.overlap_bandwidth_fraction, 1.0);
+  EXPECT_EQ(own.options.compute_fraction_during_allreduce, 0.625);
+}
+
 TEST(MachineSettings, AProfileOfAnotherMachineIsRefusedInOneLine) {
   const trace::Trace measured = testing::make_synthetic_trace(testing::SyntheticRun{});  // gloo, 1 host, 4 ranks
   const auto error_of = [&](const trace::MachineProfile& profile) {
@@ -239,12 +300,13 @@ TEST(MachineSettings, ReplayHeadlineNamesTheFixAndMachineRemovesIt) {
   ASSERT_NE(group, std::string::npos) << help.out;
   const auto group_end = help.out.find("\n\n", group);
   for (const char* flag : {"--machine", "--bandwidth", "--latency", "--allreduces-in-flight", "--effective-cores",
-                           "--cores"}) {
+                           "--cores", "--overlap-bandwidth-fraction", "--compute-fraction-during-allreduce",
+                           "--sleep-resume-cost"}) {
     const auto at = help.out.find("\n  " + std::string(flag) + " ");
     EXPECT_GT(at, group) << flag;
     EXPECT_LT(at, group_end) << flag;
   }
-  for (const char* flag : {"--overlap-bandwidth-fraction", "--compute-fraction-during-allreduce", "--world-size"}) {
+  for (const char* flag : {"--world-size", "--bucket-cap-mb", "--slowdown"}) {
     const auto at = help.out.find("\n  " + std::string(flag) + " ");
     EXPECT_TRUE(at < group || at > group_end) << flag;
   }

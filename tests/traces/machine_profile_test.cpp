@@ -46,6 +46,22 @@ MachineProfile example_profile() {
   profile.compute.alone = timing_of({0.010, 0.011, 0.012, 0.013});
   profile.compute.together = timing_of({0.012, 0.013});
   profile.compute.effective_cores = 2 * 0.0115 / 0.0125;
+  ComputeCommOverlap overlap;
+  overlap.bytes = 4 << 20;
+  overlap.allreduce_alone = timing_of({0.0031, 0.0035, 0.0034});
+  overlap.allreduce_busy = timing_of({0.0091, 0.0102});
+  overlap.compute_quiet = timing_of({0.0125, 0.0127});
+  overlap.compute_busy = timing_of({0.019, 0.0187, 0.0201});
+  overlap.allreduce_fraction = 0.0034 / 0.00965;
+  overlap.compute_fraction = 0.0125 / 0.019;
+  profile.overlap = overlap;
+  SleepResume sleep;
+  sleep.requested_s = 1e-4;
+  sleep.slept = timing_of({1.6e-4, 1.7e-4});
+  sleep.resumed = timing_of({2.3e-4, 2.1e-4, 2.2e-4});
+  sleep.hot = timing_of({1.8e-4, 1.9e-4});
+  sleep.resume_cost_s = 1.0000000000000002e-4;
+  profile.sleep = sleep;
   return profile;
 }
 
@@ -100,6 +116,19 @@ TEST(MachineProfile, RoundTripsThroughAFile) {
   expect_same_timing(read.compute.alone, written.compute.alone);
   expect_same_timing(read.compute.together, written.compute.together);
   EXPECT_EQ(read.compute.effective_cores, written.compute.effective_cores);
+  ASSERT_TRUE(read.overlap && read.sleep);
+  EXPECT_EQ(read.overlap->bytes, written.overlap->bytes);
+  expect_same_timing(read.overlap->allreduce_alone, written.overlap->allreduce_alone);
+  expect_same_timing(read.overlap->allreduce_busy, written.overlap->allreduce_busy);
+  expect_same_timing(read.overlap->compute_quiet, written.overlap->compute_quiet);
+  expect_same_timing(read.overlap->compute_busy, written.overlap->compute_busy);
+  EXPECT_EQ(read.overlap->allreduce_fraction, written.overlap->allreduce_fraction);
+  EXPECT_EQ(read.overlap->compute_fraction, written.overlap->compute_fraction);
+  EXPECT_EQ(read.sleep->requested_s, written.sleep->requested_s);
+  expect_same_timing(read.sleep->slept, written.sleep->slept);
+  expect_same_timing(read.sleep->resumed, written.sleep->resumed);
+  expect_same_timing(read.sleep->hot, written.sleep->hot);
+  EXPECT_EQ(read.sleep->resume_cost_s, written.sleep->resume_cost_s);
   // And the text is stable: written again, byte for byte the same.
   EXPECT_EQ(machine_profile_to_json(read), machine_profile_to_json(written));
 }
@@ -127,6 +156,19 @@ std::string error_of_text(const std::string& text) {
 
 TEST(MachineProfile, TheExampleReads) { EXPECT_EQ(error_of([](nlohmann::ordered_json&) {}), ""); }
 
+// A version 1 file (no overlap, no sleep) still reads, and is written back as version 1.
+TEST(MachineProfile, ReadsVersionOne) {
+  nlohmann::ordered_json json = nlohmann::ordered_json::parse(machine_profile_to_json(example_profile()));
+  json["ddpsim_machine_profile"] = 1;
+  json.erase("overlap");
+  json.erase("sleep");
+  const MachineProfile read = machine_profile_from_json(json.dump(2), "m.json");
+  EXPECT_EQ(read.version, 1);
+  EXPECT_FALSE(read.overlap);
+  EXPECT_FALSE(read.sleep);
+  EXPECT_EQ(nlohmann::ordered_json::parse(machine_profile_to_json(read)), json);
+}
+
 // Each bad input: what to break, and the error's exact text.
 struct BadProfile {
   const char* name;
@@ -137,10 +179,18 @@ struct BadProfile {
 TEST(MachineProfile, RefusesBadInputInOneLine) {
   const std::vector<BadProfile> cases = {
       {"no version", [](auto& j) { j.erase("ddpsim_machine_profile"); },
-       "m.json:1: expected a machine profile with \"ddpsim_machine_profile\": 1 (ddp-machine-profile --out), got no "
+       "m.json:1: expected a machine profile with \"ddpsim_machine_profile\": 2 (ddp-machine-profile --out), got no "
        "such field"},
-      {"a newer version", [](auto& j) { j["ddpsim_machine_profile"] = 2; },
-       "m.json:2: expected ddpsim_machine_profile in [1, 1], got 2"},
+      {"a newer version", [](auto& j) { j["ddpsim_machine_profile"] = 3; },
+       "m.json:2: expected ddpsim_machine_profile in [1, 2], got 3"},
+      {"version 2 without its overlap", [](auto& j) { j.erase("overlap"); },
+       "m.json:1: expected field \"overlap\", got no such field"},
+      {"an all-reduce faster busy than alone", [](auto& j) { j["overlap"]["allreduce_fraction"] = 1.5; },
+       "m.json:"},
+      {"no resume cost", [](auto& j) { j["sleep"].erase("resume_cost_s"); },
+       "m.json:"},
+      {"a negative resume cost", [](auto& j) { j["sleep"]["resume_cost_s"] = -1e-4; },
+       "m.json:"},
       {"another backend", [](auto& j) { j["backend"] = "mpi"; },
        "m.json:10: expected backend to be \"gloo\" or \"nccl\", got \"mpi\""},
       {"one rank", [](auto& j) { j["world_size"] = 1; },
@@ -178,6 +228,15 @@ TEST(MachineProfile, RefusesBadInputInOneLine) {
   }
   EXPECT_NE(error_of([](auto& j) { j["compute"]["effective_cores"] = 3; }).find("expected compute.effective_cores in (0, ranks_per_host = 2], got 3"),
             std::string::npos);
+  EXPECT_NE(error_of([](auto& j) { j["overlap"]["allreduce_fraction"] = 1.5; })
+                .find("expected overlap.allreduce_fraction in (0, 1], got 1.5"),
+            std::string::npos);
+  EXPECT_NE(error_of([](auto& j) { j["sleep"].erase("resume_cost_s"); })
+                .find("expected field \"sleep.resume_cost_s\", got no such field"),
+            std::string::npos);
+  EXPECT_NE(error_of([](auto& j) { j["sleep"]["resume_cost_s"] = -1e-4; })
+                .find("expected sleep.resume_cost_s to be a finite number >= 0, got -0.0001"),
+            std::string::npos);
   EXPECT_NE(error_of([](auto& j) { j["compute"]["alone"]["median_s"] = "fast"; })
                 .find("expected compute.alone.median_s to be a number, got string \"fast\""),
             std::string::npos);
@@ -191,7 +250,7 @@ TEST(MachineProfile, RefusesWhatIsNotAProfile) {
             "m.json:1: expected a JSON object (ddp-machine-profile --out), got array [1,2]");
   // A trace's metadata is not a profile.
   EXPECT_EQ(error_of_text("{\"schema\": \"ddpsim-trace\"}"),
-            "m.json:1: expected a machine profile with \"ddpsim_machine_profile\": 1 (ddp-machine-profile --out), got "
+            "m.json:1: expected a machine profile with \"ddpsim_machine_profile\": 2 (ddp-machine-profile --out), got "
             "no such field");
   try {
     read_machine_profile("/nonexistent/machine.json");

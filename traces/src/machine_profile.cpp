@@ -206,6 +206,40 @@ void read_compute(const ProfileChecker& check, const json& root, MachineProfile&
   }
 }
 
+// A fraction in (0, 1].
+double fraction(const ProfileChecker& check, const json& section, const std::string& key, const std::string& path,
+                const std::string& top) {
+  const double value = check.number(section, key, path, top, true);
+  if (value > 1) check.fail(top, path + " in (0, 1]", json(value).dump());
+  return value;
+}
+
+void read_overlap(const ProfileChecker& check, const json& root, MachineProfile& profile) {
+  const std::string top = "overlap";
+  const json& section = check.object(root, top, top, top);
+  ComputeCommOverlap overlap;
+  overlap.bytes = check.integer(section, "bytes", "overlap.bytes", top, 4, std::numeric_limits<std::int64_t>::max());
+  overlap.allreduce_alone = check.timing(section, "allreduce_alone", "overlap.allreduce_alone", top);
+  overlap.allreduce_busy = check.timing(section, "allreduce_busy", "overlap.allreduce_busy", top);
+  overlap.compute_quiet = check.timing(section, "compute_quiet", "overlap.compute_quiet", top);
+  overlap.compute_busy = check.timing(section, "compute_busy", "overlap.compute_busy", top);
+  overlap.allreduce_fraction = fraction(check, section, "allreduce_fraction", "overlap.allreduce_fraction", top);
+  overlap.compute_fraction = fraction(check, section, "compute_fraction", "overlap.compute_fraction", top);
+  profile.overlap = overlap;
+}
+
+void read_sleep(const ProfileChecker& check, const json& root, MachineProfile& profile) {
+  const std::string top = "sleep";
+  const json& section = check.object(root, top, top, top);
+  SleepResume sleep;
+  sleep.requested_s = check.number(section, "requested_s", "sleep.requested_s", top, true);
+  sleep.slept = check.timing(section, "slept", "sleep.slept", top);
+  sleep.resumed = check.timing(section, "resumed", "sleep.resumed", top);
+  sleep.hot = check.timing(section, "hot", "sleep.hot", top);
+  sleep.resume_cost_s = check.number(section, "resume_cost_s", "sleep.resume_cost_s", top, false);
+  profile.sleep = sleep;
+}
+
 }  // namespace
 
 Timing timing_of(std::vector<double> seconds) {
@@ -222,7 +256,9 @@ Timing timing_of(std::vector<double> seconds) {
 
 std::string machine_profile_to_json(const MachineProfile& profile) {
   ordered_json out;
-  out[kVersionKey] = profile.version;
+  // The version the content is: a profile without the overlap and sleep sections (one read
+  // from a version 1 file) is written as version 1, so that it reads back.
+  out[kVersionKey] = profile.overlap && profile.sleep ? kMachineProfileVersion : 1;
   out["tool"] = {{"name", profile.tool_name}, {"version", profile.tool_version}, {"git_sha", profile.git_sha}};
   out["created_utc"] = profile.created_utc;
   out["launcher"] = profile.launcher;
@@ -245,6 +281,24 @@ std::string machine_profile_to_json(const MachineProfile& profile) {
                     {"alone", timing_json(profile.compute.alone)},
                     {"together", timing_json(profile.compute.together)},
                     {"effective_cores", profile.compute.effective_cores}};
+  if (profile.overlap) {
+    const ComputeCommOverlap& overlap = *profile.overlap;
+    out["overlap"] = {{"bytes", overlap.bytes},
+                      {"allreduce_alone", timing_json(overlap.allreduce_alone)},
+                      {"allreduce_busy", timing_json(overlap.allreduce_busy)},
+                      {"compute_quiet", timing_json(overlap.compute_quiet)},
+                      {"compute_busy", timing_json(overlap.compute_busy)},
+                      {"allreduce_fraction", overlap.allreduce_fraction},
+                      {"compute_fraction", overlap.compute_fraction}};
+  }
+  if (profile.sleep) {
+    const SleepResume& sleep = *profile.sleep;
+    out["sleep"] = {{"requested_s", sleep.requested_s},
+                    {"slept", timing_json(sleep.slept)},
+                    {"resumed", timing_json(sleep.resumed)},
+                    {"hot", timing_json(sleep.hot)},
+                    {"resume_cost_s", sleep.resume_cost_s}};
+  }
   return out.dump(2) + "\n";
 }
 
@@ -271,10 +325,14 @@ MachineProfile machine_profile_from_json(const std::string& text, const std::str
   }
   MachineProfile profile;
   profile.version = static_cast<int>(
-      check.integer(root, kVersionKey, kVersionKey, kVersionKey, kMachineProfileVersion, kMachineProfileVersion));
+      check.integer(root, kVersionKey, kVersionKey, kVersionKey, 1, kMachineProfileVersion));
   read_provenance(check, root, profile);
   read_allreduce(check, root, profile);
   read_compute(check, root, profile);
+  if (profile.version >= 2) {
+    read_overlap(check, root, profile);
+    read_sleep(check, root, profile);
+  }
   return profile;
 }
 

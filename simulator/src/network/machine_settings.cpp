@@ -1,6 +1,7 @@
 // A machine profile made into replay settings (machine_settings.hpp).
 #include "ddpsim/sim/machine_settings.hpp"
 
+#include <algorithm>
 #include <cmath>
 #include <limits>
 #include <set>
@@ -85,6 +86,17 @@ MachineSettings machine_settings(const trace::MachineProfile& profile, Allreduce
   if (profile.hosts.size() == 1 && profile.ranks_per_host >= 2) {
     settings.effective_cores[profile.ranks_per_host] = profile.compute.effective_cores;
   }
+  if (profile.overlap) {
+    // The replay slows only the bandwidth term while autograd runs (ReplayOptions::
+    // overlap_bandwidth_fraction): the latency is paid alike either way.
+    const double latency_s = calibration.fit.intercept_s;
+    const double alone_s = profile.overlap->allreduce_alone.median_s - latency_s;
+    const double busy_s = profile.overlap->allreduce_busy.median_s - latency_s;
+    const double fraction = alone_s > 0 && busy_s > 0 ? alone_s / busy_s : profile.overlap->allreduce_fraction;
+    settings.overlap_bandwidth_fraction = std::clamp(fraction, 1e-3, 1.0);
+    settings.compute_fraction_during_allreduce = profile.overlap->compute_fraction;
+  }
+  if (profile.sleep) settings.sleep_resume_cost_s = profile.sleep->resume_cost_s;
   return settings;
 }
 

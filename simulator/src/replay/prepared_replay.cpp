@@ -183,12 +183,23 @@ ReplayRequest with_machine(const ReplayRequest& given, const trace::Trace& measu
   warnings = check_machine_matches(*given.machine, measured, given.machine_file);
   const auto shape = given.algorithm == AllreduceAlgorithm::Tree ? AllreduceAlgorithm::Tree : AllreduceAlgorithm::Ring;
   MachineSettings settings = machine_settings(*given.machine, shape, given.machine_file);
+  // The overlap's all-reduce fraction belongs to the network it was measured against: a fit
+  // to the trace (--calibration) measured its all-reduces under the job's own contention and
+  // keeps its own, and a told --bandwidth is the network's alone.
+  const bool network_from_machine = !request.calibration && !request.bandwidth;
   if (!request.calibration) {
     request.calibration = std::move(settings.calibration);
     request.calibration_file = given.machine_file;
   }
+  if (network_from_machine && !request.overlap_bandwidth_fraction) {
+    request.overlap_bandwidth_fraction = settings.overlap_bandwidth_fraction;
+  }
   if (!request.in_flight_gain) request.in_flight_gain = settings.in_flight_gain;
   if (request.effective_cores.empty() && request.cores == 0) request.effective_cores = settings.effective_cores;
+  if (!request.compute_fraction_during_allreduce) {
+    request.compute_fraction_during_allreduce = settings.compute_fraction_during_allreduce;
+  }
+  if (!request.sleep_resume_cost_s) request.sleep_resume_cost_s = settings.sleep_resume_cost_s;
   return request;
 }
 
@@ -239,7 +250,7 @@ PreparedReplay prepare_replay(const ReplayRequest& given, trace::Trace measured)
   choose_network(request, prepared);
   options.iterations = request.iterations > 0 ? request.iterations : default_iterations(request, prepared.model);
   options.simgrid_config = request.simgrid_config;
-  options.sleep_resume_cost_s = request.sleep_resume_cost_s;
+  options.sleep_resume_cost_s = request.sleep_resume_cost_s.value_or(0.0);
   options.independent_copies = request.independent_copies;
   options.world_size = request.world_size;
   options.timeout_s = request.timeout_s;
@@ -256,8 +267,8 @@ PreparedReplay prepare_replay(const ReplayRequest& given, trace::Trace measured)
     }
     options.max_simulated_flows = *request.max_simulated_flows;
   }
-  if (!(request.sleep_resume_cost_s >= 0 && request.sleep_resume_cost_s <= 1)) {
-    throw RequestError("--sleep-resume-cost: expected seconds in [0, 1], got " + text_of(request.sleep_resume_cost_s));
+  if (!(options.sleep_resume_cost_s >= 0 && options.sleep_resume_cost_s <= 1)) {
+    throw RequestError("--sleep-resume-cost: expected seconds in [0, 1], got " + text_of(options.sleep_resume_cost_s));
   }
   if (request.cores > 0) {
     prepared.compute_stretch = shared_cores_stretch(request.cores, prepared.model.world_size, prepared.world_size());

@@ -18,6 +18,7 @@ struct MachineProfileOptions {
   std::string init_method = "env://";
   // The all-reduce ladder: message sizes in bytes, increasing (default 4 KiB to 64 MiB, x4).
   std::vector<std::int64_t> sizes;
+  std::int64_t overlap_bytes = 4 << 20;  // --overlap-size: the all-reduce timed against compute
   int in_flight = 2;   // K all-reduces at once, as DDP hands Gloo/NCCL its buckets
   int repeats = 10;    // timed repetitions of every measurement
   int warmup = 2;      // untimed rounds first (connections, buffers)
@@ -32,9 +33,9 @@ struct MachineProfileOptions {
 std::vector<std::int64_t> default_ladder_sizes();
 
 // One --sizes text ("4K,1M,64M" or bytes "4096,1048576"; K, M, G are binary) as bytes;
-// UsageError naming --sizes unless every size is a multiple of 4 bytes (float32), >= 4, each
+// UsageError naming `flag` unless every size is a multiple of 4 bytes (float32), >= 4, each
 // above the one before.
-std::vector<std::int64_t> parse_ladder_sizes(const std::string& text);
+std::vector<std::int64_t> parse_ladder_sizes(const std::string& text, const std::string& flag = "--sizes");
 
 // Parses argv. Returns nullopt with exit_code set when the run should stop (--help: 0).
 // Throws UsageError (one line naming the flag) on bad input.

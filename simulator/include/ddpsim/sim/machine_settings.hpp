@@ -1,6 +1,7 @@
 // What a machine profile (ddp-machine-profile; traces/MACHINE.md) tells a replay: the network's
 // α and β, fitted to its all-reduce ladder; the gain of two all-reduces in flight; the effective
-// cores of co-located ranks. `ddp-sim replay | advise | sweep --machine FILE` take these where
+// cores of co-located ranks; how all-reduces and compute slow each other when they overlap; the
+// cost of resuming after a sleep (version 2 profiles). `ddp-sim replay | advise | sweep --machine FILE` take these where
 // no flag gives them (prepare_replay), so the flags stay overrides.
 #pragma once
 
@@ -24,6 +25,14 @@ struct MachineSettings {
   std::optional<double> in_flight_gain;
   // --effective-cores K=C: K the ranks per host, when the profile's ranks shared one host.
   std::map<int, double> effective_cores;
+  // --overlap-bandwidth-fraction: the bandwidth term's share of the overlap's all-reduce alone
+  // over the same while compute runs, (alone − a) / (busy − a) with a the ladder line's
+  // intercept, in (0, 1]. Unset for a version 1 profile.
+  std::optional<double> overlap_bandwidth_fraction;
+  // --compute-fraction-during-allreduce: the profile's overlap.compute_fraction.
+  std::optional<double> compute_fraction_during_allreduce;
+  // --sleep-resume-cost: the profile's sleep.resume_cost_s.
+  std::optional<double> sleep_resume_cost_s;
 };
 
 // Throws RequestError (prepared_replay.hpp) naming `file` when the ladder gives no line (a time

@@ -90,7 +90,7 @@ struct ReplayRequest {
   // the simulated world size (all ranks always computing); Paced paces each compute phase by
   // the ranks computing beside it at each instant (ReplayOptions::core_slowdown).
   CoreSharing core_sharing = CoreSharing::Uniform;
-  double sleep_resume_cost_s = 0;  // ReplayOptions::sleep_resume_cost_s
+  std::optional<double> sleep_resume_cost_s;  // ReplayOptions::sleep_resume_cost_s; unset: the machine's, else 0
   bool independent_copies = false;  // ReplayOptions::independent_copies
   // The all-reduce rate while autograd runs as a fraction of the full rate
   // (ReplayOptions::overlap_bandwidth_fraction). Unset: the calibration's, or 1 with a told

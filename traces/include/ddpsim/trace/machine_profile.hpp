@@ -1,20 +1,24 @@
 // A machine profile (traces/MACHINE.md): what `ddp-machine-profile` measured on the machines a
 // job runs on, for `ddp-sim --machine` to replay that job with. All-reduce times over a ladder of
-// message sizes, one at a time and several in flight at once (as DDP issues its buckets), and how
-// much co-located ranks slow each other's compute, with the provenance to tell whether a trace
-// and a profile belong together (backend, hosts, ranks).
+// message sizes, one at a time and several in flight at once (as DDP issues its buckets); how
+// much co-located ranks slow each other's compute; how an all-reduce and the rank's own compute
+// slow each other when they overlap (as DDP overlaps buckets with backward); what a rank pays to
+// resume after a short sleep. With the provenance to tell whether a trace and a profile belong
+// together (backend, hosts, ranks).
 //
 // Both halves speak it through this library: the runtime writes it, the simulator reads it.
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
 namespace ddpsim::trace {
 
-// The value of the top-level "ddpsim_machine_profile" key this library writes and reads.
-inline constexpr int kMachineProfileVersion = 1;
+// The value of the top-level "ddpsim_machine_profile" key this library writes. It reads this
+// version and every earlier one: version 1 has no `overlap` and no `sleep` section.
+inline constexpr int kMachineProfileVersion = 2;
 
 // Repeated measurements of one thing: their median, extremes and count (seconds).
 struct Timing {
@@ -58,6 +62,39 @@ struct ComputeColocation {
   double effective_cores = 1;
 };
 
+// An all-reduce and the rank's own compute at once, on every rank, as DDP runs a bucket's
+// all-reduce while backward goes on: each rank issues one all-reduce of `bytes` and computes the
+// kernel's matrix products one by one until it ends. In every round, beside it: the all-reduce
+// alone, and the kernel on every rank with no all-reduce. Absent from version 1 files.
+struct ComputeCommOverlap {
+  std::int64_t bytes = 0;
+  Timing allreduce_alone;  // the all-reduce of `bytes` with no compute (slowest rank)
+  Timing allreduce_busy;   // the same all-reduce while every rank computes (slowest rank)
+  Timing compute_quiet;    // compute.kernel on every rank at once, no all-reduce (every rank's)
+  Timing compute_busy;     // seconds per compute.kernel's work while the all-reduce runs (every rank's)
+  // allreduce_alone / allreduce_busy, in (0, 1]: the all-reduce's speed while compute runs, in
+  // units of its speed alone.
+  double allreduce_fraction = 1;
+  // compute_quiet / compute_busy, in (0, 1]: compute's speed while an all-reduce runs, in units
+  // of its speed without one. ddp-sim's --compute-fraction-during-allreduce.
+  double compute_fraction = 1;
+};
+
+// A rank that sleeps `requested_s` and then computes pays more than the sleep: the sleep's
+// overshoot and a slower start (cold caches, a core that idled). What a straggler emulated by
+// sleeps (ddp-train --slowdown, python_ddp.py --slowdown) pays per sleep. Absent from version 1.
+// One sample per rank and round: every rank sleeps, then times one product; then times the same
+// product again, hot.
+struct SleepResume {
+  double requested_s = 0;
+  Timing slept;    // how long the sleep took
+  Timing resumed;  // the product right after the sleep
+  Timing hot;      // the same product right after another
+  // The median over the samples of slept + resumed − requested − hot, at least 0: what each
+  // sleep costs beyond its request. ddp-sim's --sleep-resume-cost.
+  double resume_cost_s = 0;
+};
+
 struct MachineProfile {
   int version = kMachineProfileVersion;
   // Provenance.
@@ -78,6 +115,8 @@ struct MachineProfile {
   // Measurements.
   AllreduceLadder allreduce;
   ComputeColocation compute;
+  std::optional<ComputeCommOverlap> overlap;  // nullopt: a version 1 file
+  std::optional<SleepResume> sleep;           // nullopt: a version 1 file
 };
 
 // The profile as JSON text (two-space indented, fields in MACHINE.md's order, one newline at
