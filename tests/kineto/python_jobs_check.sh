@@ -8,8 +8,12 @@ set -u
 python=$1 bin=$2 scratch=$3
 rm -rf "$scratch" && mkdir -p "$scratch"
 fail() { echo "python_jobs_check: $*"; exit 1; }
+# A small machine profile of this machine, as a user measures it (fewer sizes and repeats).
+"$bin/ddp-launch" --nproc-per-node 2 --master-port 0 -- "$bin/ddp-machine-profile" --out "$scratch/machine.json" \
+  --sizes 4K,64K,1M,4M --overlap-size 1M --repeats 2 --warmup 1 --quiet >"$scratch/machine.txt" 2>&1 \
+  || { cat "$scratch/machine.txt"; fail "the machine profile failed"; }
 "$python" -m ddpsim.bench.python_jobs --out "$scratch/r" --bin "$bin" --python "$python" --families mlp --caps 5 --repeats 2 \
-  --iterations 6 --no-machine --job-args "--width 128 --depth 2 --batch-size 64" >"$scratch/out.txt" 2>&1 \
+  --iterations 6 --machine "$scratch/machine.json" --job-args "--width 128 --depth 2 --batch-size 64" >"$scratch/out.txt" 2>&1 \
   || { cat "$scratch/out.txt" "$scratch/r/log.txt"; fail "the small run failed"; }
 cat "$scratch/out.txt"
 rows=$(tail -n +2 "$scratch/r/pairs.csv" | wc -l)
@@ -21,6 +25,13 @@ awk -F, '{sub(/\r$/, "")} NR == 1 {for (i = 1; i <= NF; i++) col[$i] = i; next}
   $col["kind"] == "reconstruction" && !$col["unprofiled_refused"] {n++; if ((r = $col["predicted_s"] / $col["unprofiled_baseline_s"]) < 0.99 || r > 1.01) bad = 1}
   END {exit bad || n < 1}' "$scratch/r/pairs.csv" || fail "no reconstruction at the unprofiled steps' time"
 grep -q "^mlp .*%" "$scratch/r/table.txt" || fail "no table row for mlp"
+# Every prediction is made again without each machine parameter, and the table weighs each.
+awk -F, '{sub(/\r$/, "")} NR == 1 {for (i = 1; i <= NF; i++) if ($i ~ /^without_/) w[i] = 1; next}
+  {for (i in w) {n++; if (!($i > 0)) bad = 1}} END {exit bad || n < 5 * 6}' "$scratch/r/pairs.csv" \
+  || fail "expected a positive prediction without each of 5 machine parameters in every row"
+for key in overlap_allreduce overlap_compute sleep_resume in_flight_gain effective_cores; do
+  grep -q "^$key .*with .*without" "$scratch/r/table.txt" || fail "no table row for $key"
+done
 grep -q "no change" "$scratch/r/table.txt" || fail "no 'no change' column"
 for bad in "--caps 25" "--caps x" "--families foo" "--repeats 1" "--slowdown 1=0.5" "--machine /nonexistent"; do
   out=$("$python" -m ddpsim.bench.python_jobs --out "$scratch/bad" $bad 2>&1); rc=$?

@@ -19,7 +19,8 @@ On the testbed (2 hosts; {host} {hosts} {master} are testbed.sh's placeholders):
   .venv/bin/python -m ddpsim.bench.python_jobs --out R --launcher "scripts/testbed.sh --hosts 2 --quiet -- \
       build/release/bin/ddp-launch --nnodes {hosts} --node-rank {host} --master-addr {master} \
       --master-port 29500 --"
-Writes OUT/pairs.csv (one row per prediction) and OUT/table.txt; prints the table.
+Writes OUT/pairs.csv (one row per prediction, with the same prediction made again without each
+machine parameter: WITHOUT) and OUT/table.txt; prints the table.
 """
 import argparse
 import csv
@@ -40,6 +41,18 @@ FAMILIES = {
     "mlp": ["--model", "mlp", "--width", "1024", "--depth", "4", "--batch-size", "32"],
     "cnn": ["--model", "cnn", "--width", "256", "--depth", "4", "--batch-size", "16"],
     "transformer": ["--model", "transformer", "--width", "256", "--depth", "4", "--batch-size", "8"],
+}
+
+
+# Each machine parameter the replay takes from the profile, and the flag that turns it off: the
+# prediction is made again without it, so that every parameter shows what it earns on runs
+# not used to set it (the pairs' own measurements are never used to set any).
+WITHOUT = {
+    "overlap_allreduce": ["--overlap-bandwidth-fraction", "1"],
+    "overlap_compute": ["--compute-fraction-during-allreduce", "1"],
+    "sleep_resume": ["--sleep-resume-cost", "0"],
+    "in_flight_gain": ["--allreduces-in-flight", "2=1"],
+    "effective_cores": ["--effective-cores", "2=2"],
 }
 
 
@@ -173,7 +186,6 @@ def one_round(args, r, machine, log):
         predicted = {}  # the baseline's own replay is a reconstruction, reported apart
         refused = False
         for name, _, replay_args in configs:
-            report = os.path.join(base, f"predicted-{name}.json")
             common = [os.path.join(args.bin, "ddp-sim"), "replay", trace] + replay_args + \
                 (["--machine", machine] if machine else [])
             # The same without the correction (the profiled run's own speed): reported beside it.
@@ -181,15 +193,19 @@ def one_round(args, r, machine, log):
             run(common + ["--json", as_profiled], log)
             with open(as_profiled) as f:
                 predicted[name + "/as-profiled"] = json.load(f)["predicted"]["median_iteration_s"]
-            # A time the trace's replay cannot reach (its all-reduces alone take longer) is
-            # refused; the prediction is then the as-profiled one, and the row says so.
-            if run(common + ["--json", report, "--unprofiled-iteration-ms", f"{unprofiled_s * 1e3:.6g}"], log,
-                   refusal="--unprofiled-iteration-ms: expected a time the trace's own replay can reach"):
-                with open(report) as f:
-                    predicted[name] = json.load(f)["predicted"]["median_iteration_s"]
-            else:
-                predicted[name] = predicted[name + "/as-profiled"]
-                refused = True
+            unprofiled = ["--unprofiled-iteration-ms", f"{unprofiled_s * 1e3:.6g}"]
+            variants = [("", [])] + ([(key, flags) for key, flags in WITHOUT.items()] if machine else [])
+            for key, flags in variants:
+                report = os.path.join(base, f"predicted-{name}{'-without-' + key if key else ''}.json")
+                # A time the trace's replay cannot reach (its all-reduces alone take longer) is
+                # refused; the prediction is then the as-profiled one, and the row says so.
+                if run(common + flags + ["--json", report] + unprofiled, log,
+                       refusal="--unprofiled-iteration-ms: expected a time the trace's own replay can reach"):
+                    with open(report) as f:
+                        predicted[name + key] = json.load(f)["predicted"]["median_iteration_s"]
+                else:
+                    predicted[name + key] = predicted[name + "/as-profiled"]
+                    refused = refused or not key
         # The measured runs, their order rotated each round (machine speed drifts).
         order = configs[r % len(configs):] + configs[:r % len(configs)]
         measured = {}
@@ -197,17 +213,15 @@ def one_round(args, r, machine, log):
             times = os.path.join(base, f"measured-{name}-{{rank}}.json")
             run(args.launcher + job + job_args + ["--step-times", times], log)
             measured[name] = median_iteration_s(times)
-        for name, _, _ in configs[1:]:
-            rows.append({"family": family, "round": r, "configuration": name,
-                         "baseline_s": measured["cap25"], "measured_s": measured[name],
-                         "predicted_s": predicted[name], "predicted_as_profiled_s": predicted[name + "/as-profiled"],
-                         "unprofiled_baseline_s": unprofiled_s, "unprofiled_refused": int(refused),
-                         "kind": "prediction"})
-        rows.append({"family": family, "round": r, "configuration": "cap25",
-                     "baseline_s": measured["cap25"], "measured_s": measured["cap25"],
-                     "predicted_s": predicted["cap25"], "predicted_as_profiled_s": predicted["cap25/as-profiled"],
-                     "unprofiled_baseline_s": unprofiled_s, "unprofiled_refused": int(refused),
-                     "kind": "reconstruction"})
+        for name, _, _ in configs[1:] + configs[:1]:
+            row = {"family": family, "round": r, "configuration": name,
+                   "baseline_s": measured["cap25"], "measured_s": measured[name],
+                   "predicted_s": predicted[name], "predicted_as_profiled_s": predicted[name + "/as-profiled"],
+                   "unprofiled_baseline_s": unprofiled_s, "unprofiled_refused": int(refused),
+                   "kind": "reconstruction" if name == "cap25" else "prediction"}
+            for key in WITHOUT:
+                row[f"without_{key}_s"] = predicted.get(name + key, "")
+            rows.append(row)
     return rows
 
 
@@ -250,6 +264,14 @@ def table(rows):
         if signed:
             lines.append(f"{group:<13} {len(signed):5d}  median error {100 * statistics.median(signed):+5.1f} %, "
                          f"|err| {pct([abs(v) for v in signed])}")
+    lines.append("each machine parameter: the predictions with it, and made again without it (its flag turned off)")
+    for key, flags in WITHOUT.items():
+        pairs = [r for r in rows if r["kind"] == "prediction" and r.get(f"without_{key}_s") not in (None, "")]
+        if not pairs:
+            continue
+        with_it = [abs(float(r["predicted_s"]) / float(r["measured_s"]) - 1) for r in pairs]
+        without = [abs(float(r[f"without_{key}_s"]) / float(r["measured_s"]) - 1) for r in pairs]
+        lines.append(f"{key:<18} ({' '.join(flags)}): with {pct(with_it)}, without {pct(without)}")
     baselines = [r for r in rows if r["kind"] == "reconstruction"]
     refused = sum(int(r.get("unprofiled_refused") or 0) for r in baselines)
     if refused:
