@@ -85,6 +85,12 @@ void DdpTracer::record_collective(const std::string& kind, std::int64_t t_ns, st
   writer_.record(event);
 }
 
+void DdpTracer::record_start_up(const std::string& kind, std::int64_t t_ns, std::int64_t dur_ns, std::int64_t bytes,
+                                std::int64_t first_iteration) {
+  iteration_.store(first_iteration, std::memory_order_relaxed);
+  record_collective(kind, t_ns, dur_ns, bytes, "start_up");
+}
+
 void DdpTracer::flush() { writer_.flush(); }
 
 void DdpTracer::end_iteration() {

@@ -45,6 +45,11 @@ class DdpTracer final : public compat::AllreduceObserver {
   // precede the last event recorded.
   void record_collective(const std::string& kind, std::int64_t t_ns, std::int64_t dur_ns, std::int64_t bytes,
                          const std::string& message);
+  // Records DDP's start-up collectives (DistributedDataParallel::start_up_collectives, run
+  // before the first iteration) as `collective` events with message `start_up`, in iteration
+  // `first_iteration` (the run's first, later when resumed). Call it before begin_iteration.
+  void record_start_up(const std::string& kind, std::int64_t t_ns, std::int64_t dur_ns, std::int64_t bytes,
+                       std::int64_t first_iteration);
   // Writes what is buffered (events recorded between iterations, such as an evaluation).
   void flush();
   // Records the layout seen in this iteration if it changed, then iteration_end, and flushes.

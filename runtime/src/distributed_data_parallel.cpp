@@ -8,6 +8,8 @@
 #include <string>
 #include <unordered_map>
 
+#include "ddpsim/trace/io.hpp"
+
 namespace ddpsim::runtime {
 namespace {
 
@@ -36,12 +38,20 @@ DistributedDataParallel::DistributedDataParallel(
 
   // _verify_param_shape_across_processes: same count, shapes, dtypes everywhere, or a clear
   // error instead of a hang in the first all-reduce.
+  const std::int64_t check_ns = trace::now_ns();
   c10d::verify_params_across_processes(group_, params_, std::nullopt);
+  start_up_.push_back({"all_gather", check_ns, trace::now_ns() - check_ns, -1});
 
   // _sync_module_states: every rank starts from rank 0's parameters and buffers.
   std::vector<at::Tensor> states = detached(params_);
   for (const auto& b : detached(buffers_)) states.push_back(b);
-  if (!states.empty()) c10d::broadcast_coalesced(group_, states, kBroadcastBucketBytes, 0);
+  if (!states.empty()) {
+    std::int64_t bytes = 0;
+    for (const auto& t : states) bytes += static_cast<std::int64_t>(t.nbytes());
+    const std::int64_t broadcast_ns = trace::now_ns();
+    c10d::broadcast_coalesced(group_, states, kBroadcastBucketBytes, 0);
+    start_up_.push_back({"broadcast", broadcast_ns, trace::now_ns() - broadcast_ns, bytes});
+  }
 
   // _ddp_init_helper without find_unused_parameters: iteration 0 runs with ONE bucket holding
   // every parameter (sys.maxsize limit) because registration order need not be the order in

@@ -11,6 +11,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <string>
 #include <vector>
 
 #include "c10d_compat.hpp"
@@ -26,6 +27,16 @@ struct DdpSettings {
   std::int64_t first_bucket_cap_bytes = 1024 * 1024;
   // DDP's bucket_cap_mb_list in bytes (bucket i's cap, the last repeating); empty: none.
   std::vector<std::int64_t> bucket_cap_bytes_list;
+};
+
+// One of the collectives DDP's constructor runs, as this rank saw it (trace::now_ns clock):
+// from entering the call until it returned, so a rank that arrives first waits for the others
+// in it. With NCCL the call returns once the work is enqueued (c10d's Work::wait syncs streams).
+struct StartUpCollective {
+  std::string kind;         // all_gather (the parameter check) or broadcast (rank 0's state)
+  std::int64_t t_ns = 0;
+  std::int64_t dur_ns = 0;
+  std::int64_t bytes = -1;  // -1: not known
 };
 
 class DistributedDataParallel {
@@ -51,6 +62,10 @@ class DistributedDataParallel {
   void after_forward(bool sync = true);
 
   const std::vector<at::Tensor>& parameters() const { return params_; }
+  // The constructor's collectives in the order it ran them: the parameter check
+  // (_verify_param_shape_across_processes) and the broadcast of rank 0's parameters and
+  // buffers (_sync_module_states; absent for a module without either).
+  const std::vector<StartUpCollective>& start_up_collectives() const { return start_up_; }
   const c10::intrusive_ptr<c10d::ProcessGroup>& process_group() const { return group_; }
 
  private:
@@ -62,6 +77,7 @@ class DistributedDataParallel {
   std::shared_ptr<c10d::Logger> logger_;
   // require_forward_param_sync: the buffers are broadcast only after a synchronised forward.
   bool last_forward_synced_ = true;
+  std::vector<StartUpCollective> start_up_;
 };
 
 }  // namespace ddpsim::runtime

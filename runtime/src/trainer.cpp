@@ -278,6 +278,11 @@ class Trainer {
         throw UsageError(std::string("--resume: ") + error.what());
       }
     }
+    if (tracer_) {
+      for (const StartUpCollective& c : ddp_->start_up_collectives()) {
+        tracer_->record_start_up(c.kind, c.t_ns, c.dur_ns, c.bytes, first_iteration);
+      }
+    }
 
     const bool report = env_.rank == 0 && !o_.quiet;
     ProgressMeter progress(o_.iterations, o_.batch_size * env_.world_size,

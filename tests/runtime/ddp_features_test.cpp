@@ -60,6 +60,30 @@ TEST(Checkpoint, ResumedRunEndsWithTheParametersOfAStraightRun) {
   const trace::RankTrace resumed = testing::read_rank(dir, "resumed", 0);
   const auto done = resumed.complete_iterations();
   EXPECT_EQ(done, (std::vector<std::int64_t>{3, 4, 5}));
+  // Both runs record DDP's start-up (traces/FORMAT.md): the parameter check and the broadcast
+  // of rank 0's parameters, `collective` events with message start_up before the first
+  // iteration_begin, in the run's first iteration.
+  for (const auto& [run, first] : {std::pair<std::string, std::int64_t>{"straight", 0}, {"resumed", 3}}) {
+    for (const int rank : {0, 1}) {
+      const trace::RankTrace recorded = testing::read_rank(dir, run, rank);
+      const auto& events = recorded.events;
+      ASSERT_GE(events.size(), 3u) << run;
+      std::int64_t parameter_bytes = 0;
+      for (const trace::Parameter& parameter : recorded.meta.parameters) parameter_bytes += parameter.bytes();
+      const std::vector<std::string> kinds = {"all_gather", "broadcast"};
+      for (std::size_t i = 0; i < kinds.size(); ++i) {
+        EXPECT_EQ(events[i].type, trace::EventType::Collective) << run << " rank " << rank;
+        EXPECT_EQ(events[i].kind, kinds[i]) << run << " rank " << rank;
+        EXPECT_EQ(events[i].message, "start_up") << run << " rank " << rank;
+        EXPECT_EQ(events[i].iteration, first) << run << " rank " << rank;
+        EXPECT_GE(events[i].dur_ns, 0);
+      }
+      EXPECT_GE(events[1].t_ns, events[0].t_ns + events[0].dur_ns);
+      EXPECT_EQ(events[1].bytes, parameter_bytes) << run;  // the MLP has no buffers
+      EXPECT_EQ(events[2].type, trace::EventType::IterationBegin) << run;
+      EXPECT_LE(events[1].t_ns + events[1].dur_ns, events[2].t_ns) << run;
+    }
+  }
 }
 
 TEST(Checkpoint, MissingOrCorruptCheckpointIsOneClearLine) {

@@ -199,6 +199,55 @@ TEST(AdviseCollectives, CollectiveEventsInsideAnEvaluationOrACheckpointAreTheirW
   EXPECT_FALSE(any_contains(advice.warnings, "checkpoint: the trace shows the phase"));
 }
 
+// ddp-train's record of DDP's start-up (the parameter check's all_gather and the broadcast,
+// `collective` events with message start_up before iteration 0's first event): each is a measured
+// occurrence of kind start_up (the longer rank's wait), no longer unaccounted nor "other".
+TEST(AdviseCollectives, StartUpBroadcastRecordedIsAMeasuredKind) {
+  testing::SyntheticRun run;
+  run.world_size = 2;
+  run.iterations = 20;
+  trace::Trace trace = testing::make_synthetic_trace(run);
+  const std::vector<std::vector<double>> waits_s = {{0.9, 0.010}, {0.002, 0.004}};  // rank 0 launched first
+  for (std::size_t r = 0; r < trace.ranks.size(); ++r) {
+    std::vector<trace::Event>& events = trace.ranks[r].events;
+    for (trace::Event& event : events) event.t_ns += ns(1.0);  // room for the start-up before
+    const std::int64_t first_t = events.front().t_ns;
+    trace::Event check;
+    check.rank = static_cast<int>(r);
+    check.iteration = events.front().iteration;
+    check.type = trace::EventType::Collective;
+    check.kind = "all_gather";
+    check.message = "start_up";
+    check.dur_ns = ns(waits_s[r][0]);
+    check.t_ns = first_t - ns(0.92);
+    trace::Event broadcast = check;
+    broadcast.kind = "broadcast";
+    broadcast.bytes = 16 << 20;
+    broadcast.dur_ns = ns(waits_s[r][1]);
+    broadcast.t_ns = check.t_ns + check.dur_ns;
+    events.insert(events.begin(), {check, broadcast});
+  }
+  const TimeoutAdvice advice = advise_timeout(prepare_advice(trace), trace, 0.01, 0);
+  ASSERT_TRUE(advice.available) << advice.unavailable_reason;
+  const CollectiveWaits* start = kind_named(advice, "start_up");
+  ASSERT_NE(start, nullptr);
+  ASSERT_EQ(start->waits_s.size(), 2u);
+  std::vector<double> waits = start->waits_s;
+  std::sort(waits.begin(), waits.end());
+  EXPECT_NEAR(waits[0], 0.010, 1e-9);  // the broadcast: rank 0's wait
+  EXPECT_NEAR(waits[1], 0.9, 1e-9);    // the check: rank 0 waited for rank 1's launch
+  EXPECT_FALSE(start->bound);
+  EXPECT_FALSE(start->fitted);
+  EXPECT_NEAR(start->needed_s, kFloorFactor * 0.9, 1e-9);
+  EXPECT_EQ(advice.limiting_kind, "start_up");
+  EXPECT_NEAR(advice.timeout_s, kFloorFactor * 0.9, 1e-9);
+  EXPECT_FALSE(names_unaccounted(advice, "start_up"));
+  EXPECT_EQ(kind_named(advice, "other_collectives"), nullptr);
+  EXPECT_TRUE(any_contains(advice.covers, "start_up: 2 observed"));
+  const auto json = nlohmann::json::parse(advice_to_json({"synthetic", {}, advice, {}, {}}));
+  EXPECT_EQ(json["timeout"]["limiting_kind"], "start_up");
+}
+
 // A trace without evaluation or checkpoints names them as unaccounted.
 TEST(AdviseCollectives, PhasesTheRunDidNotHaveAreUnaccounted) {
   testing::SyntheticRun run;

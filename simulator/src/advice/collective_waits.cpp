@@ -85,6 +85,11 @@ std::int64_t checkpoint_every(const trace::Trace& trace) {
 
 bool imported(const trace::Trace& trace) { return trace.meta().source == "imported"; }
 
+// ddp-train's record of DDP's start-up collectives (traces/FORMAT.md, `collective`).
+bool start_up(const trace::Event& event) {
+  return event.type == trace::EventType::Collective && event.message == "start_up";
+}
+
 CollectiveWaits kind_of(const std::string& kind, const std::string& what, bool bound = false) {
   CollectiveWaits waits;
   waits.kind = kind;
@@ -219,7 +224,8 @@ std::vector<CollectiveWaits> collective_waits(const trace::Trace& trace, const s
         double wait = -1;
         for (const trace::Event& event : trace.ranks[r].events) {
           const trace::Interval span{event.t_ns, event.t_ns + std::max<std::int64_t>(event.dur_ns, 0)};
-          if (event.type == trace::EventType::Collective && event.iteration == iteration && in_checkpoint(r, span, iteration)) {
+          if (event.type == trace::EventType::Collective && !start_up(event) && event.iteration == iteration &&
+              in_checkpoint(r, span, iteration)) {
             wait = std::max(wait, seconds(span.duration_ns()));
           }
         }
@@ -241,8 +247,29 @@ std::vector<CollectiveWaits> collective_waits(const trace::Trace& trace, const s
   checkpoint.occurrences_per_iteration = static_cast<double>(checkpoint.waits_s.size()) / iterations;
   if (!checkpoint.waits_s.empty()) kinds.push_back(checkpoint);
 
-  // Other collectives: `collective` events outside evaluations, matched across ranks by
-  // (iteration, kind, their order in it on the rank).
+  // DDP's start-up (`collective` events with message start_up: the parameter check and the
+  // broadcast of rank 0's parameters and buffers), matched across ranks by (iteration, kind,
+  // order), as other collectives: once per run, so never enough to fit a tail.
+  CollectiveWaits start = kind_of("start_up",
+                                  "DDP's start-up collectives before the first iteration (the parameter check's all_gather and "
+                                  "the broadcast of rank 0's parameters and buffers, `collective` events with message "
+                                  "start_up): the longest any rank waited in each");
+  std::map<std::tuple<std::int64_t, std::string, int>, double> start_waits;
+  for (const trace::RankTrace& rank : trace.ranks) {
+    std::map<std::pair<std::int64_t, std::string>, int> seen;
+    for (const trace::Event& event : rank.events) {
+      if (!start_up(event)) continue;
+      const int order = seen[{event.iteration, event.kind}]++;
+      double& longest = start_waits[{event.iteration, event.kind, order}];
+      longest = std::max(longest, seconds(std::max<std::int64_t>(event.dur_ns, 0)));
+    }
+  }
+  for (const auto& [key, wait] : start_waits) start.waits_s.push_back(wait);
+  start.occurrences_per_iteration = static_cast<double>(start.waits_s.size()) / iterations;
+  if (!start.waits_s.empty()) kinds.push_back(start);
+
+  // Other collectives: `collective` events outside evaluations, checkpoints and the start-up,
+  // matched across ranks by (iteration, kind, their order in it on the rank).
   CollectiveWaits other = kind_of("other_collectives",
                         "every other collective the trace records (`collective` events: all_gather, broadcast, ...): its "
                         "measured duration");
@@ -250,7 +277,7 @@ std::vector<CollectiveWaits> collective_waits(const trace::Trace& trace, const s
   for (std::size_t r = 0; r < trace.ranks.size(); ++r) {
     std::map<std::pair<std::int64_t, std::string>, int> seen;
     for (const trace::Event& event : trace.ranks[r].events) {
-      if (event.type != trace::EventType::Collective) continue;
+      if (event.type != trace::EventType::Collective || start_up(event)) continue;
       const trace::Interval span{event.t_ns, event.t_ns + std::max<std::int64_t>(event.dur_ns, 0)};
       bool in_eval = false;
       const auto timeline = timelines[r].find(event.iteration);
@@ -268,9 +295,13 @@ std::vector<CollectiveWaits> collective_waits(const trace::Trace& trace, const s
   if (!other.waits_s.empty()) kinds.push_back(other);
 
   if (unaccounted != nullptr) {
-    unaccounted->push_back({"start_up",
-                            "DDP's start-up (the parameter check and broadcast from rank 0, after the rendezvous) runs before the "
-                            "trace's first event; it waits for the slowest rank's launch, model construction and data loading"});
+    if (start.waits_s.empty()) {
+      unaccounted->push_back({"start_up", std::string("DDP's start-up (the parameter check and broadcast from rank 0, after the "
+                                                      "rendezvous) waits for the slowest rank's launch and model construction; ") +
+                                              (imported(trace) ? "a profiler import does not record it"
+                                                               : "the trace does not record it (ddp-train records it as "
+                                                                 "`collective` events with message start_up)")});
+    }
     if (first.waits_s.empty()) {
       const std::string from = complete.empty() ? "?" : std::to_string(complete.front());
       unaccounted->push_back({"first_iterations", "the trace starts at iteration " + from +

@@ -11,8 +11,8 @@
 //                over the best single cap with the same "keep" rule;
 //   timeout      every kind of collective the trace shows (gradient all-reduces, the first
 //                iteration and the bucket rebuild, buffer broadcasts, evaluation, checkpoint
-//                barriers, other collectives) gives its observed waits and the timeout it
-//                needs: twice its longest wait, and, with enough observations, an exponential
+//                barriers, the start-up's check and broadcast, other collectives) gives its
+//                observed waits and the timeout it needs: twice its longest wait, and, with enough observations, an exponential
 //                tail fitted above the median at a 95 % upper confidence bound on its scale,
 //                with P(false timeout) <= epsilon per day split over the fitted kinds; or, for
 //                the gradient all-reduces with a user-given stall model (--stall-dist), the
@@ -172,7 +172,8 @@ std::vector<double> allreduce_waits_s(const trace::Trace& trace, const std::vect
 
 // One kind of collective in the trace and the waits a rank spent in it (collective_waits).
 struct CollectiveWaits {
-  std::string kind;  // gradient_allreduce, first_iterations, before_forward, evaluation, checkpoint, other_collectives
+  std::string kind;  // gradient_allreduce, first_iterations, before_forward, evaluation, checkpoint, start_up,
+                     // other_collectives
   std::string what;  // one line: the collective and how its wait is read from the trace
   bool bound = false;             // waits are a phase's length (the trace does not show the collective's own)
   std::vector<double> waits_s;    // per occurrence, the longest of any rank
@@ -225,6 +226,8 @@ inline constexpr int kFewIterations = 10;
 //   checkpoint          per checkpoint (settings.checkpoint_every): the longest `collective`
 //                       event (its barrier) from the iteration's end (or its evaluation's) to
 //                       the next iteration_begin, else that gap (a bound);
+//   start_up            DDP's start-up collectives (`collective` events with message start_up,
+//                       ddp-train's parameter check and broadcast from rank 0): each one's dur_ns;
 //   other_collectives   every other `collective` event's dur_ns (profiler imports).
 // Kinds with no observation are left out; `unaccounted` (if given) hears what the trace cannot
 // show. Waits are per rank (one clock each), so ranks of different hosts need no common clock.
