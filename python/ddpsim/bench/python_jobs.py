@@ -3,15 +3,19 @@
 For each model family of runtime/peer/python_ddp.py (plain torch.nn.parallel.DistributedDataParallel,
 nothing of ddpsim inside the training step) and each round of --repeats, interleaved:
   1. the baseline is profiled as a user profiles a job (torch.profiler, record_shapes=True,
-     bucket_cap_mb 25), imported with `ddp-trace import --kineto`, and every changed
-     configuration is predicted from it with `ddp-sim replay` (--machine when a machine profile
-     is given or measured: `ddp-machine-profile`, launched like the job);
-  2. the baseline and every changed configuration (other caps; rank 1 slowed by a factor) run
-     unprofiled and their median iteration time (rank 0, iteration 0 left out) is measured.
+     bucket_cap_mb 25) and imported with `ddp-trace import --kineto`;
+  2. the baseline runs unprofiled and its median iteration time (rank 0, iteration 0 left out)
+     is measured: the job's speed as a user knows it from a normal run;
+  3. every changed configuration is predicted from the profile with `ddp-sim replay`
+     (--machine when a machine profile is given or measured: `ddp-machine-profile`, launched
+     like the job; --unprofiled-iteration-ms the baseline's time of step 2);
+  4. every changed configuration (other caps; rank 1 slowed by a factor) runs unprofiled and
+     is measured.
 The configurations are fixed before anything is measured, and nothing is fitted to these runs:
 every pair is reported. Beside the model's errors the table prints the "no change" predictor
 (the same round's measured baseline taken as the answer) and the repeat floor (a measured run
-taken as the prediction of the same configuration's run in the next round).
+taken as the prediction of the same configuration's run in the next round), and the model given
+the profiled run's own steps after its window as the unprofiled time instead ("profiled steps").
 
 Usage, from the repository root (loopback, 2 ranks):
   .venv/bin/python -m ddpsim.bench.python_jobs --out results/python-jobs
@@ -177,12 +181,17 @@ def one_round(args, r, machine, log):
         profile_times = os.path.join(base, "profiled-{rank}.json")
         run(args.launcher + job + ["--bucket-cap-mb", "25", "--profile", profile,
                                    "--profile-steps", str(profile_steps(args)), "--step-times", profile_times], log)
-        # The job's own log of the steps after the profiled window (the first of them, which
-        # writes the trace, left out): what a user knows of its speed unprofiled.
-        unprofiled_s = unprofiled_iteration_s(profile_times, profile_steps(args))
         trace = os.path.join(base, "trace")
         run([os.path.join(args.bin, "ddp-trace"), "import", "--kineto", trace,
              os.path.join(profile, "rank-0.kineto.json"), os.path.join(profile, "rank-1.kineto.json")], log)
+        # The job's iteration time unprofiled, as a user knows it from a normal run's log: the
+        # baseline measured before anything is predicted. Beside it, the profiled run's own
+        # steps after its window (the first of them, which writes the trace, left out).
+        measured = {}
+        times = os.path.join(base, "measured-cap25-{rank}.json")
+        run(args.launcher + job + ["--bucket-cap-mb", "25", "--step-times", times], log)
+        measured["cap25"] = median_iteration_s(times)
+        anchors = {"": measured["cap25"], "/profiled-steps": unprofiled_iteration_s(profile_times, profile_steps(args))}
         predicted = {}  # the baseline's own replay is a reconstruction, reported apart
         refused = False
         for name, _, replay_args in configs:
@@ -193,10 +202,11 @@ def one_round(args, r, machine, log):
             run(common + ["--json", as_profiled], log)
             with open(as_profiled) as f:
                 predicted[name + "/as-profiled"] = json.load(f)["predicted"]["median_iteration_s"]
-            unprofiled = ["--unprofiled-iteration-ms", f"{unprofiled_s * 1e3:.6g}"]
-            variants = [("", [])] + ([(key, flags) for key, flags in WITHOUT.items()] if machine else [])
-            for key, flags in variants:
-                report = os.path.join(base, f"predicted-{name}{'-without-' + key if key else ''}.json")
+            variants = [("", [], "")] + [("/profiled-steps", [], "/profiled-steps")] + \
+                ([(key, flags, "") for key, flags in WITHOUT.items()] if machine else [])
+            for key, flags, anchor in variants:
+                report = os.path.join(base, f"predicted-{name}{'-without-' + key if key in WITHOUT else key.replace('/', '-')}.json")
+                unprofiled = ["--unprofiled-iteration-ms", f"{anchors[anchor] * 1e3:.6g}"]
                 # A time the trace's replay cannot reach (its all-reduces alone take longer) is
                 # refused; the prediction is then the as-profiled one, and the row says so.
                 if run(common + flags + ["--json", report] + unprofiled, log,
@@ -206,10 +216,9 @@ def one_round(args, r, machine, log):
                 else:
                     predicted[name + key] = predicted[name + "/as-profiled"]
                     refused = refused or not key
-        # The measured runs, their order rotated each round (machine speed drifts).
-        order = configs[r % len(configs):] + configs[:r % len(configs)]
-        measured = {}
-        for name, job_args, _ in order:
+        # The changed configurations measured, their order rotated each round (machine speed drifts).
+        changed = configs[1:]
+        for name, job_args, _ in changed[r % len(changed):] + changed[:r % len(changed)]:
             times = os.path.join(base, f"measured-{name}-{{rank}}.json")
             run(args.launcher + job + job_args + ["--step-times", times], log)
             measured[name] = median_iteration_s(times)
@@ -217,7 +226,9 @@ def one_round(args, r, machine, log):
             row = {"family": family, "round": r, "configuration": name,
                    "baseline_s": measured["cap25"], "measured_s": measured[name],
                    "predicted_s": predicted[name], "predicted_as_profiled_s": predicted[name + "/as-profiled"],
-                   "unprofiled_baseline_s": unprofiled_s, "unprofiled_refused": int(refused),
+                   "predicted_profiled_steps_s": predicted[name + "/profiled-steps"],
+                   "unprofiled_baseline_s": anchors[""], "profiled_steps_s": anchors["/profiled-steps"],
+                   "unprofiled_refused": int(refused),
                    "kind": "reconstruction" if name == "cap25" else "prediction"}
             for key in WITHOUT:
                 row[f"without_{key}_s"] = predicted.get(name + key, "")
@@ -232,16 +243,17 @@ def p90(values):
 
 def table(rows):
     """Median and p90 |error| per family and over all: the model's predictions, no change, the
-    repeat floor; then the reconstructions (each baseline profile replayed as it ran against the
-    same round's unprofiled baseline: what profiling and replay add before any what-if)."""
+    repeat floor, as profiled, profiled steps; then the reconstructions (each baseline profile
+    replayed at its profiled steps' time against the same round's unprofiled baseline); then
+    what each machine parameter earns."""
     measured = {(r["family"], r["configuration"], r["round"]): float(r["measured_s"]) for r in rows}
     pct = lambda v: f"{100 * statistics.median(v):5.1f} / {100 * p90(v):5.1f} %"
     lines = ["predictions (changed configurations, measured unprofiled)",
              "family        pairs  model median/p90 |err|   no change median/p90   repeat floor median/p90"
-             "   as profiled median/p90"]
+             "   as profiled median/p90   profiled steps median/p90"]
     groups = sorted({r["family"] for r in rows}) + ["all"]
     for group in groups:
-        model, unchanged, floor, as_profiled = [], [], [], []
+        model, unchanged, floor, as_profiled, steps = [], [], [], [], []
         for r in rows:
             if r["kind"] != "prediction" or group not in ("all", r["family"]):
                 continue
@@ -250,17 +262,23 @@ def table(rows):
             unchanged.append(abs(float(r["baseline_s"]) / m - 1))
             if r.get("predicted_as_profiled_s") not in (None, ""):
                 as_profiled.append(abs(float(r["predicted_as_profiled_s"]) / m - 1))
+            if r.get("predicted_profiled_steps_s") not in (None, ""):
+                steps.append(abs(float(r["predicted_profiled_steps_s"]) / m - 1))
             later = measured.get((r["family"], r["configuration"], r["round"] + 1))
             if later is not None:
                 floor.append(abs(later / m - 1))
         if not model:
             continue
         lines.append(f"{group:<13} {len(model):5d}  {pct(model):>22}   {pct(unchanged):>20}   "
-                     f"{pct(floor) if floor else '-':>22}   {pct(as_profiled) if as_profiled else '-':>20}")
-    lines.append("reconstructions (the profiled baseline replayed, against its unprofiled runs)")
+                     f"{pct(floor) if floor else '-':>22}   {pct(as_profiled) if as_profiled else '-':>20}   "
+                     f"{pct(steps) if steps else '-':>20}")
+    # The model's reconstruction takes the measured baseline's time by construction; the one
+    # given the profiled run's own later steps shows how well those stand for a normal run.
+    lines.append("reconstructions (the profiled baseline replayed at its profiled steps' time, against the "
+                 "unprofiled baseline run)")
     for group in groups:
-        signed = [float(r["predicted_s"]) / float(r["measured_s"]) - 1 for r in rows
-                  if r["kind"] == "reconstruction" and group in ("all", r["family"])]
+        signed = [float(r.get("predicted_profiled_steps_s") or r["predicted_s"]) / float(r["measured_s"]) - 1
+                  for r in rows if r["kind"] == "reconstruction" and group in ("all", r["family"])]
         if signed:
             lines.append(f"{group:<13} {len(signed):5d}  median error {100 * statistics.median(signed):+5.1f} %, "
                          f"|err| {pct([abs(v) for v in signed])}")
