@@ -32,6 +32,16 @@ void print_summary(const trace::MachineProfile& profile, const std::string& path
   std::printf("  compute: %.3f ms alone, %.3f ms with %d rank(s) per host at once: %.3f effective cores\n",
               profile.compute.alone.median_s * 1e3, profile.compute.together.median_s * 1e3, profile.ranks_per_host,
               profile.compute.effective_cores);
+  if (profile.overlap) {
+    const trace::ComputeCommOverlap& overlap = *profile.overlap;
+    std::printf("  overlap: the %.3g MiB all-reduce at x%.3f of its speed while the ranks compute, compute at x%.3f "
+                "of its pace while it runs\n",
+                static_cast<double>(overlap.bytes) / (1 << 20), overlap.allreduce_fraction, overlap.compute_fraction);
+  }
+  if (profile.sleep) {
+    std::printf("  sleep resume: %.3f ms more than a %.3f ms sleep asked, each time\n", profile.sleep->resume_cost_s * 1e3,
+                profile.sleep->requested_s * 1e3);
+  }
   std::printf("wrote %s (ddp-sim replay|advise|sweep --machine %s)\n", path.c_str(), path.c_str());
 }
 

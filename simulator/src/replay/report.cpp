@@ -1,4 +1,5 @@
 // The replay's report (report.hpp).
+#include <algorithm>
 #include "ddpsim/sim/report.hpp"
 #include "ddpsim/sim/json_values.hpp"
 #include "ddpsim/sim/machine_settings.hpp"
@@ -80,7 +81,9 @@ std::string report_to_text(const ReplayReport& report) {
     text << ", stretched x" << format("%.3g", report.compute_stretch) << " (ranks sharing cores)";
   }
   if (options.core_slowdown) text << ", paced by the ranks computing at once on shared cores";
-  if (options.sleep_resume_cost_s > 0) {
+  const bool slowed = std::any_of(options.slowdown.begin(), options.slowdown.end(),
+                                  [](const auto& rank_factor) { return rank_factor.second > 1; });
+  if (options.sleep_resume_cost_s > 0 && slowed) {
     text << ", +" << format("%.3g", options.sleep_resume_cost_s * 1e3) << " ms resuming after each slowdown sleep";
   }
   if (options.independent_copies && result.world_size() > model.world_size) {
