@@ -57,6 +57,7 @@ class AdviceRunner {
     }
     write_provenance(root_ + "/provenance.json", spec_, options_.command_line, options_.bin_dir);
     install_interrupt_handlers();
+    if (spec_.advice.machine_profile && !measure_machine()) return 1;
     const auto& kind = spec_.advice.kind;
     const bool whole = kind == "timeout" ? check_timeout() : kind == "bucket" ? check_bucket() : check_stragglers();
     progress_.done();
@@ -72,6 +73,30 @@ class AdviceRunner {
     return root_ + "/logs/" + run + "." + step + ".log";
   }
   std::string advice_json(const std::string& run) const { return root_ + "/advice/" + run + ".json"; }
+  std::string machine_json() const { return root_ + "/machine.json"; }
+
+  Command machine_command() const {
+    return machine_profile_command(spec_, expand_grid(spec_.grid).front(), options_.bin_dir, machine_json(),
+                                   options_.testbed_script);
+  }
+
+  // ddp-machine-profile once, launched as the grid's first point; false (said in one line) when
+  // it fails: no advice is worth following without the machine it was asked to be given.
+  bool measure_machine() {
+    fs::remove(machine_json());
+    const std::string machine_log = root_ + "/logs/machine.log";
+    const ProcessResult result = run_process(machine_command(), machine_log, machine_log, spec_.limits.job_timeout_s);
+    if (result.ok() && fs::exists(machine_json())) return true;
+    out_ << spec_.name << ": the machine profile failed: " << describe_failure(result, machine_log) << '\n';
+    return false;
+  }
+
+  // advise_args, and --machine with the measured profile when the spec asks for one.
+  std::vector<std::string> advise_flags() const {
+    std::vector<std::string> flags = spec_.advice.advise_args;
+    if (spec_.advice.machine_profile) flags.insert(flags.end(), {"--machine", machine_json()});
+    return flags;
+  }
 
   static size_t planned_jobs(const ExperimentSpec& spec) {
     const auto& a = spec.advice;
@@ -141,7 +166,8 @@ class AdviceRunner {
   // ddp-sim advise TRACE --json FILE [advise_args]; nullopt (with `why`) when it fails.
   std::optional<AdvisedValues> advise(const std::string& run, std::string& why) {
     Command command = {options_.bin_dir + "/ddp-sim", "advise", trace_dir(run), "--json", advice_json(run)};
-    command.insert(command.end(), spec_.advice.advise_args.begin(), spec_.advice.advise_args.end());
+    const std::vector<std::string> flags = advise_flags();
+    command.insert(command.end(), flags.begin(), flags.end());
     const ProcessResult result = run_process(command, log(run, "advise"), log(run, "advise"), spec_.limits.tool_timeout_s);
     if (!result.ok()) {
       why = "ddp-sim advise " + describe_failure(result, log(run, "advise"));
@@ -344,9 +370,11 @@ class AdviceRunner {
     const auto points = expand_grid(spec_.grid);
     const auto advise_line = [&](const std::string& run) {
       Command command = {options_.bin_dir + "/ddp-sim", "advise", trace_dir(run), "--json", advice_json(run)};
-      command.insert(command.end(), a.advise_args.begin(), a.advise_args.end());
+      const std::vector<std::string> flags = advise_flags();
+      command.insert(command.end(), flags.begin(), flags.end());
       return shell_quote(command);
     };
+    if (a.machine_profile) out_ << shell_quote(machine_command()) << '\n';
     if (a.kind == "stragglers") {
       for (const RunKey& key : interleaved_schedule(points.size(), spec_.repetitions)) {
         const std::string run = run_name(points[key.point], key.rep);

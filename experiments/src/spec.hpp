@@ -139,6 +139,9 @@ struct Limits {
 struct AdviceCheck {
   std::string kind;  // "timeout" | "bucket" | "stragglers"; "" = no [advice] table
   std::vector<std::string> advise_args;  // extra ddp-sim advise flags
+  // The machine measured once before the first job (ddp-machine-profile, launched as the
+  // grid's first point) and every advise given --machine with it.
+  bool machine_profile = false;
   // timeout: each repetition's baseline (the [workload] as given) is advised; then
   // `follow_runs` jobs of follow_factor x its iterations run with the advised --timeout, and
   // `hang_runs` jobs of its iterations with rank `hang_rank` stalled at `hang_iteration` for

@@ -203,6 +203,10 @@ TEST(AdviceCheck, RowsQuoteWhatCsvNeeds) {
 // then rank 0's failure); a job whose command line holds the text of `fail-match` times out.
 const char* kFakeLaunch = R"SH(#!/bin/bash
 here="$(dirname "$0")"; dir=""; prev=""; cap=25; slow=""
+if [[ " $* " == *"/ddp-machine-profile "* ]]; then
+  echo "$*" >> "$here/machine.log"; [ -f "$here/machine-fails" ] && exit 3
+  for a in "$@"; do [ "$prev" = "--out" ] && echo '{}' > "$a"; prev="$a"; done; exit 0
+fi
 for a in "$@"; do
   [ "$prev" = "--trace-dir" ] && dir="$a"; [ "$prev" = "--bucket-cap-mb" ] && cap="$a"
   [ "$prev" = "--slowdown" ] && slow="$slow $a"; prev="$a"
@@ -324,6 +328,33 @@ TEST_F(AdviceRunnerTest, BucketAlternatesTheOwnAndTheAdvisedCap) {
   EXPECT_EQ(r[2].at("compared_cap_mb"), "5");
   EXPECT_EQ(r[2].at("keep"), "false");
   EXPECT_NEAR(std::stod(r[2].at("predicted_gain")), 0.2, 1e-12);
+}
+
+TEST_F(AdviceRunnerTest, AMachineProfileIsMeasuredOnceAndGivenToEveryAdvise) {
+  const std::string spec = kHeader + "[grid]\nbucket_cap_mb = [25, 1]\n[advice]\nkind = \"bucket\"\nmachine_profile = true\n";
+  ASSERT_EQ(run(spec), 0) << stderr_;
+  const auto measured = lines(bin_ + "/machine.log");
+  ASSERT_EQ(measured.size(), 1u);
+  const std::string machine = options_.out_root + "/adv/machine.json";
+  EXPECT_NE(measured[0].find("--out " + machine), std::string::npos) << measured[0];
+  int advised = 0;
+  for (const auto& line : lines(bin_ + "/sim.log")) {
+    if (line.rfind("advise ", 0) != 0) continue;
+    ++advised;
+    EXPECT_NE(line.find("--machine " + machine), std::string::npos) << line;
+  }
+  EXPECT_EQ(advised, 2);  // one baseline per own cap
+  // A profile that fails stops the experiment before any job, in one line.
+  std::ofstream(bin_ + "/machine-fails") << "";
+  std::ostringstream out, err;
+  EXPECT_EQ(run_experiment(parse_spec(spec, root_ + "/adv.toml"), options_, out, err), 1);
+  const std::string said = out.str();
+  EXPECT_EQ(said.rfind("adv: the machine profile failed: ", 0), 0u) << said;
+  EXPECT_EQ(std::count(said.begin(), said.end(), '\n'), 1) << said;
+  // Told twice is refused.
+  EXPECT_NE(spec_error("[advice]\nkind = \"bucket\"\nmachine_profile = true\nadvise_args = [\"--machine\", \"m.json\"]\n")
+                .find("[advice] machine_profile: expected no --machine in advise_args beside it"),
+            std::string::npos);
 }
 
 TEST_F(AdviceRunnerTest, StragglersAdviseEveryRunAndRecordTheRanksSlowed) {
