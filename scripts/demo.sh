@@ -3,8 +3,9 @@
 #  1. ddp-launch starts 2 ddp-train workers (Gloo over loopback) training a small CNN on the
 #     real Fashion-MNIST; each rank writes its trace to demo-out/measured.
 #  2. ddp-machine-profile, launched the same way, measures the machine the job ran on: all-reduce
-#     times over 8 sizes (4 KiB to 64 MiB), one and two in flight, and how the 2 ranks slow each
-#     other's compute (traces/MACHINE.md); a few seconds.
+#     times over 8 sizes (4 KiB to 64 MiB), one and two in flight, how the 2 ranks slow each
+#     other's compute, how an all-reduce and compute slow each other, and what resuming after a
+#     sleep costs (traces/MACHINE.md); a few seconds.
 #  3. ddp-trace validates and summarises the trace and exports it for Perfetto.
 #  4. ddp-sim replays the run in SimGrid on that machine profile (--machine).
 set -euo pipefail
@@ -18,7 +19,7 @@ echo "== 1. measure: 2 ranks, convnet on Fashion-MNIST, Gloo"
 "$bin/ddp-launch" --nproc-per-node 2 -- \
   "$bin/ddp-train" --model convnet --iterations 60 --batch-size 64 --trace-dir "$out/measured"
 
-echo "== 2. the machine: all-reduce ladder and co-located compute, launched like the job"
+echo "== 2. the machine: all-reduce ladder, co-located compute, overlap and sleep resume, launched like the job"
 "$bin/ddp-launch" --nproc-per-node 2 -- "$bin/ddp-machine-profile" --out "$out/machine.json"
 
 echo "== 3. the trace"
