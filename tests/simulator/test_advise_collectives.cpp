@@ -244,6 +244,13 @@ TEST(AdviseCollectives, StartUpBroadcastRecordedIsAMeasuredKind) {
   EXPECT_FALSE(names_unaccounted(advice, "start_up"));
   EXPECT_EQ(kind_named(advice, "other_collectives"), nullptr);
   EXPECT_TRUE(any_contains(advice.covers, "start_up: 2 observed"));
+  // Once per run: its support is counted in runs, not in iterations one run would add.
+  EXPECT_TRUE(any_contains(advice.warnings, "start_up: 2 observations"));
+  for (const std::string& warning : advice.warnings) {
+    if (warning.rfind("start_up:", 0) != 0) continue;
+    EXPECT_NE(warning.find(" runs"), std::string::npos) << warning;
+    EXPECT_EQ(warning.find(" iterations"), std::string::npos) << warning;
+  }
   const auto json = nlohmann::json::parse(advice_to_json({"synthetic", {}, advice, {}, {}}));
   EXPECT_EQ(json["timeout"]["limiting_kind"], "start_up");
 }

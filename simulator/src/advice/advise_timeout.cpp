@@ -294,7 +294,11 @@ TimeoutAdvice advise_timeout(const AdviceSetup& setup, const trace::Trace& trace
       kind.probability = p;
       kind.needed_s = kind.floor_s;
       std::string support;
-      if (p > 0 && kind.occurrences_per_iteration > 0) {
+      if (p > 0 && kind.once_per_run) {
+        // Once per run: more iterations of one run never show it again; more runs would.
+        support = "; observing P(false timeout) <= " + general(p) + " per run would take about " +
+                  general(-std::log(1 - advice.confidence) / p) + " runs";
+      } else if (p > 0 && kind.occurrences_per_iteration > 0) {
         kind.iterations_to_support = -std::log(1 - advice.confidence) / p / kind.occurrences_per_iteration;
         support = "; observing P(false timeout) <= " + general(p) + " per occurrence would take about " +
                   general(kind.iterations_to_support) + " iterations";

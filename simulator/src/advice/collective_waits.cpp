@@ -254,6 +254,7 @@ std::vector<CollectiveWaits> collective_waits(const trace::Trace& trace, const s
                                   "DDP's start-up collectives before the first iteration (the parameter check's all_gather and "
                                   "the broadcast of rank 0's parameters and buffers, `collective` events with message "
                                   "start_up): the longest any rank waited in each");
+  start.once_per_run = true;
   std::map<std::tuple<std::int64_t, std::string, int>, double> start_waits;
   for (const trace::RankTrace& rank : trace.ranks) {
     std::map<std::pair<std::int64_t, std::string>, int> seen;

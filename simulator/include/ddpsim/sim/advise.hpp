@@ -180,6 +180,7 @@ struct CollectiveWaits {
   double phase_max_s = 0;         // the longest phase around this kind's collective (0: none): an
                                   // evaluation, a checkpoint's gap, a first iteration
   double occurrences_per_iteration = 0;  // occurrences / the trace's complete iterations
+  bool once_per_run = false;      // happens once per run (start_up): its support is counted in runs
   // The answer for this kind (advise_timeout).
   bool fitted = false;            // a tail was fitted (>= kMinTailObservations waits)
   double p50_s = 0;
