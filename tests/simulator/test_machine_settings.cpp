@@ -107,6 +107,20 @@ TEST(MachineSettings, ALadderThatDoesNotGrowIsRefused) {
   }
 }
 
+// A short ladder over a shaped link whose 4 KiB rung came out slow (seen on the testbed at
+// 200 Mbit/s): the free relative fit's slope is negative, and the line through the origin is
+// taken instead of refusing a ladder that grows.
+TEST(MachineSettings, ANoisySmallRungDoesNotTurnTheSlopeNegative) {
+  trace::MachineProfile profile = known_profile(2);
+  profile.allreduce.steps = {{4096, exactly(1.399e-3), exactly(5.012e-3)},
+                             {65536, exactly(0.520e-3), exactly(4.425e-3)},
+                             {1048576, exactly(45.251e-3), exactly(88.272e-3)}};
+  const MachineSettings settings = machine_settings(profile, AllreduceAlgorithm::Ring, "m.json");
+  EXPECT_GT(settings.calibration.fit.slope_s_per_byte, 0);
+  EXPECT_TRUE(settings.calibration.fit.intercept_clamped);
+  EXPECT_GT(settings.calibration.beta_bytes_per_s, 0);
+}
+
 ReplayRequest request_with(const trace::MachineProfile& profile) {
   ReplayRequest request;
   request.compute = ComputeMode::Median;

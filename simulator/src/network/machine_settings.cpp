@@ -32,7 +32,9 @@ LineFit fit_relative(const std::vector<double>& x, const std::vector<double>& y)
     fit.intercept_s = (r0 * s11 - r1 * s01) / determinant;
     fit.slope_s_per_byte = (s00 * r1 - s01 * r0) / determinant;
   }
-  if (x.size() < 2 || !(determinant > 0) || fit.intercept_s < 0) {
+  // A free fit whose slope is not positive (a noisy small rung outweighing a short ladder's
+  // large ones, as on a shaped link) is refitted through the origin too.
+  if (x.size() < 2 || !(determinant > 0) || fit.intercept_s < 0 || !(fit.slope_s_per_byte > 0)) {
     fit.intercept_clamped = x.size() >= 2 && determinant > 0;
     fit.intercept_s = 0;
     fit.slope_s_per_byte = s11 > 0 ? r1 / s11 : 0;
@@ -71,11 +73,14 @@ MachineSettings machine_settings(const trace::MachineProfile& profile, Allreduce
     x.push_back(static_cast<double>(step.bytes));
     y.push_back(step.one.median_s);
   }
-  calibration.fit = fit_relative(x, y);
-  if (!(calibration.fit.slope_s_per_byte > 0)) {
-    throw RequestError(file + ": expected all-reduce times that grow with the message size, got a slope of " +
-                       text_of(calibration.fit.slope_s_per_byte) + " s/byte through the ladder");
+  if (y.empty() || !(y.back() > y.front())) {
+    throw RequestError(file + ": expected all-reduce times that grow with the message size, got " +
+                       (y.empty() ? std::string("no ladder") :
+                                    text_of(y.front()) + " s at " + std::to_string(profile.allreduce.steps.front().bytes) +
+                                        " bytes and " + text_of(y.back()) + " s at " +
+                                        std::to_string(profile.allreduce.steps.back().bytes)));
   }
+  calibration.fit = fit_relative(x, y);
   calibration.method = "least squares on the relative misfit over the ladder of " +
                        plural(profile.allreduce.steps.size(), "size") + ", one all-reduce at a time";
   const FormulaShape formula = allreduce_formula_shape(calibration.algorithm, profile.world_size);
