@@ -91,11 +91,13 @@ class AdviceRunner {
     return false;
   }
 
-  // advise_args, and --machine with the measured profile when the spec asks for one.
-  std::vector<std::string> advise_flags() const {
-    std::vector<std::string> flags = spec_.advice.advise_args;
-    if (spec_.advice.machine_profile) flags.insert(flags.end(), {"--machine", machine_json()});
-    return flags;
+  // ddp-sim advise TRACE --json FILE [advise_args], and --machine with the measured profile
+  // when the spec asks for one.
+  Command advise_command(const std::string& run) const {
+    Command command = {options_.bin_dir + "/ddp-sim", "advise", trace_dir(run), "--json", advice_json(run)};
+    command.insert(command.end(), spec_.advice.advise_args.begin(), spec_.advice.advise_args.end());
+    if (spec_.advice.machine_profile) command.insert(command.end(), {"--machine", machine_json()});
+    return command;
   }
 
   static size_t planned_jobs(const ExperimentSpec& spec) {
@@ -163,12 +165,9 @@ class AdviceRunner {
     return outcome;
   }
 
-  // ddp-sim advise TRACE --json FILE [advise_args]; nullopt (with `why`) when it fails.
+  // advise_command(run); nullopt (with `why`) when it fails.
   std::optional<AdvisedValues> advise(const std::string& run, std::string& why) {
-    Command command = {options_.bin_dir + "/ddp-sim", "advise", trace_dir(run), "--json", advice_json(run)};
-    const std::vector<std::string> flags = advise_flags();
-    command.insert(command.end(), flags.begin(), flags.end());
-    const ProcessResult result = run_process(command, log(run, "advise"), log(run, "advise"), spec_.limits.tool_timeout_s);
+    const ProcessResult result = run_process(advise_command(run), log(run, "advise"), log(run, "advise"), spec_.limits.tool_timeout_s);
     if (!result.ok()) {
       why = "ddp-sim advise " + describe_failure(result, log(run, "advise"));
       return std::nullopt;
@@ -368,12 +367,7 @@ class AdviceRunner {
   int dry_run() {
     const auto& a = spec_.advice;
     const auto points = expand_grid(spec_.grid);
-    const auto advise_line = [&](const std::string& run) {
-      Command command = {options_.bin_dir + "/ddp-sim", "advise", trace_dir(run), "--json", advice_json(run)};
-      const std::vector<std::string> flags = advise_flags();
-      command.insert(command.end(), flags.begin(), flags.end());
-      return shell_quote(command);
-    };
+    const auto advise_line = [&](const std::string& run) { return shell_quote(advise_command(run)); };
     if (a.machine_profile) out_ << shell_quote(machine_command()) << '\n';
     if (a.kind == "stragglers") {
       for (const RunKey& key : interleaved_schedule(points.size(), spec_.repetitions)) {
