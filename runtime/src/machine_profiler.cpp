@@ -272,7 +272,7 @@ trace::ComputeCommOverlap MachineProfiler::measure_overlap() {
         ++done;
       } while (!work->isCompleted());
       work->wait();
-      if (device_.is_cuda()) torch::cuda::synchronize(device_.index());
+      products.sync();
     } catch (const std::exception& error) {
       throw std::runtime_error(what_ + " failed: " + compat::exception_message(error));
     }

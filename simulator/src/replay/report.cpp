@@ -1,5 +1,4 @@
 // The replay's report (report.hpp).
-#include <algorithm>
 #include "ddpsim/sim/report.hpp"
 #include "ddpsim/sim/json_values.hpp"
 #include "ddpsim/sim/machine_settings.hpp"
@@ -7,6 +6,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <limits>
