@@ -191,7 +191,11 @@ def one_round(args, r, machine, log):
         times = os.path.join(base, "measured-cap25-{rank}.json")
         run(args.launcher + job + ["--bucket-cap-mb", "25", "--step-times", times], log)
         measured["cap25"] = median_iteration_s(times)
-        anchors = {"": measured["cap25"], "/profiled-steps": unprofiled_iteration_s(profile_times, profile_steps(args))}
+        profiled_steps_s = unprofiled_iteration_s(profile_times, profile_steps(args))
+        # Each prediction: its key's suffix in `predicted` (and its file's), the flags it adds, and
+        # the unprofiled time it is given.
+        variants = [("", [], measured["cap25"]), ("/profiled-steps", [], profiled_steps_s)] + \
+            ([(f"/without-{key}", flags, measured["cap25"]) for key, flags in WITHOUT.items()] if machine else [])
         predicted = {}  # the baseline's own replay is a reconstruction, reported apart
         refused = False
         for name, _, replay_args in configs:
@@ -202,20 +206,18 @@ def one_round(args, r, machine, log):
             run(common + ["--json", as_profiled], log)
             with open(as_profiled) as f:
                 predicted[name + "/as-profiled"] = json.load(f)["predicted"]["median_iteration_s"]
-            variants = [("", [], "")] + [("/profiled-steps", [], "/profiled-steps")] + \
-                ([(key, flags, "") for key, flags in WITHOUT.items()] if machine else [])
-            for key, flags, anchor in variants:
-                report = os.path.join(base, f"predicted-{name}{'-without-' + key if key in WITHOUT else key.replace('/', '-')}.json")
-                unprofiled = ["--unprofiled-iteration-ms", f"{anchors[anchor] * 1e3:.6g}"]
+            for suffix, flags, unprofiled_s in variants:
+                report = os.path.join(base, f"predicted-{name}{suffix.replace('/', '-')}.json")
+                unprofiled = ["--unprofiled-iteration-ms", f"{unprofiled_s * 1e3:.6g}"]
                 # A time the trace's replay cannot reach (its all-reduces alone take longer) is
                 # refused; the prediction is then the as-profiled one, and the row says so.
                 if run(common + flags + ["--json", report] + unprofiled, log,
                        refusal="--unprofiled-iteration-ms: expected a time the trace's own replay can reach"):
                     with open(report) as f:
-                        predicted[name + key] = json.load(f)["predicted"]["median_iteration_s"]
+                        predicted[name + suffix] = json.load(f)["predicted"]["median_iteration_s"]
                 else:
-                    predicted[name + key] = predicted[name + "/as-profiled"]
-                    refused = refused or not key
+                    predicted[name + suffix] = predicted[name + "/as-profiled"]
+                    refused = refused or not suffix
         # The changed configurations measured, their order rotated each round (machine speed drifts).
         changed = configs[1:]
         for name, job_args, _ in changed[r % len(changed):] + changed[:r % len(changed)]:
@@ -227,11 +229,11 @@ def one_round(args, r, machine, log):
                    "baseline_s": measured["cap25"], "measured_s": measured[name],
                    "predicted_s": predicted[name], "predicted_as_profiled_s": predicted[name + "/as-profiled"],
                    "predicted_profiled_steps_s": predicted[name + "/profiled-steps"],
-                   "unprofiled_baseline_s": anchors[""], "profiled_steps_s": anchors["/profiled-steps"],
+                   "unprofiled_baseline_s": measured["cap25"], "profiled_steps_s": profiled_steps_s,
                    "unprofiled_refused": int(refused),
                    "kind": "reconstruction" if name == "cap25" else "prediction"}
             for key in WITHOUT:
-                row[f"without_{key}_s"] = predicted.get(name + key, "")
+                row[f"without_{key}_s"] = predicted.get(f"{name}/without-{key}", "")
             rows.append(row)
     return rows
 
