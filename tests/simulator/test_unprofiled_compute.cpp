@@ -90,16 +90,21 @@ TEST(UnprofiledCompute, ATimeTheTraceCannotReachIsRefused) {
   }
 }
 
+// Writes the synthetic trace to DIR/t and returns its replay's median iteration as it ran
+// (--bandwidth 2e9 --latency 4e-5, no unprofiled time).
+double synthetic_trace_as_profiled_s(const test_support::TempDir& dir) {
+  trace::write_trace(dir / "t", testing::make_synthetic_trace(testing::SyntheticRun{}));
+  const Outcome plain = run_cli(dir, "replay " + std::string(dir / "t") + " --bandwidth 2e9 --latency 4e-5 --json " +
+                                         std::string(dir / "plain.json"));
+  EXPECT_EQ(plain.status, 0) << plain.err;
+  return nlohmann::json::parse(slurp(dir / "plain.json"))["predicted"]["median_iteration_s"].get<double>();
+}
+
 // The report prints the job's own speed beside the profiled source run, and the JSON keeps it
 // with the scale it gave.
 TEST(CliUnprofiledCompute, TheReportShowsTheGivenTimeAndTheScale) {
   test_support::TempDir dir;
-  trace::write_trace(dir / "t", testing::make_synthetic_trace(testing::SyntheticRun{}));
-  const Outcome plain = run_cli(dir, "replay " + std::string(dir / "t") + " --bandwidth 2e9 --latency 4e-5 --json " +
-                                         std::string(dir / "plain.json"));
-  ASSERT_EQ(plain.status, 0) << plain.err;
-  const double as_profiled_s =
-      nlohmann::json::parse(slurp(dir / "plain.json"))["predicted"]["median_iteration_s"].get<double>();
+  const double as_profiled_s = synthetic_trace_as_profiled_s(dir);
   const std::string given_ms = std::to_string(0.8 * as_profiled_s * 1e3);
   const Outcome outcome = run_cli(dir, "replay " + std::string(dir / "t") + " --bandwidth 2e9 --latency 4e-5 " +
                                            "--unprofiled-iteration-ms " + given_ms + " --json " +
@@ -132,12 +137,7 @@ TEST(CliUnprofiledCompute, AdviseReplaysAtTheGivenSpeed) {
 // does; an unreachable time is refused once, before any point.
 TEST(CliUnprofiledCompute, SweepPointsRunAtTheGivenSpeed) {
   test_support::TempDir dir;
-  trace::write_trace(dir / "t", testing::make_synthetic_trace(testing::SyntheticRun{}));
-  const Outcome plain = run_cli(dir, "replay " + std::string(dir / "t") + " --bandwidth 2e9 --latency 4e-5 --json " +
-                                         std::string(dir / "plain.json"));
-  ASSERT_EQ(plain.status, 0) << plain.err;
-  const double given_s =
-      0.8 * nlohmann::json::parse(slurp(dir / "plain.json"))["predicted"]["median_iteration_s"].get<double>();
+  const double given_s = 0.8 * synthetic_trace_as_profiled_s(dir);
   const std::string sweep = "sweep " + std::string(dir / "t") + " --bandwidth 2e9 --latency 4e-5 --bucket-caps 0,1 ";
   const Outcome outcome = run_cli(dir, sweep + "--unprofiled-iteration-ms " + std::to_string(given_s * 1e3) +
                                            " --out " + std::string(dir / "s.csv"));
