@@ -53,6 +53,8 @@ TEST(MachineProfileTool, TwoRanksOnLoopbackWriteAProfileThatReadsBack) {
   ASSERT_EQ(job.exit_code, 0) << job.output;
   EXPECT_LT(job.seconds, 30) << job.output;
   EXPECT_NE(job.output.find("wrote " + out), std::string::npos) << job.output;
+  EXPECT_NE(job.output.find("overlap: the 1 MiB all-reduce at x"), std::string::npos) << job.output;
+  EXPECT_NE(job.output.find("sleep resume: "), std::string::npos) << job.output;
   const trace::MachineProfile profile = trace::read_machine_profile(out);
   EXPECT_EQ(profile.world_size, 2);
   EXPECT_EQ(profile.backend, "gloo");

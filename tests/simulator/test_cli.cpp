@@ -77,6 +77,10 @@ TEST(Cli, ReportNamesPacedCoreSharingAndTheResumeCost) {
   const auto report = nlohmann::json::parse(slurp(dir / "paced.json"));
   EXPECT_EQ(report["core_sharing"], "paced");
   EXPECT_DOUBLE_EQ(report["sleep_resume_cost_s"].get<double>(), 0.0005);
+  // With no rank slowed there are no sleeps: the workload line does not name their cost.
+  const Outcome unslowed = run_cli(dir, "replay " + measured + " --iterations 3 --sleep-resume-cost 0.0005");
+  ASSERT_EQ(unslowed.status, 0) << unslowed.err;
+  EXPECT_EQ(unslowed.out.find("resuming after each slowdown sleep"), std::string::npos) << unslowed.out;
 }
 
 // --independent-copies reaches the replay and the report says so, in text only where there are
