@@ -93,8 +93,11 @@ class AdviceRunner {
 
   // ddp-sim advise TRACE --json FILE [advise_args], and --machine with the measured profile
   // when the spec asks for one.
-  Command advise_command(const std::string& run) const {
+  // `repeats`: other runs of the same configuration (advise --repeats).
+  Command advise_command(const std::string& run, const std::vector<std::string>& repeats = {}) const {
     Command command = {options_.bin_dir + "/ddp-sim", "advise", trace_dir(run), "--json", advice_json(run)};
+    if (!repeats.empty()) command.push_back("--repeats");
+    for (const std::string& repeat : repeats) command.push_back(trace_dir(repeat));
     command.insert(command.end(), spec_.advice.advise_args.begin(), spec_.advice.advise_args.end());
     if (spec_.advice.machine_profile) command.insert(command.end(), {"--machine", machine_json()});
     return command;
@@ -103,7 +106,8 @@ class AdviceRunner {
   static size_t planned_jobs(const ExperimentSpec& spec) {
     const auto& a = spec.advice;
     if (a.kind == "timeout") return static_cast<size_t>(spec.repetitions * (1 + a.follow_runs + a.hang_runs));
-    if (a.kind == "bucket") return spec.grid.bucket_cap_mb.size() * static_cast<size_t>(1 + 2 * spec.repetitions);
+    if (a.kind == "bucket")
+      return spec.grid.bucket_cap_mb.size() * static_cast<size_t>(a.baseline_runs + 2 * spec.repetitions);
     return expand_grid(spec.grid).size() * static_cast<size_t>(spec.repetitions);
   }
 
@@ -166,8 +170,8 @@ class AdviceRunner {
   }
 
   // advise_command(run); nullopt (with `why`) when it fails.
-  std::optional<AdvisedValues> advise(const std::string& run, std::string& why) {
-    const ProcessResult result = run_process(advise_command(run), log(run, "advise"), log(run, "advise"), spec_.limits.tool_timeout_s);
+  std::optional<AdvisedValues> advise(const std::string& run, std::string& why, const std::vector<std::string>& repeats = {}) {
+    const ProcessResult result = run_process(advise_command(run, repeats), log(run, "advise"), log(run, "advise"), spec_.limits.tool_timeout_s);
     if (!result.ok()) {
       why = "ddp-sim advise " + describe_failure(result, log(run, "advise"));
       return std::nullopt;
@@ -243,7 +247,7 @@ class AdviceRunner {
 
   // The baseline and its advice: nullopt (after an error row) when either broke.
   std::optional<AdvisedValues> advised_baseline(const Point& point, const std::string& run, const std::string& case_id,
-                                                int rep, bool& whole) {
+                                                int rep, bool& whole, const std::vector<std::string>& repeats = {}) {
     std::optional<AdvisedValues> advice;
     whole = measure(spec_, point, run, "baseline", case_id, rep, [&](AdviceRow& row, const JobOutcome& outcome) {
       if (outcome.status != "ok") {
@@ -252,7 +256,7 @@ class AdviceRunner {
         return;
       }
       std::string why;
-      advice = advise(run, why);
+      advice = advise(run, why, repeats);
       if (!advice) {
         row["status"] = "error";
         row["failure"] = why;
@@ -306,7 +310,17 @@ class AdviceRunner {
     for (const Point& own : points) {
       const std::string case_id = "cap" + number(own.bucket_cap_mb);
       bool whole = true;
-      const auto advice = advised_baseline(own, case_id + "-base", case_id, 0, whole);
+      // The repeats first, each a plain run of the own cap; a broken one is left out of --repeats.
+      std::vector<std::string> repeats;
+      for (int k = 1; k < spec_.advice.baseline_runs; ++k) {
+        const std::string repeat = case_id + "-base" + std::to_string(k);
+        bool ok = false;
+        if (!measure(spec_, own, repeat, "baseline_repeat", case_id, k,
+                     [&](AdviceRow&, const JobOutcome& outcome) { ok = outcome.status == "ok"; }))
+          return false;
+        if (ok) repeats.push_back(repeat);
+      }
+      const auto advice = advised_baseline(own, case_id + "-base", case_id, 0, whole, repeats);
       if (!whole) return false;
       if (!advice) continue;
       if (!advice->compared_cap_mb) {
@@ -380,8 +394,14 @@ class AdviceRunner {
     }
     for (const Point& point : a.kind == "bucket" ? points : std::vector<Point>{points.front()}) {
       const std::string run = a.kind == "bucket" ? "cap" + number(point.bucket_cap_mb) + "-base" : "base-rep0";
+      std::vector<std::string> repeats;
+      for (int k = 1; a.kind == "bucket" && k < a.baseline_runs; ++k) {
+        repeats.push_back(run + std::to_string(k));
+        out_ << shell_quote(train_command(spec_, point, options_.bin_dir, trace_dir(repeats.back()), options_.testbed_script, k))
+             << '\n';
+      }
       out_ << shell_quote(train_command(spec_, point, options_.bin_dir, trace_dir(run), options_.testbed_script)) << '\n'
-           << advise_line(run) << '\n';
+           << shell_quote(advise_command(run, repeats)) << '\n';
     }
     if (a.kind == "timeout")
       out_ << "# then, per repetition, " << a.follow_runs << " job(s) of " << spec_.workload.iterations * a.follow_factor

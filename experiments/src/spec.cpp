@@ -479,7 +479,7 @@ void parse_predict(const Section& s, const std::string& path, const Grid& grid, 
 // [advice]: which answer of ddp-sim advise the runs act on, and how they check it. The keys
 // of the timeout check belong to it alone; the grid must leave the advised axis to the advice.
 void parse_advice(const Section& s, const toml::node& table, const ExperimentSpec& spec, AdviceCheck& a) {
-  s.allow_only({"kind", "advise_args", "machine_profile", "follow_factor", "follow_runs", "hang_runs", "hang_rank",
+  s.allow_only({"kind", "advise_args", "machine_profile", "baseline_runs", "follow_factor", "follow_runs", "hang_runs", "hang_rank",
                 "hang_iteration", "hang_stall_factor"});
   const auto kind = s.string("kind");
   if (!kind || (*kind != "timeout" && *kind != "bucket" && *kind != "stragglers"))
@@ -491,6 +491,9 @@ void parse_advice(const Section& s, const toml::node& table, const ExperimentSpe
   if (a.machine_profile && std::find(a.advise_args.begin(), a.advise_args.end(), "--machine") != a.advise_args.end())
     s.fail(*s.find("machine_profile"), "[advice] machine_profile: expected no --machine in advise_args beside it "
                                        "(the measured profile is given), got both");
+  if (const auto* node = s.find("baseline_runs"); node && a.kind != "bucket")
+    s.fail(*node, "[advice] baseline_runs: expected only with kind = \"bucket\", got kind = \"" + a.kind + "\"");
+  if (auto v = s.integer("baseline_runs", 1)) a.baseline_runs = *v;
   if (a.kind != "timeout")
     for (const char* key : {"follow_factor", "follow_runs", "hang_runs", "hang_rank", "hang_iteration",
                             "hang_stall_factor"})

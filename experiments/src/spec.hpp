@@ -142,6 +142,9 @@ struct AdviceCheck {
   // The machine measured once before the first job (ddp-machine-profile, launched as the
   // grid's first point) and every advise given --machine with it.
   bool machine_profile = false;
+  // bucket: the own cap recorded this many times before its pairs; the first run is advised and
+  // the others are its --repeats, so the gain's interval carries the drift between runs.
+  int baseline_runs = 1;
   // timeout: each repetition's baseline (the [workload] as given) is advised; then
   // `follow_runs` jobs of follow_factor x its iterations run with the advised --timeout, and
   // `hang_runs` jobs of its iterations with rank `hang_rank` stalled at `hang_iteration` for

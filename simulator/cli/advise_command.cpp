@@ -16,6 +16,7 @@
 #include "ddpsim/trace/io.hpp"
 #include "ddpsim/trace/machine_profile.hpp"
 #include "ddpsim/trace/skew.hpp"
+#include "ddpsim/trace/summary.hpp"
 #include "numeric_flags.hpp"
 #include "repeats.hpp"
 #include "replay_flags.hpp"
@@ -118,7 +119,8 @@ CLI::App* add_advise_command(CLI::App& app, AdviseFlags& flags) {
   CLI::Option* repeats =
       command->add_option("--repeats", flags.repeats,
                           "Other measured runs of the trace's configuration: advise each alike and print the "
-                          "answers side by side (which hold on every run, which are the machine's drift)")
+                          "answers side by side (which hold on every run, which are the machine's drift); the "
+                          "bucket gain's interval is widened by the drift between them")
           ->group(runs);
   add_pool_flag(command, flags.pool, repeats,
                 "Also advise the trace and its --repeats as one run, their iterations one run after another: "
@@ -188,6 +190,10 @@ int run_advise(const AdviseFlags& flags) {
         advice.pooled_iterations = static_cast<int>(pooled.complete_iterations().size());
       }
       advice.across_runs = sim::advice_across_runs(runs);
+      // The bucket gain is a comparison of two measured runs: its interval takes their drift.
+      std::vector<double> medians = {trace::summarize(measured).median_iteration_s};
+      for (const trace::Trace& repeat : repeats) medians.push_back(trace::summarize(repeat).median_iteration_s);
+      sim::widen_by_drift(advice.bucket, sim::run_to_run_spread(medians));
     }
     // The timeout's warnings on stderr too: too little data and extrapolation must not pass unseen.
     if (!advice.few_iterations.empty()) std::cerr << "ddp-sim: warning: " << advice.few_iterations << "\n";

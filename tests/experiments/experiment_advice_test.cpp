@@ -330,6 +330,27 @@ TEST_F(AdviceRunnerTest, BucketAlternatesTheOwnAndTheAdvisedCap) {
   EXPECT_NEAR(std::stod(r[2].at("predicted_gain")), 0.2, 1e-12);
 }
 
+// baseline_runs = 3: two plain runs of the own cap, then the advised baseline, whose advise
+// gets the two as --repeats; the key belongs to the bucket check alone.
+TEST_F(AdviceRunnerTest, BaselineRunsAreGivenToAdviseAsRepeats) {
+  ASSERT_EQ(run(kHeader + "[grid]\nbucket_cap_mb = [25]\n[advice]\nkind = \"bucket\"\nbaseline_runs = 3\n"), 0) << stderr_;
+  std::vector<std::string> order;
+  for (const auto& row : rows()) order.push_back(row.at("role") + "@" + row.at("bucket_cap_mb"));
+  EXPECT_EQ(order, (std::vector<std::string>{"baseline_repeat@25", "baseline_repeat@25", "baseline@25", "own@25",
+                                             "other@5", "other@5", "own@25"}));
+  std::vector<std::string> advised;
+  for (const auto& line : lines(bin_ + "/sim.log"))
+    if (line.rfind("advise ", 0) == 0) advised.push_back(line);
+  ASSERT_EQ(advised.size(), 1u);
+  const std::string traces = options_.out_root + "/adv/traces/";
+  EXPECT_NE(advised[0].find("--repeats " + traces + "cap25-base1 " + traces + "cap25-base2"), std::string::npos)
+      << advised[0];
+  EXPECT_NE(spec_error("[advice]\nkind = \"timeout\"\nbaseline_runs = 2\n")
+                .find("[advice] baseline_runs: expected only with kind = \"bucket\""),
+            std::string::npos);
+  EXPECT_NE(spec_error("[advice]\nkind = \"bucket\"\nbaseline_runs = 0\n").find("baseline_runs"), std::string::npos);
+}
+
 TEST_F(AdviceRunnerTest, AMachineProfileIsMeasuredOnceAndGivenToEveryAdvise) {
   const std::string spec = kHeader + "[grid]\nbucket_cap_mb = [25, 1]\n[advice]\nkind = \"bucket\"\nmachine_profile = true\n";
   ASSERT_EQ(run(spec), 0) << stderr_;

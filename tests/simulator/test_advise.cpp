@@ -230,6 +230,56 @@ TEST(AdviseBucket, EveryCandidatesGainLiesInItsPairedInterval) {
   }
 }
 
+// A measured gain compares two runs, each drifting by the spread's ratios: the interval of
+// 1 - other / own widens to [1 - (1 - low) r_high, 1 - (1 - high) r_low]. The communication-bound
+// trace's gain survives a drift of ±1 % and not one of ±20 %, which turns the advice into "keep";
+// the text and --json say which drift widened it.
+TEST(AdviseBucket, DriftBetweenRunsWidensTheGainAndCanTurnItIntoKeep) {
+  RunToRunSpread spread;
+  spread.runs = 3;
+  spread.ratio_low = 0.8;
+  spread.ratio_high = 1.25;
+  const Interval widened = widened_gain({0.05, 0.10}, spread);
+  EXPECT_NEAR(widened.low, 1 - 0.95 * 1.25, 1e-12);
+  EXPECT_NEAR(widened.high, 1 - 0.90 * 0.8, 1e-12);
+
+  testing::SyntheticRun run = compute_bound_run();
+  run.beta_bytes_per_s = 1e9;
+  const AdviceSetup setup = prepare_advice(testing::make_synthetic_trace(run));
+  const BucketAdvice undrifted = advise_bucket_cap(setup, {1, 100}, kRuns, 0);
+  ASSERT_FALSE(undrifted.keep);
+  EXPECT_NE(advice_to_text({"synthetic", undrifted, {}, {}, {}}).find("noise only"), std::string::npos);
+
+  RunToRunSpread small = spread;
+  small.ratio_low = 0.99;
+  small.ratio_high = 1 / 0.99;
+  BucketAdvice quiet = undrifted;
+  widen_by_drift(quiet, small);
+  EXPECT_FALSE(quiet.keep);
+  EXPECT_DOUBLE_EQ(quiet.recommended_cap_mb, 1);
+  EXPECT_DOUBLE_EQ(quiet.gain, undrifted.gain);
+  EXPECT_LT(quiet.gain_interval.low, undrifted.gain_interval.low);
+  EXPECT_GT(quiet.gain_interval.high, undrifted.gain_interval.high);
+
+  BucketAdvice drifting = undrifted;
+  widen_by_drift(drifting, spread);
+  EXPECT_TRUE(drifting.keep);
+  EXPECT_DOUBLE_EQ(drifting.recommended_cap_mb, 25);
+  EXPECT_DOUBLE_EQ(drifting.best.cap_mb, 1);  // still the largest gain, now within the drift
+  EXPECT_LT(drifting.gain_interval.low, 0);
+  for (const BucketCandidate& candidate : drifting.candidates) {
+    EXPECT_LE(candidate.gain_interval.low, candidate.gain) << candidate.cap_mb;
+    EXPECT_GE(candidate.gain_interval.high, candidate.gain) << candidate.cap_mb;
+  }
+  const std::string text = advice_to_text({"synthetic", drifting, {}, {}, {}});
+  EXPECT_NE(text.find("widened by the drift between 3 runs"), std::string::npos) << text;
+  EXPECT_NE(text.find("keep what you have: bucket_cap_mb=25"), std::string::npos) << text;
+  const auto json = nlohmann::json::parse(advice_to_json({"synthetic", drifting, {}, {}, {}}))["bucket"];
+  EXPECT_EQ(json["drift"]["runs"].get<int>(), 3);
+  EXPECT_TRUE(json["keep"].get<bool>());
+  EXPECT_TRUE(nlohmann::json::parse(advice_to_json({"synthetic", undrifted, {}, {}, {}}))["bucket"]["drift"].is_null());
+}
+
 TEST(AdviseBucket, FreeCommunicationKeepsWhatYouHave) {
   const AdviceSetup setup = prepare_advice(testing::make_synthetic_trace(compute_bound_run()));
   const BucketAdvice advice = advise_bucket_cap(setup, {1, 100}, kRuns, 0);

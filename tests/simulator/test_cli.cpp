@@ -740,6 +740,10 @@ TEST(CliAdvise, RepeatsAdviseEveryRunAndShowTheAnswersSideBySide) {
   EXPECT_EQ(across["timeout_s"][0], json["timeout"]["timeout_s"]);
   EXPECT_DOUBLE_EQ(across["safe_timeout_s"].get<double>(),
                    std::max(across["timeout_s"][0].get<double>(), across["timeout_s"][1].get<double>()));
+  // The bucket gain compares two measured runs: its interval carries the drift between these two.
+  EXPECT_NE(outcome.out.find("widened by the drift between 2 runs"), std::string::npos) << outcome.out;
+  EXPECT_EQ(json["bucket"]["drift"]["runs"], 2);
+  EXPECT_LT(json["bucket"]["drift"]["ratio_low"].get<double>(), 1);
 
   const Outcome other = run_cli(dir, base + "--repeats " + dir / "smaller");
   EXPECT_EQ(other.status, 2);

@@ -129,6 +129,34 @@ PairedGain paired_gain(const std::vector<double>& own_replicates_s, const std::v
   return paired;
 }
 
+Interval widened_gain(const Interval& gain_interval, const RunToRunSpread& spread) {
+  return {1 - (1 - gain_interval.low) * spread.ratio_high, 1 - (1 - gain_interval.high) * spread.ratio_low};
+}
+
+void widen_by_drift(BucketAdvice& advice, const RunToRunSpread& spread) {
+  advice.drift = spread;
+  if (!advice.available) return;
+  for (BucketCandidate& candidate : advice.candidates) {
+    if (advice.own_caps_mb.empty() && std::abs(candidate.cap_mb - advice.own_cap_mb) < 1e-9) continue;
+    candidate.gain_interval = widened_gain(candidate.gain_interval, spread);
+  }
+  // The best keeps its point gain (the largest) and takes its candidate's widened interval; when
+  // nothing gained, the best is the own cap, whose interval stays [0, 0].
+  for (const BucketCandidate& candidate : advice.candidates) {
+    if (candidate.cap_mb == advice.best.cap_mb && candidate.buckets == advice.best.buckets &&
+        candidate.gain == advice.best.gain && candidate.replicate_medians_s == advice.best.replicate_medians_s) {
+      advice.best.gain_interval = candidate.gain_interval;
+    }
+  }
+  advice.gain_interval = advice.best.gain_interval;
+  advice.keep = !bucket_gain_worth_it(advice.gain, advice.gain_interval);
+  advice.recommended_cap_mb = advice.keep ? advice.own_cap_mb : advice.best.cap_mb;
+  if (advice.list.searched) {
+    advice.list.gain_interval = widened_gain(advice.list.gain_interval, spread);
+    advice.list.keep = !bucket_gain_worth_it(advice.list.gain, advice.list.gain_interval);
+  }
+}
+
 std::vector<std::vector<double>> bucket_list_family(const std::vector<double>& caps_mb) {
   std::vector<std::vector<double>> family;
   for (double small : kListSmallCapsMb) {

@@ -37,6 +37,18 @@ nlohmann::json candidate_json(const BucketCandidate& candidate) {
           {"gain_interval", interval_json(candidate.gain_interval)}};
 }
 
+// Where the gain intervals' width comes from: the replicates alone, or widened by the drift
+// between the trace's runs (advise --repeats, widen_by_drift).
+std::string drift_text(const std::optional<RunToRunSpread>& drift) {
+  if (!drift) {
+    return "  the intervals hold the recorded iterations' noise only, not the drift between runs: give --repeats "
+           "(other runs of this configuration) to widen them by it\n";
+  }
+  return "  the intervals are widened by the drift between " + std::to_string(drift->runs) +
+         " runs of this configuration (the trace and its --repeats; one run's median over another's: " +
+         format("%.3f", drift->ratio_low) + "-" + format("%.3f", drift->ratio_high) + ")\n";
+}
+
 // A paired gain as "+1.6 % [-2.7, +3.0]" (advise.hpp's paired_gain).
 std::string gain_text(double gain, const Interval& interval) {
   return format("%+.1f", 100 * gain) + " % [" + format("%+.1f", 100 * interval.low) + ", " +
@@ -126,7 +138,7 @@ void list_answer_text(const BucketAdvice& advice, std::ostringstream& text) {
        << " (paired)\n";
   if (list.keep) {
     text << "    keep one cap: bucket_cap_mb=" << format("%g", advice.recommended_cap_mb)
-         << " (a list gains nothing worth it: the paired gain's interval reaches 0, or the gain is below "
+         << " (a list gains nothing worth it: the gain's interval reaches 0, or the gain is below "
          << format("%g", 100 * kMinBucketGain) << " %)\n";
   } else {
     text << "    recommended: bucket_cap_mb_list=[" << list_text(list.best.caps_mb) << "] (ddp-train --bucket-caps-mb "
@@ -141,7 +153,8 @@ void bucket_text(const BucketAdvice& advice, const std::string& network_note, st
     text << "  not available: " << advice.unavailable_reason << "\n";
     return;
   }
-  text << "  cap (MiB)  buckets  median (ms)  90 % interval (ms)  gain over the trace's, paired [90 %]\n";
+  text << "  cap (MiB)  buckets  median (ms)  90 % interval (ms)  gain over the trace's, paired [90 %"
+       << (advice.drift ? ", with the drift between runs" : "") << "]\n";
   for (const BucketCandidate& candidate : advice.candidates) {
     char row[200];
     const bool own = std::abs(candidate.cap_mb - advice.own_cap_mb) < 1e-9;
@@ -160,11 +173,12 @@ void bucket_text(const BucketAdvice& advice, const std::string& network_note, st
        << " MiB: " << format("%.3f", advice.best.median_s * 1e3) << " ms " << interval_ms(advice.best.median_interval_s)
        << ", gain " << gain_text(advice.gain, advice.gain_interval) << " (paired: the median and 90 % interval of the "
        << "replicates' 1 - best / own)\n";
+  text << drift_text(advice.drift);
   // The answer's own line says when it rests on a network fitted to too few sizes.
   const std::string note = network_note.empty() ? "" : "  <- " + network_note;
   if (advice.keep) {
     text << "  keep what you have: bucket_cap_mb=" << format("%g", advice.recommended_cap_mb)
-         << " (the gain is within the noise or too small: its paired interval reaches 0, or it is below "
+         << " (the gain is within the noise or too small: its interval reaches 0, or it is below "
          << format("%g", 100 * kMinBucketGain) << " %)" << note << "\n";
   } else {
     text << "  recommended: bucket_cap_mb=" << format("%g", advice.recommended_cap_mb) << " (expected "
@@ -342,6 +356,11 @@ std::string advice_to_json(const Advice& advice) {
     json["bucket"]["gain_interval"] = interval_json(bucket.gain_interval);
     json["bucket"]["keep"] = bucket.keep;
     json["bucket"]["recommended_bucket_cap_mb"] = bucket.recommended_cap_mb;
+    json["bucket"]["drift"] = bucket.drift ? nlohmann::json{{"runs", bucket.drift->runs},
+                                                            {"level", bucket.drift->level},
+                                                            {"ratio_low", number(bucket.drift->ratio_low)},
+                                                            {"ratio_high", number(bucket.drift->ratio_high)}}
+                                           : nlohmann::json(nullptr);
     json["bucket"]["candidates"] = nlohmann::json::array();
     for (const BucketCandidate& candidate : bucket.candidates) json["bucket"]["candidates"].push_back(candidate_json(candidate));
     if (!bucket.own_caps_mb.empty()) json["bucket"]["own_bucket_caps_mb"] = bucket.own_caps_mb;

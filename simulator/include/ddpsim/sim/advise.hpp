@@ -38,6 +38,7 @@
 #include "ddpsim/sim/calibrate.hpp"
 #include "ddpsim/sim/monte_carlo.hpp"
 #include "ddpsim/sim/replay.hpp"
+#include "ddpsim/sim/run_to_run.hpp"
 #include "ddpsim/sim/workload_model.hpp"
 #include "ddpsim/trace/machine_profile.hpp"
 #include "ddpsim/trace/model.hpp"
@@ -135,6 +136,10 @@ struct BucketAdvice {
   std::vector<double> own_caps_mb;  // the trace's bucket_cap_bytes_list in MiB (empty: none)
   BucketListAdvice list;            // the second answer
   std::string model;
+  // The drift between measured runs of the trace's configuration (advise --repeats): when
+  // given, every gain interval above is widened by it (widen_by_drift), and keep is decided on
+  // the widened interval. Without it the intervals hold the recorded iterations' noise only.
+  std::optional<RunToRunSpread> drift;
 };
 
 // A change of cap (or to a list) is advised only for a paired gain whose interval lies above 0
@@ -145,6 +150,16 @@ inline constexpr double kMinBucketGain = 0.01;
 inline bool bucket_gain_worth_it(double gain, const Interval& interval) {
   return interval.low > 0 && gain >= kMinBucketGain;
 }
+
+// A paired gain's interval widened to where a measured gain should fall: two runs of two caps
+// are compared, and each run's median drifts by the ratios of `spread`, so 1 - other / own
+// moves to [1 - (1 - low) · ratio_high, 1 - (1 - high) · ratio_low]. See Note [bucket gain
+// and drift] in docs/model.md.
+Interval widened_gain(const Interval& gain_interval, const RunToRunSpread& spread);
+
+// Widens every gain interval of `advice` (candidates, the best, the list) by `spread`, sets
+// advice.drift, and decides keep and the recommended cap (and the list's keep) again.
+void widen_by_drift(BucketAdvice& advice, const RunToRunSpread& spread);
 
 // Caps in MiB (empty: kDefaultBucketCapsMb); `runs` >= 11.
 inline const std::vector<double> kDefaultBucketCapsMb = {0.25, 0.5, 1, 2, 5, 10, 25, 50, 100};
