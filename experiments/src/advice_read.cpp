@@ -40,6 +40,7 @@ struct CapAnswer {
   double lo_s = 0, hi_s = 0;
   std::optional<double> gain{};
   std::optional<std::pair<double, double>> gain_interval{};
+  std::optional<std::pair<double, double>> drift_gain_interval{};
 };
 std::optional<CapAnswer> cap_answer(const json& object) {
   const auto cap = number_at(object, "bucket_cap_mb");
@@ -54,7 +55,8 @@ std::optional<CapAnswer> cap_answer(const json& object) {
                    object["interval_s"][0].get<double>(),
                    object["interval_s"][1].get<double>(),
                    number_at(object, "gain"),
-                   pair_at(object, "gain_interval")};
+                   pair_at(object, "gain_interval"),
+                   pair_at(object, "drift_gain_interval")};
 }
 
 void read_timeout(const json& t, AdvisedValues& out) {
@@ -66,7 +68,8 @@ void read_timeout(const json& t, AdvisedValues& out) {
 }
 
 // The gain of `other` over `own` and its interval: advise's own paired gain and interval when
-// it gives them for that cap (the candidate's "gain" and "gain_interval", or the section's, of
+// it gives them for that cap (the candidate's "gain" and "drift_gain_interval" -- where runs
+// compared should fall, with --repeats -- else "gain_interval"; or the section's, of
 // "best" over "own"), else 1 - other / own with the widest interval the two caps' intervals
 // allow (each end against the other's far end, as if the two replays varied independently).
 void read_bucket(const json& b, AdvisedValues& out) {
@@ -97,10 +100,11 @@ void read_bucket(const json& b, AdvisedValues& out) {
   const auto section_interval = pair_at(b, "gain_interval");
   if (other->gain && other->gain_interval) {
     out.predicted_gain = other->gain;
-    out.predicted_gain_interval = other->gain_interval;
+    out.predicted_gain_interval = other->drift_gain_interval ? other->drift_gain_interval : other->gain_interval;
   } else if (best && best->cap_mb == other->cap_mb && section_interval) {
     if (const auto gain = number_at(b, "gain")) out.predicted_gain = gain;
-    out.predicted_gain_interval = section_interval;
+    const auto section_drift = pair_at(b, "drift_gain_interval");
+    out.predicted_gain_interval = section_drift ? section_drift : section_interval;
   }
 }
 

@@ -119,8 +119,8 @@ CLI::App* add_advise_command(CLI::App& app, AdviseFlags& flags) {
   CLI::Option* repeats =
       command->add_option("--repeats", flags.repeats,
                           "Other measured runs of the trace's configuration: advise each alike and print the "
-                          "answers side by side (which hold on every run, which are the machine's drift); the "
-                          "bucket gain's interval is widened by the drift between them")
+                          "answers side by side (which hold on every run, which are the machine's drift); each "
+                          "bucket gain also gets its interval widened by the drift between them")
           ->group(runs);
   add_pool_flag(command, flags.pool, repeats,
                 "Also advise the trace and its --repeats as one run, their iterations one run after another: "

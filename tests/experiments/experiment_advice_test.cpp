@@ -146,6 +146,14 @@ TEST(ReadAdvice, KeepComparesTheFastestOtherLayoutAndTakesAdvisesOwnInterval) {
   EXPECT_DOUBLE_EQ(*a.predicted_gain, 0.18);
   EXPECT_DOUBLE_EQ(a.predicted_gain_interval->first, 0.17);
   EXPECT_DOUBLE_EQ(a.predicted_gain_interval->second, 0.22);
+  // With advise --repeats, the interval runs are compared with is the one widened by their drift.
+  std::string drifting = per_candidate;
+  drifting.replace(drifting.find("\"gain_interval\": [0.17, 0.22]}"), 30,
+                   "\"gain_interval\": [0.17, 0.22], \"drift_gain_interval\": [0.05, 0.3]}");
+  a = read_advice(drifting, "a.json");
+  EXPECT_DOUBLE_EQ(*a.predicted_gain, 0.18);
+  EXPECT_DOUBLE_EQ(a.predicted_gain_interval->first, 0.05);
+  EXPECT_DOUBLE_EQ(a.predicted_gain_interval->second, 0.3);
   changed.replace(changed.find("\"bucket_cap_mb\": 5, \"buckets\": 4, \"median_iteration_s\": 0.080"), 20, "\"bucket_cap_mb\": 1, ");
   a = read_advice(changed, "a.json");
   EXPECT_NEAR(a.predicted_gain_interval->first, 1 - 0.084 / 0.095, 1e-12);

@@ -136,25 +136,16 @@ Interval widened_gain(const Interval& gain_interval, const RunToRunSpread& sprea
 void widen_by_drift(BucketAdvice& advice, const RunToRunSpread& spread) {
   advice.drift = spread;
   if (!advice.available) return;
+  const bool own_is_a_candidate = advice.own_caps_mb.empty();
   for (BucketCandidate& candidate : advice.candidates) {
-    if (advice.own_caps_mb.empty() && std::abs(candidate.cap_mb - advice.own_cap_mb) < 1e-9) continue;
-    candidate.gain_interval = widened_gain(candidate.gain_interval, spread);
+    if (own_is_a_candidate && std::abs(candidate.cap_mb - advice.own_cap_mb) < 1e-9) continue;
+    candidate.drift_gain_interval = widened_gain(candidate.gain_interval, spread);
   }
-  // The best keeps its point gain (the largest) and takes its candidate's widened interval; when
-  // nothing gained, the best is the own cap, whose interval stays [0, 0].
-  for (const BucketCandidate& candidate : advice.candidates) {
-    if (candidate.cap_mb == advice.best.cap_mb && candidate.buckets == advice.best.buckets &&
-        candidate.gain == advice.best.gain && candidate.replicate_medians_s == advice.best.replicate_medians_s) {
-      advice.best.gain_interval = candidate.gain_interval;
-    }
+  if (advice.best.gain != 0 || advice.best.gain_interval.low != 0 || advice.best.gain_interval.high != 0) {
+    advice.best.drift_gain_interval = widened_gain(advice.best.gain_interval, spread);
+    advice.drift_gain_interval = advice.best.drift_gain_interval;
   }
-  advice.gain_interval = advice.best.gain_interval;
-  advice.keep = !bucket_gain_worth_it(advice.gain, advice.gain_interval);
-  advice.recommended_cap_mb = advice.keep ? advice.own_cap_mb : advice.best.cap_mb;
-  if (advice.list.searched) {
-    advice.list.gain_interval = widened_gain(advice.list.gain_interval, spread);
-    advice.list.keep = !bucket_gain_worth_it(advice.list.gain, advice.list.gain_interval);
-  }
+  if (advice.list.searched) advice.list.drift_gain_interval = widened_gain(advice.list.gain_interval, spread);
 }
 
 std::vector<std::vector<double>> bucket_list_family(const std::vector<double>& caps_mb) {

@@ -29,24 +29,40 @@ nlohmann::json number(double value) { return std::isfinite(value) ? nlohmann::js
 nlohmann::json interval_json(const Interval& interval) { return {number(interval.low), number(interval.high)}; }
 
 nlohmann::json candidate_json(const BucketCandidate& candidate) {
-  return {{"bucket_cap_mb", candidate.cap_mb},
+  nlohmann::json json = {{"bucket_cap_mb", candidate.cap_mb},
           {"buckets", candidate.buckets},
           {"median_iteration_s", number(candidate.median_s)},
           {"interval_s", interval_json(candidate.median_interval_s)},
           {"gain", number(candidate.gain)},
           {"gain_interval", interval_json(candidate.gain_interval)}};
+  if (candidate.drift_gain_interval) json["drift_gain_interval"] = interval_json(*candidate.drift_gain_interval);
+  return json;
 }
 
 // Where the gain intervals' width comes from: the replicates alone, or widened by the drift
 // between the trace's runs (advise --repeats, widen_by_drift).
-std::string drift_text(const std::optional<RunToRunSpread>& drift) {
-  if (!drift) {
-    return "  the intervals hold the recorded iterations' noise only, not the drift between runs: give --repeats "
-           "(other runs of this configuration) to widen them by it\n";
+std::string drift_text(const BucketAdvice& advice) {
+  if (!advice.drift) {
+    return "  a run at the new cap against a run at yours will differ by more: the paired interval holds the "
+           "recorded iterations' noise only; give --repeats (other runs of this configuration) for the drift "
+           "between runs\n";
   }
-  return "  the intervals are widened by the drift between " + std::to_string(drift->runs) +
-         " runs of this configuration (the trace and its --repeats; one run's median over another's: " +
-         format("%.3f", drift->ratio_low) + "-" + format("%.3f", drift->ratio_high) + ")\n";
+  const RunToRunSpread& drift = *advice.drift;
+  std::string text = "  drift between " + std::to_string(drift.runs) +
+                     " runs of this configuration (the trace and its --repeats; one run's median over another's: " +
+                     format("%.3f", drift.ratio_low) + "-" + format("%.3f", drift.ratio_high) + ")";
+  if (advice.drift_gain_interval) {
+    text += ": a run at " + format("%g", advice.best.cap_mb) + " MiB against a run at yours should gain within [" +
+            format("%+.1f", 100 * advice.drift_gain_interval->low) + ", " +
+            format("%+.1f", 100 * advice.drift_gain_interval->high) + "] %";
+  }
+  return text + "\n";
+}
+
+// "  [-5.8, +8.9]": a gain interval widened by the drift between runs, or "" without one.
+std::string drift_interval_text(const std::optional<Interval>& interval) {
+  if (!interval) return "";
+  return "  [" + format("%+.1f", 100 * interval->low) + ", " + format("%+.1f", 100 * interval->high) + "]";
 }
 
 // A paired gain as "+1.6 % [-2.7, +3.0]" (advise.hpp's paired_gain).
@@ -135,10 +151,11 @@ void list_answer_text(const BucketAdvice& advice, std::ostringstream& text) {
        << format("%.3f", list.best.median_s * 1e3) << " ms " << interval_ms(list.best.median_interval_s)
        << "; best single cap " << format("%g", advice.best.cap_mb) << " MiB: " << format("%.3f", advice.best.median_s * 1e3)
        << " ms " << interval_ms(advice.best.median_interval_s) << ", gain " << gain_text(list.gain, list.gain_interval)
-       << " (paired)\n";
+       << " (paired)" << (list.drift_gain_interval ? ";" + drift_interval_text(list.drift_gain_interval) + " % with the drift between runs" : "")
+       << "\n";
   if (list.keep) {
     text << "    keep one cap: bucket_cap_mb=" << format("%g", advice.recommended_cap_mb)
-         << " (a list gains nothing worth it: the gain's interval reaches 0, or the gain is below "
+         << " (a list gains nothing worth it: the paired gain's interval reaches 0, or the gain is below "
          << format("%g", 100 * kMinBucketGain) << " %)\n";
   } else {
     text << "    recommended: bucket_cap_mb_list=[" << list_text(list.best.caps_mb) << "] (ddp-train --bucket-caps-mb "
@@ -153,8 +170,8 @@ void bucket_text(const BucketAdvice& advice, const std::string& network_note, st
     text << "  not available: " << advice.unavailable_reason << "\n";
     return;
   }
-  text << "  cap (MiB)  buckets  median (ms)  90 % interval (ms)  gain over the trace's, paired [90 %"
-       << (advice.drift ? ", with the drift between runs" : "") << "]\n";
+  text << "  cap (MiB)  buckets  median (ms)  90 % interval (ms)  gain over the trace's, paired [90 %]"
+       << (advice.drift ? "  [with the drift between runs]" : "") << "\n";
   for (const BucketCandidate& candidate : advice.candidates) {
     char row[200];
     const bool own = std::abs(candidate.cap_mb - advice.own_cap_mb) < 1e-9;
@@ -162,7 +179,9 @@ void bucket_text(const BucketAdvice& advice, const std::string& network_note, st
                   candidate.median_s * 1e3, interval_ms(candidate.median_interval_s).c_str(),
                   own && advice.own_caps_mb.empty()
                       ? "(the trace's)"
-                      : (gain_text(candidate.gain, candidate.gain_interval) + (own ? "  (the trace's)" : "")).c_str());
+                      : (gain_text(candidate.gain, candidate.gain_interval) + drift_interval_text(candidate.drift_gain_interval) +
+                         (own ? "  (the trace's)" : ""))
+                            .c_str());
     text << row;
   }
   if (!advice.own_caps_mb.empty()) {
@@ -173,12 +192,12 @@ void bucket_text(const BucketAdvice& advice, const std::string& network_note, st
        << " MiB: " << format("%.3f", advice.best.median_s * 1e3) << " ms " << interval_ms(advice.best.median_interval_s)
        << ", gain " << gain_text(advice.gain, advice.gain_interval) << " (paired: the median and 90 % interval of the "
        << "replicates' 1 - best / own)\n";
-  text << drift_text(advice.drift);
+  text << drift_text(advice);
   // The answer's own line says when it rests on a network fitted to too few sizes.
   const std::string note = network_note.empty() ? "" : "  <- " + network_note;
   if (advice.keep) {
     text << "  keep what you have: bucket_cap_mb=" << format("%g", advice.recommended_cap_mb)
-         << " (the gain is within the noise or too small: its interval reaches 0, or it is below "
+         << " (the gain is within the noise or too small: its paired interval reaches 0, or it is below "
          << format("%g", 100 * kMinBucketGain) << " %)" << note << "\n";
   } else {
     text << "  recommended: bucket_cap_mb=" << format("%g", advice.recommended_cap_mb) << " (expected "
@@ -356,6 +375,7 @@ std::string advice_to_json(const Advice& advice) {
     json["bucket"]["gain_interval"] = interval_json(bucket.gain_interval);
     json["bucket"]["keep"] = bucket.keep;
     json["bucket"]["recommended_bucket_cap_mb"] = bucket.recommended_cap_mb;
+    if (bucket.drift_gain_interval) json["bucket"]["drift_gain_interval"] = interval_json(*bucket.drift_gain_interval);
     json["bucket"]["drift"] = bucket.drift ? nlohmann::json{{"runs", bucket.drift->runs},
                                                             {"level", bucket.drift->level},
                                                             {"ratio_low", number(bucket.drift->ratio_low)},
@@ -373,6 +393,7 @@ std::string advice_to_json(const Advice& advice) {
       json["bucket"]["list"]["best"] = list_candidate_json(list.best, true);
       json["bucket"]["list"]["gain_over_best_single_cap"] = number(list.gain);
       json["bucket"]["list"]["gain_interval"] = interval_json(list.gain_interval);
+      if (list.drift_gain_interval) json["bucket"]["list"]["drift_gain_interval"] = interval_json(*list.drift_gain_interval);
       json["bucket"]["list"]["keep"] = list.keep;
       json["bucket"]["list"]["recommended_bucket_caps_mb"] =
           list.keep ? nlohmann::json(nullptr) : nlohmann::json(list.best.caps_mb);

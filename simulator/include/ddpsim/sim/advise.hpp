@@ -99,6 +99,7 @@ struct BucketCandidate {
   std::vector<double> replicate_medians_s{};  // runs 1..N-1, paired across candidates (same seeds)
   double gain = 0;        // paired_gain over the trace's own cap (0 for the own cap)
   Interval gain_interval;
+  std::optional<Interval> drift_gain_interval;  // with --repeats: widened_gain(gain_interval)
 };
 
 // A per-bucket list of caps (the second answer), predicted like a single cap.
@@ -119,6 +120,7 @@ struct BucketListAdvice {
   BucketListCandidate best;     // the fastest in order, bootstrapped like the single caps
   double gain = 0;              // paired_gain of the best list over the best single cap
   Interval gain_interval;
+  std::optional<Interval> drift_gain_interval;  // with --repeats: widened_gain(gain_interval)
   bool keep = false;            // !bucket_gain_worth_it: keep one cap
 };
 
@@ -137,9 +139,11 @@ struct BucketAdvice {
   BucketListAdvice list;            // the second answer
   std::string model;
   // The drift between measured runs of the trace's configuration (advise --repeats): when
-  // given, every gain interval above is widened by it (widen_by_drift), and keep is decided on
-  // the widened interval. Without it the intervals hold the recorded iterations' noise only.
+  // given, every gain also gets drift_gain_interval, where a measured run's gain should fall
+  // (widen_by_drift). keep is decided on the paired interval: drift moves a run's speed, not
+  // the gain a change brings on average.
   std::optional<RunToRunSpread> drift;
+  std::optional<Interval> drift_gain_interval;  // best's
 };
 
 // A change of cap (or to a list) is advised only for a paired gain whose interval lies above 0
@@ -151,14 +155,14 @@ inline bool bucket_gain_worth_it(double gain, const Interval& interval) {
   return interval.low > 0 && gain >= kMinBucketGain;
 }
 
-// A paired gain's interval widened to where a measured gain should fall: two runs of two caps
-// are compared, and each run's median drifts by the ratios of `spread`, so 1 - other / own
-// moves to [1 - (1 - low) · ratio_high, 1 - (1 - high) · ratio_low]. See Note [bucket gain
-// and drift] in docs/model.md.
+// A paired gain's interval widened to where a measured gain should fall: a run at one cap is
+// compared with a run at the other, and each run's median drifts by the ratios of `spread`, so
+// 1 - other / own moves to [1 - (1 - low) · ratio_high, 1 - (1 - high) · ratio_low]. See Note
+// [bucket gain and drift] in docs/model.md.
 Interval widened_gain(const Interval& gain_interval, const RunToRunSpread& spread);
 
-// Widens every gain interval of `advice` (candidates, the best, the list) by `spread`, sets
-// advice.drift, and decides keep and the recommended cap (and the list's keep) again.
+// Sets advice.drift and every drift_gain_interval of `advice` (candidates, the best, the list):
+// their gain intervals widened by `spread`. The advice itself (keep, the cap) does not change.
 void widen_by_drift(BucketAdvice& advice, const RunToRunSpread& spread);
 
 // Caps in MiB (empty: kDefaultBucketCapsMb); `runs` >= 11.
