@@ -151,7 +151,7 @@ void list_answer_text(const BucketAdvice& advice, std::ostringstream& text) {
        << format("%.3f", list.best.median_s * 1e3) << " ms " << interval_ms(list.best.median_interval_s)
        << "; best single cap " << format("%g", advice.best.cap_mb) << " MiB: " << format("%.3f", advice.best.median_s * 1e3)
        << " ms " << interval_ms(advice.best.median_interval_s) << ", gain " << gain_text(list.gain, list.gain_interval)
-       << " (paired)" << (list.drift_gain_interval ? ";" + drift_interval_text(list.drift_gain_interval) + " % with the drift between runs" : "")
+       << " (paired)" << (list.drift_gain_interval ? "; with the drift between runs" + drift_interval_text(list.drift_gain_interval).substr(1) + " %" : "")
        << "\n";
   if (list.keep) {
     text << "    keep one cap: bucket_cap_mb=" << format("%g", advice.recommended_cap_mb)
