@@ -112,23 +112,24 @@ TEST(AdviseStragglers, UnskewedRanksNameNobody) {
   }
 }
 
-// Noise, not a straggler: in two of every three iterations rank 0 computes 10 % longer, in the
-// third rank 1 does. Both ranks cost something (about 6 % and 3 % of the iteration: their slow
-// iterations' extra compute, averaged); rank 0's cost is >= 5 % and above rank 1's beyond the
-// bootstrap's noise (61 iterations), but exceeds it by less than kMinStragglerShare: nobody is
-// named; it would be with the share on the cost alone (Note [straggler share] in docs/model.md).
+// Noise, not a straggler: in two of every three iterations rank 0 computes 5 % longer, in the
+// third rank 1 does. Both ranks cost something (about 3 % and 1.5 % of the iteration: their slow
+// iterations' extra compute, averaged); rank 0's cost is above the share and above rank 1's
+// beyond the bootstrap's noise (61 iterations), but exceeds it by less than kMinStragglerShare:
+// nobody is named; it would be with the share on the cost alone (Note [straggler share] in
+// docs/model.md).
 TEST(AdviseStragglers, NoiseThatCostsEveryRankSomethingNamesNobody) {
   testing::SyntheticRun run = compute_bound_run();
   run.iterations = 61;
   AdviceSetup setup = prepare_advice(testing::make_synthetic_trace(run));
   for (std::size_t k = 0; k < setup.model.costs[0].size(); ++k) {
-    scale_compute(setup.model.costs[k % 3 == 2 ? 1 : 0][k], 1.10);
+    scale_compute(setup.model.costs[k % 3 == 2 ? 1 : 0][k], 1.05);
   }
   const StragglerAdvice advice = attribute_stragglers(setup, kRuns, 0);
   ASSERT_EQ(advice.ranks.size(), 2u);
   EXPECT_GT(advice.ranks[0].fraction, kMinStragglerShare);
   EXPECT_GT(advice.ranks[0].per_iteration_interval_s.low, 0);
-  EXPECT_GT(advice.ranks[1].fraction, 0.02);
+  EXPECT_GT(advice.ranks[1].fraction, 0.01);
   EXPECT_LT(advice.ranks[0].fraction - advice.ranks[1].fraction, kMinStragglerShare);
   EXPECT_DOUBLE_EQ(advice.ranks[0].excess_fraction, advice.ranks[0].fraction - advice.ranks[1].fraction);
   EXPECT_GT(advice.ranks[0].excess_interval_s.low, 0);

@@ -376,7 +376,7 @@ struct StragglerAdvice {
 // bootstrap sees which iterations were recorded, not the drift between runs, and per-iteration
 // noise alone gives every rank a cost (the typical rank's is that noise's size).
 // See Note [straggler share] in docs/model.md.
-inline constexpr double kMinStragglerShare = 0.05;
+inline constexpr double kMinStragglerShare = 0.02;
 
 // The model with `rank`'s compute (-1: every rank's) replaced, per iteration, by the
 // typical rank's: the rank whose compute total is the lower median across ranks (for two
