@@ -103,6 +103,13 @@ class AdviceRunner {
     return command;
   }
 
+  // bucket: the runs of the own cap recorded before its advised baseline `base` (base1, base2, ...).
+  std::vector<std::string> baseline_repeats(const std::string& base) const {
+    std::vector<std::string> runs;
+    for (int k = 1; k < spec_.advice.baseline_runs; ++k) runs.push_back(base + std::to_string(k));
+    return runs;
+  }
+
   static size_t planned_jobs(const ExperimentSpec& spec) {
     const auto& a = spec.advice;
     if (a.kind == "timeout") return static_cast<size_t>(spec.repetitions * (1 + a.follow_runs + a.hang_runs));
@@ -312,10 +319,10 @@ class AdviceRunner {
       bool whole = true;
       // The repeats first, each a plain run of the own cap; a broken one is left out of --repeats.
       std::vector<std::string> repeats;
-      for (int k = 1; k < spec_.advice.baseline_runs; ++k) {
-        const std::string repeat = case_id + "-base" + std::to_string(k);
+      int k = 0;
+      for (const std::string& repeat : baseline_repeats(case_id + "-base")) {
         bool ok = false;
-        if (!measure(spec_, own, repeat, "baseline_repeat", case_id, k,
+        if (!measure(spec_, own, repeat, "baseline_repeat", case_id, ++k,
                      [&](AdviceRow&, const JobOutcome& outcome) { ok = outcome.status == "ok"; }))
           return false;
         if (ok) repeats.push_back(repeat);
@@ -394,12 +401,11 @@ class AdviceRunner {
     }
     for (const Point& point : a.kind == "bucket" ? points : std::vector<Point>{points.front()}) {
       const std::string run = a.kind == "bucket" ? "cap" + number(point.bucket_cap_mb) + "-base" : "base-rep0";
-      std::vector<std::string> repeats;
-      for (int k = 1; a.kind == "bucket" && k < a.baseline_runs; ++k) {
-        repeats.push_back(run + std::to_string(k));
-        out_ << shell_quote(train_command(spec_, point, options_.bin_dir, trace_dir(repeats.back()), options_.testbed_script, k))
+      const std::vector<std::string> repeats = a.kind == "bucket" ? baseline_repeats(run) : std::vector<std::string>{};
+      for (std::size_t k = 0; k < repeats.size(); ++k)
+        out_ << shell_quote(train_command(spec_, point, options_.bin_dir, trace_dir(repeats[k]), options_.testbed_script,
+                                          static_cast<int>(k) + 1))
              << '\n';
-      }
       out_ << shell_quote(train_command(spec_, point, options_.bin_dir, trace_dir(run), options_.testbed_script)) << '\n'
            << shell_quote(advise_command(run, repeats)) << '\n';
     }

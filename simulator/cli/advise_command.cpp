@@ -191,9 +191,8 @@ int run_advise(const AdviseFlags& flags) {
       }
       advice.across_runs = sim::advice_across_runs(runs);
       // The bucket gain is a comparison of two measured runs: its interval takes their drift.
-      std::vector<double> medians = {trace::summarize(measured).median_iteration_s};
-      for (const trace::Trace& repeat : repeats) medians.push_back(trace::summarize(repeat).median_iteration_s);
-      sim::widen_by_drift(advice.bucket, sim::run_to_run_spread(medians));
+      sim::widen_by_drift(advice.bucket, run_to_run_of_repeats(flags.repeats, repeats,
+                                                                trace::summarize(measured).median_iteration_s));
     }
     // The timeout's warnings on stderr too: too little data and extrapolation must not pass unseen.
     if (!advice.few_iterations.empty()) std::cerr << "ddp-sim: warning: " << advice.few_iterations << "\n";

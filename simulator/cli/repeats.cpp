@@ -49,9 +49,13 @@ void add_pool_flag(CLI::App* command, bool& pool, CLI::Option* repeats) {
 
 sim::RunToRunSpread run_to_run_of_repeats(const std::vector<std::string>& dirs, const std::string& replayed_dir,
                                           const trace::Trace& replayed, double replayed_median_s) {
+  return run_to_run_of_repeats(dirs, read_repeats(dirs, replayed_dir, replayed, "the replayed trace"), replayed_median_s);
+}
+
+sim::RunToRunSpread run_to_run_of_repeats(const std::vector<std::string>& dirs, const std::vector<trace::Trace>& runs,
+                                          double replayed_median_s) {
   if (!(replayed_median_s > 0)) throw UsageError("--repeats: expected the replayed trace to have complete iterations, got none");
   std::vector<double> medians = {replayed_median_s};
-  const std::vector<trace::Trace> runs = read_repeats(dirs, replayed_dir, replayed, "the replayed trace");
   for (std::size_t i = 0; i < runs.size(); ++i) {
     const double median = trace::summarize(runs[i]).median_iteration_s;
     if (!(median > 0)) throw UsageError("--repeats " + dirs[i] + ": expected a run with complete iterations, got none");

@@ -32,5 +32,8 @@ void add_pool_flag(CLI::App* command, bool& pool, CLI::Option* repeats);
 // complete iteration.
 sim::RunToRunSpread run_to_run_of_repeats(const std::vector<std::string>& dirs, const std::string& replayed_dir,
                                           const trace::Trace& replayed, double replayed_median_s);
+// The same for runs already read (read_repeats): `runs[i]` came from `dirs[i]`.
+sim::RunToRunSpread run_to_run_of_repeats(const std::vector<std::string>& dirs, const std::vector<trace::Trace>& runs,
+                                          double replayed_median_s);
 
 }  // namespace ddpsim::cli

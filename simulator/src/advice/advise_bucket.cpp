@@ -141,7 +141,7 @@ void widen_by_drift(BucketAdvice& advice, const RunToRunSpread& spread) {
     if (own_is_a_candidate && std::abs(candidate.cap_mb - advice.own_cap_mb) < 1e-9) continue;
     candidate.drift_gain_interval = widened_gain(candidate.gain_interval, spread);
   }
-  if (advice.best.gain != 0 || advice.best.gain_interval.low != 0 || advice.best.gain_interval.high != 0) {
+  if (advice.best.gain > 0) {  // a candidate replaced the own cap as best (advise_bucket_cap)
     advice.best.drift_gain_interval = widened_gain(advice.best.gain_interval, spread);
     advice.drift_gain_interval = advice.best.drift_gain_interval;
   }

@@ -39,6 +39,11 @@ nlohmann::json candidate_json(const BucketCandidate& candidate) {
   return json;
 }
 
+// A gain interval in percent: "[-2.7, +3.0]".
+std::string percent_interval(const Interval& interval) {
+  return "[" + format("%+.1f", 100 * interval.low) + ", " + format("%+.1f", 100 * interval.high) + "]";
+}
+
 // Where the gain intervals' width comes from: the replicates alone, or widened by the drift
 // between the trace's runs (advise --repeats, widen_by_drift).
 std::string drift_text(const BucketAdvice& advice) {
@@ -52,23 +57,20 @@ std::string drift_text(const BucketAdvice& advice) {
                      " runs of this configuration (the trace and its --repeats; one run's median over another's: " +
                      format("%.3f", drift.ratio_low) + "-" + format("%.3f", drift.ratio_high) + ")";
   if (advice.drift_gain_interval) {
-    text += ": a run at " + format("%g", advice.best.cap_mb) + " MiB against a run at yours should gain within [" +
-            format("%+.1f", 100 * advice.drift_gain_interval->low) + ", " +
-            format("%+.1f", 100 * advice.drift_gain_interval->high) + "] %";
+    text += ": a run at " + format("%g", advice.best.cap_mb) + " MiB against a run at yours should gain within " +
+            percent_interval(*advice.drift_gain_interval) + " %";
   }
   return text + "\n";
 }
 
 // "  [-5.8, +8.9]": a gain interval widened by the drift between runs, or "" without one.
 std::string drift_interval_text(const std::optional<Interval>& interval) {
-  if (!interval) return "";
-  return "  [" + format("%+.1f", 100 * interval->low) + ", " + format("%+.1f", 100 * interval->high) + "]";
+  return interval ? "  " + percent_interval(*interval) : "";
 }
 
 // A paired gain as "+1.6 % [-2.7, +3.0]" (advise.hpp's paired_gain).
 std::string gain_text(double gain, const Interval& interval) {
-  return format("%+.1f", 100 * gain) + " % [" + format("%+.1f", 100 * interval.low) + ", " +
-         format("%+.1f", 100 * interval.high) + "]";
+  return format("%+.1f", 100 * gain) + " % " + percent_interval(interval);
 }
 
 nlohmann::json cost_json(const RankCost& cost) {
@@ -151,7 +153,7 @@ void list_answer_text(const BucketAdvice& advice, std::ostringstream& text) {
        << format("%.3f", list.best.median_s * 1e3) << " ms " << interval_ms(list.best.median_interval_s)
        << "; best single cap " << format("%g", advice.best.cap_mb) << " MiB: " << format("%.3f", advice.best.median_s * 1e3)
        << " ms " << interval_ms(advice.best.median_interval_s) << ", gain " << gain_text(list.gain, list.gain_interval)
-       << " (paired)" << (list.drift_gain_interval ? "; with the drift between runs" + drift_interval_text(list.drift_gain_interval).substr(1) + " %" : "")
+       << " (paired)" << (list.drift_gain_interval ? "; with the drift between runs " + percent_interval(*list.drift_gain_interval) + " %" : "")
        << "\n";
   if (list.keep) {
     text << "    keep one cap: bucket_cap_mb=" << format("%g", advice.recommended_cap_mb)
