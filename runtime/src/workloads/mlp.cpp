@@ -16,19 +16,19 @@
 namespace ddpsim::runtime {
 namespace {
 
-constexpr std::int64_t kClasses = 10;
+constexpr std::int64_t kMlpClasses = 10;
 
 class MlpWorkload final : public Workload {
  public:
   explicit MlpWorkload(const TrainOptions& o)
-      : data_({o.width}, kClasses, o.dataset_size, o.seed) {
+      : data_({o.width}, kMlpClasses, o.dataset_size, o.seed) {
     torch::manual_seed(o.seed);
     net_ = torch::nn::Sequential();
     for (std::int64_t layer = 0; layer < o.depth; ++layer) {
       net_->push_back(torch::nn::Linear(o.width, o.width));
       net_->push_back(torch::nn::ReLU());
     }
-    net_->push_back(torch::nn::Linear(o.width, kClasses));
+    net_->push_back(torch::nn::Linear(o.width, kMlpClasses));
   }
 
   std::shared_ptr<torch::nn::Module> module() override { return net_.ptr(); }

@@ -12,7 +12,7 @@
 namespace ddpsim::runtime {
 namespace {
 
-constexpr std::int64_t kClasses = 10;
+constexpr std::int64_t kMpMlpClasses = 10;
 
 // The two stages as one module, so DDP sees every parameter of both devices.
 struct TwoStageMlpImpl : torch::nn::Module {
@@ -25,7 +25,7 @@ struct TwoStageMlpImpl : torch::nn::Module {
       stage->push_back(torch::nn::Linear(o.width, o.width));
       stage->push_back(torch::nn::ReLU());
     }
-    stage1->push_back(torch::nn::Linear(o.width, kClasses));
+    stage1->push_back(torch::nn::Linear(o.width, kMpMlpClasses));
     register_module("stage0", stage0);
     register_module("stage1", stage1);
     stage0->to(first_device);
@@ -47,7 +47,7 @@ TORCH_MODULE(TwoStageMlp);
 class MpMlpWorkload final : public Workload {
  public:
   MpMlpWorkload(const TrainOptions& o, torch::Device first, torch::Device second)
-      : data_({o.width}, kClasses, o.dataset_size, o.seed) {
+      : data_({o.width}, kMpMlpClasses, o.dataset_size, o.seed) {
     torch::manual_seed(o.seed);
     net_ = TwoStageMlp(o, first, second);
   }

@@ -21,7 +21,7 @@
 namespace ddpsim::runtime {
 namespace {
 
-constexpr std::int64_t kClasses = 10;
+constexpr std::int64_t kResNetClasses = 10;
 
 torch::nn::Conv2d conv3x3(std::int64_t in, std::int64_t out, std::int64_t stride) {
   return torch::nn::Conv2d(
@@ -72,7 +72,7 @@ struct ResNet18Impl : torch::nn::Module {
       stages.push_back(register_module("layer" + std::to_string(stage + 1), blocks));
       in = out;
     }
-    fc = register_module("fc", torch::nn::Linear(512, kClasses));
+    fc = register_module("fc", torch::nn::Linear(512, kResNetClasses));
   }
 
   torch::Tensor forward(const torch::Tensor& images) {
@@ -92,7 +92,7 @@ TORCH_MODULE(ResNet18);
 class ResNet18Workload final : public Workload {
  public:
   explicit ResNet18Workload(const TrainOptions& o)
-      : data_({3, 32, 32}, kClasses, o.dataset_size, o.seed) {
+      : data_({3, 32, 32}, kResNetClasses, o.dataset_size, o.seed) {
     torch::manual_seed(o.seed);
     net_ = ResNet18();
   }
