@@ -15,11 +15,10 @@ if [ ! -x "$cuda_home/bin/nvcc" ]; then
 fi
 bash scripts/make_venv.sh "$PWD/.venv-cuda" scripts/requirements-torch-cuda.txt --no-compile
 # No debug information (-O2 without -g1): this leg compiles, links and runs Gloo jobs, and line
-# tables add noticeably to a runtime file's compile time without helping those runs. It builds
-# once, so the runtime's files are compiled in unity batches (runtime/CMakeLists.txt).
+# tables add noticeably to a runtime file's compile time without helping those runs.
 cmake -S . -B build/cuda -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCMAKE_CXX_FLAGS_RELWITHDEBINFO="-O2 -DNDEBUG" \
   -DDDPSIM_TORCH_PYTHON="$PWD/.venv-cuda/bin/python" -DCUDA_TOOLKIT_ROOT_DIR="$cuda_home" \
-  -DDDPSIM_BUILD_SIMULATOR=OFF -DDDPSIM_UNITY_RUNTIME=ON >/dev/null
+  -DDDPSIM_BUILD_SIMULATOR=OFF >/dev/null
 cmake --build build/cuda -j "$(nproc)" --target ddp-train ddp-launch ddp_train_tests \
   runtime_option_tests straggler_tests ddp_features_tests ddp-machine-profile machine_profile_tests
 ctest --test-dir build/cuda -L runtime -j "$(nproc)" --output-on-failure "$@"
