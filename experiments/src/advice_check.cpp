@@ -7,6 +7,7 @@
 #include <stdexcept>
 
 #include "names.hpp"
+#include "results.hpp"
 
 namespace ddpsim::experiment {
 
@@ -95,14 +96,6 @@ const std::vector<std::string>& advice_columns() {
   return columns;
 }
 
-namespace {
-std::string csv_field(const std::string& text) {
-  if (text.find_first_of(",\"\n\r") == std::string::npos) return text;
-  std::string quoted = "\"";
-  for (char c : text) quoted += c == '"' ? std::string("\"\"") : std::string(1, c);
-  return quoted + "\"";
-}
-}  // namespace
 
 std::string advice_header_line() { return join(advice_columns(), ",") + "\n"; }
 

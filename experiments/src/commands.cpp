@@ -101,10 +101,12 @@ Command replay_command(const ExperimentSpec& spec, const Point& point, const Wha
   };
   // A spec that hands the replay a fit itself ("--calibration={calibration}") keeps its own. A
   // prediction on the sitting's machine profile keeps the baseline trace's fit too: the profile
-  // gives the in-flight gain and the co-located cores (Note [machine profile in a sitting]).
+  // gives the in-flight gain and the co-located cores (Note [machine profile in a sitting]),
+  // unless the spec takes its network from the profile (network = "machine").
   const bool calibration_given = names(spec.predict.replay_args, "--calibration") ||
                                  (what_if && names(what_if->args, "--calibration"));
-  if (!reused_calibration.empty() && !calibration_given)
+  const bool network_from_machine = spec.predict.machine_profile && spec.predict.network == "machine";
+  if (!reused_calibration.empty() && !calibration_given && !network_from_machine)
     command.insert(command.end(), {"--calibration", reused_calibration});
   for (const auto& arg : spec.predict.replay_args)
     command.push_back(substitute_placeholders(arg, trace_dir, calibration_json));

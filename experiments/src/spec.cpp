@@ -389,7 +389,7 @@ void parse_predict(const Section& s, const std::string& path, const Grid& grid, 
   s.allow_only({"enabled", "replay_args", "calibrate_args", "world_sizes", "world_size_flag",
                 "timeouts_s", "timeout_flag", "whatif", "min_world_size", "baseline",
                 "world_size_args", "pool_baselines", "corun_profile", "resume_profile",
-                "machine_profile"});
+                "machine_profile", "network"});
   if (const auto* node = s.find("baseline")) parse_baseline(s, *node, grid, path, p.baseline);
   if (auto v = s.strings("world_size_args")) p.world_size_args = *v;
   if (auto v = s.boolean("enabled")) p.enabled = *v;
@@ -435,6 +435,15 @@ void parse_predict(const Section& s, const std::string& path, const Grid& grid, 
         s.fail(*node, "[predict] machine_profile: expected no --machine in replay_args (the sitting "
                       "measures it), got one");
     p.machine_profile = *v;
+  }
+  if (auto v = s.string("network")) {
+    const auto* node = s.find("network");
+    if (*v != "trace" && *v != "machine")
+      s.fail(*node, "[predict] network: expected \"trace\" or \"machine\", got \"" + *v + "\"");
+    if (*v == "machine" && !p.machine_profile)
+      s.fail(*node, "[predict] network: expected machine_profile = true beside \"machine\" (the profile "
+                    "measured in the sitting is the network), got none");
+    p.network = *v;
   }
   if (auto v = s.strings("calibrate_args")) p.calibrate_args = *v;
   const std::string world_size_flag = s.string("world_size_flag").value_or("--world-size");

@@ -115,6 +115,10 @@ struct Prediction {
   // in flight and the co-located cores come from the machine, not typed into the spec; the
   // network stays the baseline trace's fit (Note [machine profile in a sitting]).
   bool machine_profile = false;
+  // With machine_profile, where every replay's network comes from: "trace" (the baseline trace's
+  // fit, handed as --calibration) or "machine" (the profile's ladder: no --calibration), as a
+  // user predicts a job whose trace shows too few bucket sizes to fit a network.
+  std::string network = "trace";
 };
 
 // How the real jobs are launched: on this machine (ddp-launch --nproc-per-node W), or, when

@@ -917,5 +917,35 @@ machine_profile = true
   EXPECT_FALSE(fs::exists(root_ + "/results"));
 }
 
+// [predict] network = "machine": every replay, the cross predictions and the runs' own, takes
+// the profile's network: --machine and no --calibration.
+TEST_F(RunnerTest, NetworkFromTheMachineHandsNoCalibration) {
+  const auto spec = parse_spec(R"(
+[experiment]
+name = "caps"
+[workload]
+model = "mlp"
+[grid]
+bucket_cap_mb = [25, 5]
+[predict]
+baseline = { bucket_cap_mb = 25 }
+machine_profile = true
+network = "machine"
+)", root_ + "/caps.toml");
+  options_.dry_run = true;
+  std::ostringstream out, err;
+  ASSERT_EQ(run_experiment(spec, options_, out, err), 0) << err.str();
+  const std::string text = out.str();
+  std::size_t replays = 0;
+  std::istringstream lines(text);
+  for (std::string line; std::getline(lines, line);) {
+    if (line.rfind(bin_ + "/ddp-sim replay", 0) != 0) continue;
+    ++replays;
+    EXPECT_NE(line.find("--machine " + root_ + "/results/caps/profile/machine.json"), std::string::npos) << line;
+    EXPECT_EQ(line.find("--calibration"), std::string::npos) << line;
+  }
+  EXPECT_EQ(replays, 3u) << text;  // each run's own replay and the prediction of cap 5
+}
+
 }  // namespace
 }  // namespace ddpsim::experiment

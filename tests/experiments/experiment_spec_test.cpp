@@ -360,5 +360,21 @@ TEST(ExperimentSpec, MachineProfileNeedsABaselineAndNoGivenMachine) {
             "bad.toml:6: [predict] machine_profile: expected a boolean, got an integer");
 }
 
+// [predict] network: the replays' network from the trace's fit (the default) or from the
+// sitting's machine profile, which must then be measured.
+TEST(ExperimentSpec, NetworkIsTheTracesOrTheMeasuredMachines) {
+  const std::string base = "baseline = { bucket_cap_mb = 25 }\nmachine_profile = true\n";
+  EXPECT_EQ(parse_spec(with_predict(base), "p.toml").predict.network, "trace");
+  EXPECT_EQ(parse_spec(with_predict(base + "network = \"machine\"\n"), "p.toml").predict.network, "machine");
+  EXPECT_EQ(parse_spec(with_predict(base + "network = \"trace\"\n"), "p.toml").predict.network, "trace");
+  EXPECT_EQ(error_of(with_predict(base + "network = \"profile\"\n")),
+            "bad.toml:7: [predict] network: expected \"trace\" or \"machine\", got \"profile\"");
+  EXPECT_EQ(error_of(with_predict("baseline = { bucket_cap_mb = 25 }\nnetwork = \"machine\"\n")),
+            "bad.toml:6: [predict] network: expected machine_profile = true beside \"machine\" (the profile "
+            "measured in the sitting is the network), got none");
+  EXPECT_EQ(error_of(with_predict(base + "network = true\n")),
+            "bad.toml:7: [predict] network: expected a string, got a boolean");
+}
+
 }  // namespace
 }  // namespace ddpsim::experiment
