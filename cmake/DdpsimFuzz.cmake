@@ -44,7 +44,12 @@ function(ddpsim_add_fuzzer name)
   if(NOT F_SECONDS)
     set(F_SECONDS 10)
   endif()
-  set(_fuzz_dir ${CMAKE_CURRENT_BINARY_DIR}/${name}_objects)
+  # Objects are shared by the fuzzers of one directory compiled alike (the trace library's
+  # sources serve the reader's and the importer's): one folder per set of flags, one rule per
+  # object.
+  string(MD5 _flags_key "${F_DEFINES};${F_INCLUDES};${F_PACKAGES}")
+  string(SUBSTRING ${_flags_key} 0 8 _flags_key)
+  set(_fuzz_dir ${CMAKE_CURRENT_BINARY_DIR}/fuzz_objects_${_flags_key})
   set(_fuzz_bin ${CMAKE_CURRENT_BINARY_DIR}/fuzz/${name})
   set(_sanitizers -fsanitize=fuzzer-no-link,address,undefined -fno-sanitize-recover=undefined)
   set(_includes)
@@ -70,6 +75,12 @@ function(ddpsim_add_fuzzer name)
   foreach(_source IN LISTS F_SOURCES)
     get_filename_component(_name ${_source} NAME_WE)
     set(_object ${_fuzz_dir}/${_name}.o)
+    list(APPEND _objects ${_object})
+    get_property(_made DIRECTORY PROPERTY DDPSIM_FUZZ_OBJECTS)
+    if(_object IN_LIST _made)
+      continue()
+    endif()
+    set_property(DIRECTORY APPEND PROPERTY DDPSIM_FUZZ_OBJECTS ${_object})
     add_custom_command(
       OUTPUT ${_object}
       COMMAND ${DDPSIM_CLANGXX} -std=c++17 -O1 -g1 -fno-omit-frame-pointer ${_sanitizers}
@@ -81,7 +92,6 @@ function(ddpsim_add_fuzzer name)
       DEPFILE ${_object}.d
       COMMENT "clang++ (libFuzzer) ${_name}.cpp"
       COMMAND_EXPAND_LISTS VERBATIM)
-    list(APPEND _objects ${_object})
   endforeach()
   add_custom_command(
     OUTPUT ${_fuzz_bin}
