@@ -581,7 +581,11 @@ void check_ascii_outside_comments(const std::string& text, const std::string& pa
         ++line;
         if (!multi_line) return;
       } else if (c == '\\' && quote == '"') {  // an escape: its next character is not a quote
-        ++i;
+        if (++i < text.size()) {  // (\" before "" is a quote and the string goes on)
+          check_ascii(static_cast<unsigned char>(text[i]));
+          if (text[i] == '\n') ++line;
+          ++i;
+        }
         continue;
       } else if (text.compare(i, closing.size(), closing) == 0) {
         i += closing.size();

@@ -316,6 +316,10 @@ TEST(ExperimentSpecErrors, NonAsciiOnlyInComments) {
   EXPECT_EQ(error_of("[workload]\nmodel = \"a # \xC3\xA9\"\n"), "bad.toml:2" + refused + "0xC3");
   EXPECT_EQ(error_of("[experiment]\ndescription = \"\"\"a \\\n  \xC3\xA9\"\"\"\n[workload]\n"),
             "bad.toml:3" + refused + "0xC3");
+  // An escaped quote before two quotes does not close a """string""": the next line is still in
+  // it, not a comment, and its backslash makes toml++ ask about the character after it.
+  EXPECT_EQ(error_of("[experiment]\ndescription = \"\"\"a\\\"\"\"\n#\\\xC3\xA9\"\"\"\n[workload]\n"),
+            "bad.toml:3" + refused + "0xC3");
 }
 
 TEST(ExperimentSpecErrors, EveryMessageIsOneLine) {
