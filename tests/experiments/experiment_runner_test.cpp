@@ -869,11 +869,9 @@ TEST_F(ResumeRunnerTest, TheRunAndTheDryRunTakeTheRoundInOneOrder) {
 namespace ddpsim::experiment {
 namespace {
 
-// [predict] machine_profile: ddp-machine-profile runs once, launched as the baseline's job,
-// before the first repetition's runs; every cross prediction gets --machine with its file and
-// keeps the baseline trace's fit (--calibration) for the network.
-TEST_F(RunnerTest, MachineProfileRunsOnceAsTheBaselinesJobAndEveryPredictionTakesIt) {
-  const auto spec = parse_spec(R"(
+// Two caps, each repetition's 5 MiB run predicted from its 25 MiB trace on the machine measured
+// in the sitting.
+const std::string kCapsOnTheMachine = R"(
 [experiment]
 name = "caps"
 repetitions = 2
@@ -884,7 +882,13 @@ bucket_cap_mb = [25, 5]
 [predict]
 baseline = { bucket_cap_mb = 25 }
 machine_profile = true
-)", root_ + "/caps.toml");
+)";
+
+// [predict] machine_profile: ddp-machine-profile runs once, launched as the baseline's job,
+// before the first repetition's runs; every cross prediction gets --machine with its file and
+// keeps the baseline trace's fit (--calibration) for the network.
+TEST_F(RunnerTest, MachineProfileRunsOnceAsTheBaselinesJobAndEveryPredictionTakesIt) {
+  const auto spec = parse_spec(kCapsOnTheMachine, root_ + "/caps.toml");
   options_.dry_run = true;
   std::ostringstream out, err;
   ASSERT_EQ(run_experiment(spec, options_, out, err), 0) << err.str();
@@ -920,18 +924,7 @@ machine_profile = true
 // [predict] network = "machine": every replay, the cross predictions and the runs' own, takes
 // the profile's network: --machine and no --calibration.
 TEST_F(RunnerTest, NetworkFromTheMachineHandsNoCalibration) {
-  const auto spec = parse_spec(R"(
-[experiment]
-name = "caps"
-[workload]
-model = "mlp"
-[grid]
-bucket_cap_mb = [25, 5]
-[predict]
-baseline = { bucket_cap_mb = 25 }
-machine_profile = true
-network = "machine"
-)", root_ + "/caps.toml");
+  const auto spec = parse_spec(kCapsOnTheMachine + "network = \"machine\"\n", root_ + "/caps.toml");
   options_.dry_run = true;
   std::ostringstream out, err;
   ASSERT_EQ(run_experiment(spec, options_, out, err), 0) << err.str();
@@ -944,7 +937,7 @@ network = "machine"
     EXPECT_NE(line.find("--machine " + root_ + "/results/caps/profile/machine.json"), std::string::npos) << line;
     EXPECT_EQ(line.find("--calibration"), std::string::npos) << line;
   }
-  EXPECT_EQ(replays, 3u) << text;  // each run's own replay and the prediction of cap 5
+  EXPECT_EQ(replays, 6u) << text;  // per repetition: each run's own replay and the prediction of cap 5
 }
 
 }  // namespace
