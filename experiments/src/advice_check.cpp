@@ -96,7 +96,6 @@ const std::vector<std::string>& advice_columns() {
   return columns;
 }
 
-
 std::string advice_header_line() { return join(advice_columns(), ",") + "\n"; }
 
 std::string advice_row_line(const AdviceRow& row) {
