@@ -15,9 +15,13 @@
 #include <string>
 #include <vector>
 
+#include "bad_numbers.hpp"
 #include "ddpsim/trace/io.hpp"
 #include "run_process.hpp"
 #include "test_support.hpp"
+#ifdef DDP_TRAIN_BIN
+#include "train_numeric_flags.hpp"
+#endif
 
 namespace {
 
@@ -93,10 +97,7 @@ void check_row(const std::string& binary, const Row& row, const Scratch& scratch
 std::vector<Row> numeric_rows(const std::vector<std::string>& base, const std::string& flag,
                               const std::vector<std::string>& valid, int status = 2) {
   std::vector<Row> rows;
-  for (const std::string value : {"0", "-3", "nan", "inf", "-inf", "99999999999999999999", "1e300", "abc", ""}) {
-    bool ok = false;
-    for (const auto& v : valid) ok = ok || v == value;
-    if (ok) continue;
+  for (const auto& value : ddpsim::test_support::bad_numbers_except(valid)) {
     Row row{base, status, flag, ""};
     row.args.push_back(flag);
     row.args.push_back(value);
@@ -416,36 +417,21 @@ const std::vector<std::string> kTrainBase = {"--quiet", "--model", "mlp", "--wid
                                              "--iterations", "2", "--dataset-size", "64",
                                              "--batch-size", "4", "--trace-dir", "{tmp}/t"};
 
+// Each numeric flag once, through the real binary: that it reaches the checked parser and is
+// refused before anything is written. The values rotate through the bad ones, so each bad value
+// passes the binary for a few flags; every flag with every bad value is options_test.cpp's table.
 std::vector<Row> ddp_train_rows() {
+  using ddpsim::runtime::testing::bad_values;
   std::vector<Row> rows;
-  auto add = [&](const std::string& flag, const std::vector<std::string>& valid) {
-    for (Row row : numeric_rows(kTrainBase, flag, valid)) {
-      row.must_not_exist = "{tmp}/t";
-      rows.push_back(std::move(row));
-    }
-  };
-  for (const std::string flag : {"--iterations", "--batch-size", "--threads", "--width", "--depth",
-                                 "--dataset-size", "--sync-every", "--lr-step-size", "--eval-batch-size",
-                                 "--bucket-cap-mb", "--first-bucket-cap-mb", "--timeout"}) {
-    add(flag, {});
-  }
-  // 1e20 is a float32: a valid (if odd) rate, scale or factor; 1e300 is not.
-  for (const std::string flag : {"--lr", "--loss-scale-init", "--lr-gamma"}) add(flag, {"99999999999999999999"});
-  add("--clip-grad-norm", {"0", "99999999999999999999"});
-  for (const std::string flag : {"--seed", "--skew-seed", "--checkpoint-every", "--warmup-steps",
-                                 "--eval-every", "--fail-iteration"}) {
-    add(flag, {"0"});
-  }
-  add("--fail-rank", {"0"});
-  add("--inject-inf-at", {});
-  // Transformer sizes.
-  for (const std::string flag : {"--layers", "--d-model", "--heads", "--seq-len", "--vocab"}) {
-    for (Row row : numeric_rows({"--quiet", "--model", "transformer", "--iterations", "1", "--trace-dir",
-                                 "{tmp}/t"},
-                                flag, {})) {
-      row.must_not_exist = "{tmp}/t";
-      rows.push_back(std::move(row));
-    }
+  const std::vector<std::string> transformer_base = {"--quiet", "--model", "transformer", "--iterations", "1",
+                                                     "--trace-dir", "{tmp}/t"};
+  std::size_t turn = 0;
+  for (const auto& flag : ddpsim::runtime::testing::train_numeric_flags()) {
+    const auto values = bad_values(flag);
+    Row row{flag.transformer ? transformer_base : kTrainBase, 2, flag.flag, "{tmp}/t"};
+    row.args.push_back(flag.flag);
+    row.args.push_back(values[turn++ % values.size()]);
+    rows.push_back(std::move(row));
   }
   auto bad = [&](std::vector<std::string> extra, int status, const std::string& error,
                  const std::string& must_not_exist = "{tmp}/t") {

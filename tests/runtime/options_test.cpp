@@ -8,6 +8,7 @@
 #include "ddpsim/runtime/failure_kind.hpp"
 #include "ddpsim/runtime/lr_schedule.hpp"
 #include "ddpsim/runtime/train_options.hpp"
+#include "train_numeric_flags.hpp"
 
 namespace ddpsim::runtime {
 namespace {
@@ -75,6 +76,28 @@ TEST(TrainOptions, RejectsBadValuesWithTheFlagName) {
           << "'" << message << "' does not name " << args.front();
     }
   }
+}
+
+// Every numeric flag with every bad value (train_numeric_flags.hpp; tests/hardening sends each
+// flag once through the binary): refused while reading the options, in one line naming the flag.
+TEST(TrainOptions, EveryNumericFlagRefusesEveryBadValueInOneLine) {
+  int rows = 0;
+  for (const auto& flag : testing::train_numeric_flags()) {
+    for (const auto& value : testing::bad_values(flag)) {
+      std::vector<const char*> args = {"--model", flag.transformer ? "transformer" : "mlp", flag.flag.c_str(),
+                                       value.c_str()};
+      try {
+        parse(args);
+        ADD_FAILURE() << "accepted " << flag.flag << " '" << value << "'";
+      } catch (const UsageError& error) {
+        const std::string message = error.what();
+        EXPECT_EQ(message.find('\n'), std::string::npos) << message;
+        EXPECT_NE(message.find(flag.flag), std::string::npos) << "'" << message << "' does not name " << flag.flag;
+      }
+      ++rows;
+    }
+  }
+  EXPECT_GT(rows, 240);  // 33 flags, most with all 9 bad values
 }
 
 // --device auto follows the backend as a Python DDP script does (NCCL: CUDA, Gloo: CPU); Gloo
