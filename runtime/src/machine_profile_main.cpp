@@ -37,6 +37,14 @@ void print_summary(const trace::MachineProfile& profile, const std::string& path
     std::printf("  overlap: the %.3g MiB all-reduce at x%.3f of its speed while the ranks compute, compute at x%.3f "
                 "of its pace while it runs\n",
                 static_cast<double>(overlap.bytes) / (1 << 20), overlap.allreduce_fraction, overlap.compute_fraction);
+    if (overlap.by_size.size() > 1) {
+      std::printf("  overlap by size (the all-reduce's speed while the ranks compute):");
+      for (const trace::OverlapAtSize& at : overlap.by_size) {
+        std::printf(" %.3g MiB x%.3f", static_cast<double>(at.bytes) / (1 << 20),
+                    at.allreduce_alone.median_s / at.allreduce_busy.median_s);
+      }
+      std::printf("\n");
+    }
   }
   if (profile.sleep) {
     std::printf("  sleep resume: %.3f ms more than a %.3f ms sleep asked, each time\n", profile.sleep->resume_cost_s * 1e3,

@@ -84,7 +84,7 @@ std::optional<MachineProfileOptions> parse_machine_profile_options(int argc, con
       "it exactly like the training job (ddp-launch, torchrun, srun); rank 0 writes the JSON (traces/MACHINE.md).",
       "ddp-machine-profile"};
   app.option_defaults()->multi_option_policy(CLI::MultiOptionPolicy::TakeLast);
-  std::string sizes, overlap_size = "4M", in_flight = "2", repeats = "10", warmup = "2", threads = "1", timeout = "300";
+  std::string sizes, overlap_size = "1M,4M,16M", in_flight = "2", repeats = "10", warmup = "2", threads = "1", timeout = "300";
   app.set_help_all_flag("--help-all", "Print this help and exit (there are no hidden options)");
   const std::string job = "The job (as the training job's)";
   app.add_option("--backend", o.backend, "gloo | nccl (the job's)")->capture_default_str()->group(job);
@@ -106,8 +106,9 @@ std::optional<MachineProfileOptions> parse_machine_profile_options(int argc, con
                  "issues its buckets (default 2)")
       ->group(measurement);
   app.add_option("--overlap-size", overlap_size,
-                 "the all-reduce timed against compute, bytes (K, M, G suffixes; default 4M): about a bucket of "
-                 "the job's")
+                 "the all-reduces timed against compute, bytes, increasing, comma-separated (K, M, G suffixes; "
+                 "default 1M,4M,16M): around the job's bucket sizes; the middle one (the lower of two) is the "
+                 "profile's overlap, the others show how it moves with size")
       ->group(measurement);
   app.add_option("--repeats", repeats, "timed repetitions of each measurement (default 10)")->group(measurement);
   app.add_option("--warmup", warmup, "untimed rounds before them (default 2)")->group(measurement);
@@ -137,11 +138,7 @@ std::optional<MachineProfileOptions> parse_machine_profile_options(int argc, con
     throw UsageError("--device cpu: expected cuda (or auto) with --backend nccl, which all-reduces CUDA tensors only");
   }
   o.sizes = app.get_option("--sizes")->count() > 0 ? parse_ladder_sizes(sizes) : default_ladder_sizes();
-  const std::vector<std::int64_t> overlap = parse_ladder_sizes(overlap_size, "--overlap-size");
-  if (overlap.size() != 1) {
-    throw UsageError("--overlap-size: expected one size, got '" + trace::one_line(overlap_size) + "'");
-  }
-  o.overlap_bytes = overlap.front();
+  o.overlap_sizes = parse_ladder_sizes(overlap_size, "--overlap-size");
   o.in_flight = static_cast<int>(integer_in(in_flight, "--in-flight", 2, 64));
   o.repeats = static_cast<int>(integer_in(repeats, "--repeats", 1, 100000));
   o.warmup = static_cast<int>(integer_in(warmup, "--warmup", 0, 100000));

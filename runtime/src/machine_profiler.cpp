@@ -100,17 +100,21 @@ std::vector<std::string> MachineProfiler::host_names() {
 
 void MachineProfiler::check_same_options() {
   what_ = "comparing the ranks' flags";
-  std::vector<double> mine = {static_cast<double>(options_.sizes.size()), static_cast<double>(options_.in_flight),
-                              static_cast<double>(options_.repeats), static_cast<double>(options_.warmup),
-                              static_cast<double>(options_.overlap_bytes)};
+  std::vector<double> mine = {static_cast<double>(options_.sizes.size()),
+                              static_cast<double>(options_.overlap_sizes.size()),
+                              static_cast<double>(options_.in_flight), static_cast<double>(options_.repeats),
+                              static_cast<double>(options_.warmup)};
   for (std::int64_t bytes : options_.sizes) mine.push_back(static_cast<double>(bytes));
-  // The ladder's length first: ranks that disagree on it would all-reduce vectors of two lengths.
-  std::vector<double> length = {mine[0], -mine[0]};
+  for (std::int64_t bytes : options_.overlap_sizes) mine.push_back(static_cast<double>(bytes));
+  // The lists' lengths first: ranks that disagree on them would all-reduce vectors of two lengths.
+  std::vector<double> length = {mine[0], -mine[0], mine[1], -mine[1]};
   length = slowest(length);
-  if (length[0] != -length[1]) {
-    throw std::runtime_error("expected every rank to be given the same --sizes, got ladders of " +
+  if (length[0] != -length[1] || length[2] != -length[3]) {
+    throw std::runtime_error("expected every rank to be given the same --sizes and --overlap-size, got lists of " +
                              std::to_string(static_cast<int>(-length[1])) + " to " +
-                             std::to_string(static_cast<int>(length[0])) + " sizes");
+                             std::to_string(static_cast<int>(length[0])) + " and " +
+                             std::to_string(static_cast<int>(-length[3])) + " to " +
+                             std::to_string(static_cast<int>(length[2])) + " sizes");
   }
   std::vector<double> both = mine;
   for (double value : mine) both.push_back(-value);
@@ -241,12 +245,12 @@ trace::ComputeColocation MachineProfiler::measure_compute(const std::vector<std:
   return compute;
 }
 
-trace::ComputeCommOverlap MachineProfiler::measure_overlap() {
+trace::ComputeCommOverlap MachineProfiler::measure_overlap(std::int64_t bytes) {
   // Three times the ladder's repetitions: each round takes milliseconds, and the fractions are
   // ratios of two noisy medians.
   constexpr int kRoundsPerRepeat = 3;
   trace::ComputeCommOverlap overlap;
-  overlap.bytes = options_.overlap_bytes;
+  overlap.bytes = bytes;
   const std::string size = size_text(overlap.bytes);
   std::vector<at::Tensor> one = {torch::zeros({overlap.bytes / 4}, torch::TensorOptions().dtype(torch::kFloat32).device(device_))};
   Products products(device_);
@@ -360,8 +364,17 @@ trace::MachineProfile MachineProfiler::measure(const std::function<void(const st
   profile.allreduce = measure_ladder(progress);
   if (progress) progress("compute co-location: " + std::to_string(profile.ranks_per_host) + " rank(s) per host");
   profile.compute = measure_compute(hosts, profile.ranks_per_host);
-  if (progress) progress("all-reduce of " + size_text(options_.overlap_bytes) + " against compute");
-  profile.overlap = measure_overlap();
+  // Every size of --overlap-size in turn; the middle one's measurement is the profile's overlap.
+  const std::vector<std::int64_t>& overlap_sizes = options_.overlap_sizes;
+  const std::size_t middle = (overlap_sizes.size() - 1) / 2;
+  std::vector<trace::OverlapAtSize> by_size;
+  for (std::size_t i = 0; i < overlap_sizes.size(); ++i) {
+    if (progress) progress("all-reduce of " + size_text(overlap_sizes[i]) + " against compute");
+    trace::ComputeCommOverlap overlap = measure_overlap(overlap_sizes[i]);
+    by_size.push_back({overlap.bytes, overlap.allreduce_alone, overlap.allreduce_busy});
+    if (i == middle) profile.overlap = std::move(overlap);
+  }
+  profile.overlap->by_size = std::move(by_size);
   if (progress) progress("resuming after a sleep");
   profile.sleep = measure_sleep();
   profile.created_utc = trace::utc_now_iso8601();

@@ -41,8 +41,8 @@ class MachineProfiler {
   double time_allreduces(std::vector<at::Tensor>& tensors);
   trace::AllreduceLadder measure_ladder(const std::function<void(const std::string&)>& progress);
   trace::ComputeColocation measure_compute(const std::vector<std::string>& hosts, int ranks_per_host);
-  // How an all-reduce of --overlap-size and the rank's compute slow each other.
-  trace::ComputeCommOverlap measure_overlap();
+  // How an all-reduce of `bytes` (one of --overlap-size) and the rank's compute slow each other.
+  trace::ComputeCommOverlap measure_overlap(std::int64_t bytes);
   trace::SleepResume measure_sleep();
   // The compute kernel: float32 matrix products, the bulk of a backward pass (on a GPU, larger
   // ones, to take milliseconds); `per_kernel` of them are one kernel.

@@ -48,7 +48,7 @@ TEST(MachineProfileTool, TwoRanksOnLoopbackWriteAProfileThatReadsBack) {
   const std::string out = dir / "machine.json";
   const std::string worker = shell_quote(kTool) + " --out " + shell_quote(out) + " --init " +
                              shell_quote("file://" + (dir / "store")) +
-                             " --sizes 4K,16K,64K,256K,512K,1M,2M,4M --overlap-size 1M --repeats 3 --warmup 1";
+                             " --sizes 4K,16K,64K,256K,512K,1M,2M,4M --overlap-size 256K,1M,2M --repeats 3 --warmup 1";
   const JobResult job = launch(worker, dir, 2, "profile");
   ASSERT_EQ(job.exit_code, 0) << job.output;
   EXPECT_LT(job.seconds, 30) << job.output;
@@ -91,6 +91,16 @@ TEST(MachineProfileTool, TwoRanksOnLoopbackWriteAProfileThatReadsBack) {
   EXPECT_LE(profile.overlap->allreduce_fraction, 1);
   EXPECT_GT(profile.overlap->compute_fraction, 0);
   EXPECT_LE(profile.overlap->compute_fraction, 1);
+  // Every --overlap-size in order; the middle one is the overlap's own.
+  ASSERT_EQ(profile.overlap->by_size.size(), 3u);
+  EXPECT_EQ(profile.overlap->by_size[0].bytes, 256 << 10);
+  EXPECT_EQ(profile.overlap->by_size[1].bytes, 1 << 20);
+  EXPECT_EQ(profile.overlap->by_size[1].allreduce_busy.median_s, profile.overlap->allreduce_busy.median_s);
+  EXPECT_EQ(profile.overlap->by_size[2].bytes, 2 << 20);
+  EXPECT_EQ(profile.overlap->by_size[2].allreduce_busy.samples, 9);
+  EXPECT_NE(job.output.find("overlap by size (the all-reduce's speed while the ranks compute): 0.25 MiB x"),
+            std::string::npos)
+      << job.output;
   ASSERT_TRUE(profile.sleep.has_value());
   EXPECT_EQ(profile.sleep->slept.samples, 2 * 3 * 5);  // 2 ranks x 3 repeats x 5 sleeps
   EXPECT_GE(profile.sleep->slept.median_s, profile.sleep->requested_s);  // a sleep never ends early
@@ -109,7 +119,8 @@ TEST(MachineProfileTool, BadFlagsAreOneLine) {
       {"--sizes 1X", "ddp-machine-profile: --sizes: expected sizes in bytes"},
       {"--overlap-size 3", "ddp-machine-profile: --overlap-size: expected sizes in bytes (4096, or 4K, 1M, 1G), each a "
                            "multiple of 4 and above the one before, got '3'"},
-      {"--overlap-size 1M,4M", "ddp-machine-profile: --overlap-size: expected one size, got '1M,4M'"},
+      {"--overlap-size 4M,1M", "ddp-machine-profile: --overlap-size: expected each size above the one before, got "
+                               "1048576 after 4194304"},
       {"--in-flight 1", "ddp-machine-profile: --in-flight: expected an integer in [2, 64], got '1'"},
       {"--repeats 0", "ddp-machine-profile: --repeats: expected an integer in [1, 100000], got '0'"},
       {"--repeats many", "ddp-machine-profile: --repeats: expected an integer in [1, 100000], got 'many'"},

@@ -54,6 +54,9 @@ MachineProfile example_profile() {
   overlap.compute_busy = timing_of({0.019, 0.0187, 0.0201});
   overlap.allreduce_fraction = 0.0034 / 0.00965;
   overlap.compute_fraction = 0.0125 / 0.019;
+  overlap.by_size = {{1 << 20, timing_of({0.0009, 0.0011}), timing_of({0.0061, 0.0064})},
+                     {4 << 20, overlap.allreduce_alone, overlap.allreduce_busy},
+                     {16 << 20, timing_of({0.0151, 0.0163}), timing_of({0.031, 0.0335})}};
   profile.overlap = overlap;
   SleepResume sleep;
   sleep.requested_s = 1e-4;
@@ -124,6 +127,12 @@ TEST(MachineProfile, RoundTripsThroughAFile) {
   expect_same_timing(read.overlap->compute_busy, written.overlap->compute_busy);
   EXPECT_EQ(read.overlap->allreduce_fraction, written.overlap->allreduce_fraction);
   EXPECT_EQ(read.overlap->compute_fraction, written.overlap->compute_fraction);
+  ASSERT_EQ(read.overlap->by_size.size(), written.overlap->by_size.size());
+  for (std::size_t i = 0; i < read.overlap->by_size.size(); ++i) {
+    EXPECT_EQ(read.overlap->by_size[i].bytes, written.overlap->by_size[i].bytes);
+    expect_same_timing(read.overlap->by_size[i].allreduce_alone, written.overlap->by_size[i].allreduce_alone);
+    expect_same_timing(read.overlap->by_size[i].allreduce_busy, written.overlap->by_size[i].allreduce_busy);
+  }
   EXPECT_EQ(read.sleep->requested_s, written.sleep->requested_s);
   expect_same_timing(read.sleep->slept, written.sleep->slept);
   expect_same_timing(read.sleep->resumed, written.sleep->resumed);
@@ -157,6 +166,16 @@ std::string error_of_text(const std::string& text) {
 TEST(MachineProfile, TheExampleReads) { EXPECT_EQ(error_of([](nlohmann::ordered_json&) {}), ""); }
 
 // A version 1 file (no overlap, no sleep) still reads, and is written back as version 1.
+// A profile of one overlap size (written before the sizes were listed) reads with none listed.
+TEST(MachineProfile, OverlapSizesAreOptional) {
+  nlohmann::ordered_json json = nlohmann::ordered_json::parse(machine_profile_to_json(example_profile()));
+  json["overlap"].erase("by_size");
+  const MachineProfile read = machine_profile_from_json(json.dump(2), "m.json");
+  ASSERT_TRUE(read.overlap);
+  EXPECT_TRUE(read.overlap->by_size.empty());
+  EXPECT_EQ(machine_profile_to_json(read), json.dump(2) + "\n");
+}
+
 TEST(MachineProfile, ReadsVersionOne) {
   nlohmann::ordered_json json = nlohmann::ordered_json::parse(machine_profile_to_json(example_profile()));
   json["ddpsim_machine_profile"] = 1;
@@ -187,6 +206,12 @@ TEST(MachineProfile, RefusesBadInputInOneLine) {
        "m.json:1: expected field \"overlap\", got no such field"},
       {"an all-reduce faster busy than alone", [](auto& j) { j["overlap"]["allreduce_fraction"] = 1.5; },
        "m.json:"},
+      {"overlap sizes out of order", [](auto& j) { j["overlap"]["by_size"][1]["bytes"] = 1 << 20; },
+       "m.json:167: expected overlap.by_size[1].bytes above the size before's 1048576, got 1048576"},
+      {"an overlap size without its busy time", [](auto& j) { j["overlap"]["by_size"][0].erase("allreduce_busy"); },
+       "m.json:167: expected field \"overlap.by_size[0].allreduce_busy\", got no such field"},
+      {"an empty list of overlap sizes", [](auto& j) { j["overlap"]["by_size"] = nlohmann::ordered_json::array(); },
+       "m.json:167: expected overlap.by_size to be a non-empty array, got array []"},
       {"no resume cost", [](auto& j) { j["sleep"].erase("resume_cost_s"); },
        "m.json:"},
       {"a negative resume cost", [](auto& j) { j["sleep"]["resume_cost_s"] = -1e-4; },

@@ -225,6 +225,25 @@ void read_overlap(const ProfileChecker& check, const json& root, MachineProfile&
   overlap.compute_busy = check.timing(section, "compute_busy", "overlap.compute_busy", top);
   overlap.allreduce_fraction = fraction(check, section, "allreduce_fraction", "overlap.allreduce_fraction", top);
   overlap.compute_fraction = fraction(check, section, "compute_fraction", "overlap.compute_fraction", top);
+  if (section.contains("by_size")) {
+    const json& sizes = section.at("by_size");
+    if (!sizes.is_array() || sizes.empty()) {
+      check.fail(top, "overlap.by_size to be a non-empty array", ProfileChecker::describe(sizes));
+    }
+    for (std::size_t i = 0; i < sizes.size(); ++i) {
+      const std::string path = "overlap.by_size[" + std::to_string(i) + "]";
+      if (!sizes[i].is_object()) check.fail(top, path + " to be an object", ProfileChecker::describe(sizes[i]));
+      OverlapAtSize at;
+      at.bytes = check.integer(sizes[i], "bytes", path + ".bytes", top, 4, std::numeric_limits<std::int64_t>::max());
+      if (!overlap.by_size.empty() && at.bytes <= overlap.by_size.back().bytes) {
+        check.fail(top, path + ".bytes above the size before's " + std::to_string(overlap.by_size.back().bytes),
+                   std::to_string(at.bytes));
+      }
+      at.allreduce_alone = check.timing(sizes[i], "allreduce_alone", path + ".allreduce_alone", top);
+      at.allreduce_busy = check.timing(sizes[i], "allreduce_busy", path + ".allreduce_busy", top);
+      overlap.by_size.push_back(at);
+    }
+  }
   profile.overlap = overlap;
 }
 
@@ -290,6 +309,15 @@ std::string machine_profile_to_json(const MachineProfile& profile) {
                       {"compute_busy", timing_json(overlap.compute_busy)},
                       {"allreduce_fraction", overlap.allreduce_fraction},
                       {"compute_fraction", overlap.compute_fraction}};
+    if (!overlap.by_size.empty()) {
+      json sizes = json::array();
+      for (const OverlapAtSize& at : overlap.by_size) {
+        sizes.push_back({{"bytes", at.bytes},
+                         {"allreduce_alone", timing_json(at.allreduce_alone)},
+                         {"allreduce_busy", timing_json(at.allreduce_busy)}});
+      }
+      out["overlap"]["by_size"] = std::move(sizes);
+    }
   }
   if (profile.sleep) {
     const SleepResume& sleep = *profile.sleep;

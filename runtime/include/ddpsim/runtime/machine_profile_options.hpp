@@ -18,7 +18,9 @@ struct MachineProfileOptions {
   std::string init_method = "env://";
   // The all-reduce ladder: message sizes in bytes, increasing (default 4 KiB to 64 MiB, x4).
   std::vector<std::int64_t> sizes;
-  std::int64_t overlap_bytes = 4 << 20;  // --overlap-size: the all-reduce timed against compute
+  // --overlap-size: the all-reduces timed against compute, increasing. The middle one (the lower
+  // of two) gives the profile's overlap fields; every one its entry of overlap.by_size.
+  std::vector<std::int64_t> overlap_sizes = {1 << 20, 4 << 20, 16 << 20};
   int in_flight = 2;   // K all-reduces at once, as DDP hands Gloo/NCCL its buckets
   int repeats = 10;    // timed repetitions of every measurement
   int warmup = 2;      // untimed rounds first (connections, buffers)

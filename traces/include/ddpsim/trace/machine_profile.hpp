@@ -66,6 +66,13 @@ struct ComputeColocation {
 // all-reduce while backward goes on: each rank issues one all-reduce of `bytes` and computes the
 // kernel's matrix products one by one until it ends. In every round, beside it: the all-reduce
 // alone, and the kernel on every rank with no all-reduce. Absent from version 1 files.
+// The same all-reduce timed alone and while every rank computes, at one size of --overlap-size.
+struct OverlapAtSize {
+  std::int64_t bytes = 0;
+  Timing allreduce_alone;
+  Timing allreduce_busy;
+};
+
 struct ComputeCommOverlap {
   std::int64_t bytes = 0;
   Timing allreduce_alone;  // the all-reduce of `bytes` with no compute (slowest rank)
@@ -78,6 +85,11 @@ struct ComputeCommOverlap {
   // compute_quiet / compute_busy, in (0, 1]: compute's speed while an all-reduce runs, in units
   // of its speed without one. ddp-sim's --compute-fraction-during-allreduce.
   double compute_fraction = 1;
+  // The all-reduce alone and busy at every size measured, increasing (`bytes` among them): an
+  // all-reduce under compute first waits for the CPU, then runs at part of its speed, so its
+  // fraction depends on its size. The replay takes `bytes`' only (the fields above); these show
+  // how far a layout of other bucket sizes is from it. Empty: a file with the one size only.
+  std::vector<OverlapAtSize> by_size;
 };
 
 // A rank that sleeps `requested_s` and then computes pays more than the sleep: the sleep's
