@@ -162,29 +162,43 @@ void read_provenance(const ProfileChecker& check, const json& root, MachineProfi
   profile.nccl_version = check.string(versions, "nccl", "versions.nccl", "versions");
 }
 
+// The non-empty array `items` at `path` (in section `top`): objects whose `bytes` grow, each
+// read into a Record by `read_rest` once its bytes are checked (`what` names the element in the
+// error: "above the step before's").
+template <typename Record, typename ReadRest>
+std::vector<Record> read_by_bytes(const ProfileChecker& check, const json& items, const std::string& path,
+                                  const std::string& top, const std::string& what, const ReadRest& read_rest) {
+  if (!items.is_array() || items.empty()) {
+    check.fail(top, path + " to be a non-empty array", ProfileChecker::describe(items));
+  }
+  std::vector<Record> records;
+  for (std::size_t i = 0; i < items.size(); ++i) {
+    const std::string item = path + "[" + std::to_string(i) + "]";
+    if (!items[i].is_object()) check.fail(top, item + " to be an object", ProfileChecker::describe(items[i]));
+    Record record;
+    record.bytes = check.integer(items[i], "bytes", item + ".bytes", top, 4, std::numeric_limits<std::int64_t>::max());
+    if (!records.empty() && record.bytes <= records.back().bytes) {
+      check.fail(top, item + ".bytes above the " + what + " before's " + std::to_string(records.back().bytes),
+                 std::to_string(record.bytes));
+    }
+    read_rest(items[i], item, record);
+    records.push_back(record);
+  }
+  return records;
+}
+
 void read_allreduce(const ProfileChecker& check, const json& root, MachineProfile& profile) {
   const std::string top = "allreduce";
   const json& section = check.object(root, top, top, top);
   AllreduceLadder& ladder = profile.allreduce;
   ladder.dtype = check.choice(section, "dtype", "allreduce.dtype", top, {"float32"});
   ladder.in_flight = static_cast<int>(check.integer(section, "in_flight", "allreduce.in_flight", top, 2, 64));
-  const json& steps = check.field(section, "ladder", "allreduce.ladder", top);
-  if (!steps.is_array() || steps.empty()) {
-    check.fail(top, "allreduce.ladder to be a non-empty array", ProfileChecker::describe(steps));
-  }
-  for (std::size_t i = 0; i < steps.size(); ++i) {
-    const std::string path = "allreduce.ladder[" + std::to_string(i) + "]";
-    if (!steps[i].is_object()) check.fail(top, path + " to be an object", ProfileChecker::describe(steps[i]));
-    LadderStep step;
-    step.bytes = check.integer(steps[i], "bytes", path + ".bytes", top, 4, std::numeric_limits<std::int64_t>::max());
-    if (!ladder.steps.empty() && step.bytes <= ladder.steps.back().bytes) {
-      check.fail(top, path + ".bytes above the step before's " + std::to_string(ladder.steps.back().bytes),
-                 std::to_string(step.bytes));
-    }
-    step.one = check.timing(steps[i], "one", path + ".one", top);
-    step.together = check.timing(steps[i], "together", path + ".together", top);
-    ladder.steps.push_back(step);
-  }
+  ladder.steps = read_by_bytes<LadderStep>(
+      check, check.field(section, "ladder", "allreduce.ladder", top), "allreduce.ladder", top, "step",
+      [&check, &top](const json& item, const std::string& path, LadderStep& step) {
+        step.one = check.timing(item, "one", path + ".one", top);
+        step.together = check.timing(item, "together", path + ".together", top);
+      });
   ladder.in_flight_gain = check.number(section, "in_flight_gain", "allreduce.in_flight_gain", top, true);
   if (ladder.in_flight_gain > ladder.in_flight) {
     check.fail(top, "allreduce.in_flight_gain in (0, in_flight = " + std::to_string(ladder.in_flight) + "]",
@@ -226,23 +240,12 @@ void read_overlap(const ProfileChecker& check, const json& root, MachineProfile&
   overlap.allreduce_fraction = fraction(check, section, "allreduce_fraction", "overlap.allreduce_fraction", top);
   overlap.compute_fraction = fraction(check, section, "compute_fraction", "overlap.compute_fraction", top);
   if (section.contains("by_size")) {
-    const json& sizes = section.at("by_size");
-    if (!sizes.is_array() || sizes.empty()) {
-      check.fail(top, "overlap.by_size to be a non-empty array", ProfileChecker::describe(sizes));
-    }
-    for (std::size_t i = 0; i < sizes.size(); ++i) {
-      const std::string path = "overlap.by_size[" + std::to_string(i) + "]";
-      if (!sizes[i].is_object()) check.fail(top, path + " to be an object", ProfileChecker::describe(sizes[i]));
-      OverlapAtSize at;
-      at.bytes = check.integer(sizes[i], "bytes", path + ".bytes", top, 4, std::numeric_limits<std::int64_t>::max());
-      if (!overlap.by_size.empty() && at.bytes <= overlap.by_size.back().bytes) {
-        check.fail(top, path + ".bytes above the size before's " + std::to_string(overlap.by_size.back().bytes),
-                   std::to_string(at.bytes));
-      }
-      at.allreduce_alone = check.timing(sizes[i], "allreduce_alone", path + ".allreduce_alone", top);
-      at.allreduce_busy = check.timing(sizes[i], "allreduce_busy", path + ".allreduce_busy", top);
-      overlap.by_size.push_back(at);
-    }
+    overlap.by_size = read_by_bytes<OverlapAtSize>(
+        check, section.at("by_size"), "overlap.by_size", top, "size",
+        [&check, &top](const json& item, const std::string& path, OverlapAtSize& at) {
+          at.allreduce_alone = check.timing(item, "allreduce_alone", path + ".allreduce_alone", top);
+          at.allreduce_busy = check.timing(item, "allreduce_busy", path + ".allreduce_busy", top);
+        });
   }
   profile.overlap = overlap;
 }
