@@ -97,7 +97,7 @@ TEST(TrainOptions, EveryNumericFlagRefusesEveryBadValueInOneLine) {
       ++rows;
     }
   }
-  EXPECT_GT(rows, 240);  // 33 flags, most with all 9 bad values
+  EXPECT_GT(rows, 240);  // 29 flags, most with all 9 bad values
 }
 
 // --device auto follows the backend as a Python DDP script does (NCCL: CUDA, Gloo: CPU); Gloo
