@@ -165,7 +165,6 @@ std::string error_of_text(const std::string& text) {
 
 TEST(MachineProfile, TheExampleReads) { EXPECT_EQ(error_of([](nlohmann::ordered_json&) {}), ""); }
 
-// A version 1 file (no overlap, no sleep) still reads, and is written back as version 1.
 // A profile of one overlap size (written before the sizes were listed) reads with none listed.
 TEST(MachineProfile, OverlapSizesAreOptional) {
   nlohmann::ordered_json json = nlohmann::ordered_json::parse(machine_profile_to_json(example_profile()));
@@ -176,6 +175,18 @@ TEST(MachineProfile, OverlapSizesAreOptional) {
   EXPECT_EQ(machine_profile_to_json(read), json.dump(2) + "\n");
 }
 
+// The sizes are written as the ladder's steps are: `bytes` first, each timing median first.
+TEST(MachineProfile, OverlapSizesKeepTheLaddersFieldOrder) {
+  const nlohmann::ordered_json json = nlohmann::ordered_json::parse(machine_profile_to_json(example_profile()));
+  const nlohmann::ordered_json& step = json["allreduce"]["ladder"][0];
+  const nlohmann::ordered_json& size = json["overlap"]["by_size"][0];
+  EXPECT_EQ(size.begin().key(), step.begin().key());
+  EXPECT_EQ(size.begin().key(), "bytes");
+  EXPECT_EQ(size["allreduce_alone"].begin().key(), step["one"].begin().key());
+  EXPECT_EQ(size["allreduce_alone"].begin().key(), "median_s");
+}
+
+// A version 1 file (no overlap, no sleep) still reads, and is written back as version 1.
 TEST(MachineProfile, ReadsVersionOne) {
   nlohmann::ordered_json json = nlohmann::ordered_json::parse(machine_profile_to_json(example_profile()));
   json["ddpsim_machine_profile"] = 1;

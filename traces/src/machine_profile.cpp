@@ -313,7 +313,7 @@ std::string machine_profile_to_json(const MachineProfile& profile) {
                       {"allreduce_fraction", overlap.allreduce_fraction},
                       {"compute_fraction", overlap.compute_fraction}};
     if (!overlap.by_size.empty()) {
-      json sizes = json::array();
+      ordered_json sizes = ordered_json::array();
       for (const OverlapAtSize& at : overlap.by_size) {
         sizes.push_back({{"bytes", at.bytes},
                          {"allreduce_alone", timing_json(at.allreduce_alone)},
