@@ -2,6 +2,7 @@
 // training job it stands for; rank 0 writes the JSON that `ddp-sim --machine` reads.
 #include <torch/torch.h>
 
+#include <algorithm>
 #include <csignal>
 #include <cstdio>
 #include <exception>
@@ -40,8 +41,9 @@ void print_summary(const trace::MachineProfile& profile, const std::string& path
     if (overlap.by_size.size() > 1) {
       std::printf("  overlap by size (the all-reduce's speed while the ranks compute):");
       for (const trace::OverlapAtSize& at : overlap.by_size) {
+        // As overlap.allreduce_fraction: overlap cannot make the all-reduce faster than alone.
         std::printf(" %.3g MiB x%.3f", static_cast<double>(at.bytes) / (1 << 20),
-                    at.allreduce_alone.median_s / at.allreduce_busy.median_s);
+                    std::min(1.0, at.allreduce_alone.median_s / at.allreduce_busy.median_s));
       }
       std::printf("\n");
     }

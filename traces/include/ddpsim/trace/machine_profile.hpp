@@ -62,10 +62,6 @@ struct ComputeColocation {
   double effective_cores = 1;
 };
 
-// An all-reduce and the rank's own compute at once, on every rank, as DDP runs a bucket's
-// all-reduce while backward goes on: each rank issues one all-reduce of `bytes` and computes the
-// kernel's matrix products one by one until it ends. In every round, beside it: the all-reduce
-// alone, and the kernel on every rank with no all-reduce. Absent from version 1 files.
 // The same all-reduce timed alone and while every rank computes, at one size of --overlap-size.
 struct OverlapAtSize {
   std::int64_t bytes = 0;
@@ -73,6 +69,10 @@ struct OverlapAtSize {
   Timing allreduce_busy;
 };
 
+// An all-reduce and the rank's own compute at once, on every rank, as DDP runs a bucket's
+// all-reduce while backward goes on: each rank issues one all-reduce of `bytes` and computes the
+// kernel's matrix products one by one until it ends. In every round, beside it: the all-reduce
+// alone, and the kernel on every rank with no all-reduce. Absent from version 1 files.
 struct ComputeCommOverlap {
   std::int64_t bytes = 0;
   Timing allreduce_alone;  // the all-reduce of `bytes` with no compute (slowest rank)
