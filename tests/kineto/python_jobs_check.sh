@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # python -m ddpsim.bench.python_jobs end to end on a tiny job (one family, one cap, two rounds):
 # every prediction and reconstruction row is written with positive times and the table prints
-# the model beside "no change" and the repeat floor; bad flags are one line, exit 2, and nothing
-# already written is lost.  Usage: python_jobs_check.sh PYTHON BIN_DIR SCRATCH (PYTHON: the
+# the model beside "no change" and the repeat floor; --repredict gives the rounds back from their
+# files; bad flags are one line, exit 2, and nothing already written is lost.  Usage: python_jobs_check.sh PYTHON BIN_DIR SCRATCH (PYTHON: the
 # project's venv, with torch and the ddpsim package)
 set -u
 python=$1 bin=$2 scratch=$3
@@ -42,4 +42,20 @@ done
 before=$(md5sum < "$scratch/r/pairs.csv")
 "$python" -m ddpsim.bench.python_jobs --out "$scratch/r" >/dev/null 2>&1; [ $? -eq 2 ] || fail "an --out with results was not refused"
 [ "$(md5sum < "$scratch/r/pairs.csv")" = "$before" ] || fail "pairs.csv changed"
+# --repredict: the same rounds predicted again from their files, nothing run; the run's own
+# pairs.csv untouched, the same measured times, the same predictions from the same binary.
+"$python" -m ddpsim.bench.python_jobs --out "$scratch/r" --repredict --bin "$bin" --python "$python" --families mlp \
+  --caps 5 --repeats 2 --iterations 6 --machine "$scratch/machine.json" --without none >"$scratch/re.txt" 2>&1 || { cat "$scratch/re.txt"; fail "--repredict failed"; }
+[ "$(md5sum < "$scratch/r/pairs.csv")" = "$before" ] || fail "--repredict changed pairs.csv"
+cut -d, -f1-6 "$scratch/r/pairs.csv" > "$scratch/a.csv"; cut -d, -f1-6 "$scratch/r/pairs-repredicted.csv" > "$scratch/b.csv"
+cmp -s "$scratch/a.csv" "$scratch/b.csv" || fail "--repredict did not give back the run's rows: $(diff "$scratch/a.csv" "$scratch/b.csv" | head -4)"
+grep -q "^mlp .*%" "$scratch/r/table-repredicted.txt" || fail "no repredicted table"
+for bad in "--caps 2" "--without foo"; do
+  out=$("$python" -m ddpsim.bench.python_jobs --out "$scratch/r" --repredict --bin "$bin" --families mlp --repeats 2 \
+        --iterations 6 $bad 2>&1); rc=$?
+  [ $rc -eq 2 ] || fail "--repredict '$bad': expected exit 2, got $rc"
+  [ "$(printf '%s\n' "$out" | wc -l)" -eq 1 ] || fail "--repredict '$bad': expected one line, got: $out"
+done
+out=$("$python" -m ddpsim.bench.python_jobs --out "$scratch/bad" --repredict 2>&1); rc=$?
+[ $rc -eq 2 ] && [ "$(printf '%s\n' "$out" | wc -l)" -eq 1 ] || fail "--repredict of a folder without a run: expected one line, exit 2"
 echo "python_jobs_check: ok"

@@ -25,6 +25,9 @@ On the testbed (2 hosts; {host} {hosts} {master} are testbed.sh's placeholders):
       --master-port 29500 --"
 Writes OUT/pairs.csv (one row per prediction, with the same prediction made again without each
 machine parameter: WITHOUT) and OUT/table.txt; prints the table.
+A model change is weighed on runs already measured: `--repredict` predicts a finished run's rounds
+again with another --bin (the run's own --families, --caps, --slowdown, --repeats, --iterations),
+into OUT/pairs-repredicted.csv and OUT/table-repredicted.txt; the run's files stay as they were.
 """
 import argparse
 import csv
@@ -78,11 +81,20 @@ def parse_args(argv):
                    "(e.g. '--width 256' for a quick check)")
     p.add_argument("--bin", default=os.path.join(ROOT, "build", "release", "bin"))
     p.add_argument("--python", default=os.path.join(ROOT, ".venv", "bin", "python"))
+    p.add_argument("--without", default=",".join(WITHOUT),
+                   help="the machine parameters each prediction is made again without (comma list; "
+                        "'none': no ablation)")
+    p.add_argument("--repredict", action="store_true",
+                   help="OUT holds a finished run: predict its rounds again with --bin (nothing is run or "
+                        "measured) into OUT/pairs-repredicted.csv and OUT/table-repredicted.txt")
     args = p.parse_args(argv)
     families = [f for f in args.families.split(",") if f]
     if not families or any(f not in FAMILIES for f in families):
         raise InputError("--families", f"names from {','.join(FAMILIES)}", f"'{args.families}'")
     args.families = families
+    args.without = [] if args.without == "none" else [k for k in args.without.split(",") if k]
+    if any(k not in WITHOUT for k in args.without):
+        raise InputError("--without", f"names from {','.join(WITHOUT)}, or none", f"'{','.join(args.without)}'")
     try:
         caps = [float(c) for c in args.caps.split(",")]
         if any(not c > 0 or c == BASELINE_CAP for c in caps):
@@ -105,7 +117,14 @@ def parse_args(argv):
         raise InputError("--machine and --no-machine", "one of them", "both")
     if args.machine and not os.path.isfile(args.machine):
         raise InputError("--machine", "a machine profile file", f"'{args.machine}' (no such file)")
-    if os.path.exists(os.path.join(args.out, "pairs.csv")):
+    if args.repredict:
+        if not os.path.exists(os.path.join(args.out, "pairs.csv")):
+            raise InputError("--out", "a finished run's folder with --repredict", f"'{args.out}' (no pairs.csv)")
+        if not args.machine and not args.no_machine:
+            args.machine = os.path.join(args.out, "machine.json")
+            if not os.path.isfile(args.machine):
+                raise InputError("--out", "a run with its machine.json", f"'{args.out}' (none)")
+    elif os.path.exists(os.path.join(args.out, "pairs.csv")):
         raise InputError("--out", "a folder without results", f"'{args.out}' (holds pairs.csv)")
     launcher = args.launcher or f"{args.bin}/ddp-launch --nproc-per-node 2 --master-port 0 --"
     args.launcher = shlex.split(launcher)
@@ -168,6 +187,57 @@ def measure_machine(args, log):
     return path
 
 
+def predict(args, base, configs, machine, baseline_s, log):
+    """Every configuration predicted from round folder `base`'s imported profile: (predictions
+    by key, whether the unprofiled time was refused, the profiled run's own later steps)."""
+    trace = os.path.join(base, "trace")
+    profiled_steps_s = unprofiled_iteration_s(os.path.join(base, "profiled-{rank}.json"), profile_steps(args))
+    # Each prediction: its key's suffix in `predicted` (and its file's), the flags it adds, and
+    # the unprofiled time it is given.
+    variants = [("", [], baseline_s), ("/profiled-steps", [], profiled_steps_s)] + \
+        ([(f"/without-{key}", WITHOUT[key], baseline_s) for key in args.without] if machine else [])
+    predicted = {}  # the baseline's own replay is a reconstruction, reported apart
+    refused = False
+    tag = "-repredicted" if args.repredict else ""  # a run's own reports stay as they were
+    for name, _, replay_args in configs:
+        common = [os.path.join(args.bin, "ddp-sim"), "replay", trace] + replay_args + \
+            (["--machine", machine] if machine else [])
+        # The same without the correction (the profiled run's own speed): reported beside it.
+        as_profiled = os.path.join(base, f"predicted-{name}-as-profiled{tag}.json")
+        run(common + ["--json", as_profiled], log)
+        with open(as_profiled) as f:
+            predicted[name + "/as-profiled"] = json.load(f)["predicted"]["median_iteration_s"]
+        for suffix, flags, unprofiled_s in variants:
+            report = os.path.join(base, f"predicted-{name}{suffix.replace('/', '-')}{tag}.json")
+            unprofiled = ["--unprofiled-iteration-ms", f"{unprofiled_s * 1e3:.6g}"]
+            # A time the trace's replay cannot reach (its all-reduces alone take longer) is
+            # refused; the prediction is then the as-profiled one, and the row says so.
+            if run(common + flags + ["--json", report] + unprofiled, log,
+                   refusal="--unprofiled-iteration-ms: expected a time the trace's own replay can reach"):
+                with open(report) as f:
+                    predicted[name + suffix] = json.load(f)["predicted"]["median_iteration_s"]
+            else:
+                predicted[name + suffix] = predicted[name + "/as-profiled"]
+                refused = refused or not suffix
+    return predicted, refused, profiled_steps_s
+
+
+def rows_of(family, r, configs, measured, predicted, refused, profiled_steps_s):
+    rows = []
+    for name, _, _ in configs[1:] + configs[:1]:
+        row = {"family": family, "round": r, "configuration": name,
+               "baseline_s": measured["cap25"], "measured_s": measured[name],
+               "predicted_s": predicted[name], "predicted_as_profiled_s": predicted[name + "/as-profiled"],
+               "predicted_profiled_steps_s": predicted[name + "/profiled-steps"],
+               "unprofiled_baseline_s": measured["cap25"], "profiled_steps_s": profiled_steps_s,
+               "unprofiled_refused": int(refused),
+               "kind": "reconstruction" if name == "cap25" else "prediction"}
+        for key in WITHOUT:
+            row[f"without_{key}_s"] = predicted.get(f"{name}/without-{key}", "")
+        rows.append(row)
+    return rows
+
+
 def one_round(args, r, machine, log):
     """Runs round r: the profiled baseline and its predictions, then every configuration measured."""
     rows = []
@@ -191,50 +261,32 @@ def one_round(args, r, machine, log):
         times = os.path.join(base, "measured-cap25-{rank}.json")
         run(args.launcher + job + ["--bucket-cap-mb", "25", "--step-times", times], log)
         measured["cap25"] = median_iteration_s(times)
-        profiled_steps_s = unprofiled_iteration_s(profile_times, profile_steps(args))
-        # Each prediction: its key's suffix in `predicted` (and its file's), the flags it adds, and
-        # the unprofiled time it is given.
-        variants = [("", [], measured["cap25"]), ("/profiled-steps", [], profiled_steps_s)] + \
-            ([(f"/without-{key}", flags, measured["cap25"]) for key, flags in WITHOUT.items()] if machine else [])
-        predicted = {}  # the baseline's own replay is a reconstruction, reported apart
-        refused = False
-        for name, _, replay_args in configs:
-            common = [os.path.join(args.bin, "ddp-sim"), "replay", trace] + replay_args + \
-                (["--machine", machine] if machine else [])
-            # The same without the correction (the profiled run's own speed): reported beside it.
-            as_profiled = os.path.join(base, f"predicted-{name}-as-profiled.json")
-            run(common + ["--json", as_profiled], log)
-            with open(as_profiled) as f:
-                predicted[name + "/as-profiled"] = json.load(f)["predicted"]["median_iteration_s"]
-            for suffix, flags, unprofiled_s in variants:
-                report = os.path.join(base, f"predicted-{name}{suffix.replace('/', '-')}.json")
-                unprofiled = ["--unprofiled-iteration-ms", f"{unprofiled_s * 1e3:.6g}"]
-                # A time the trace's replay cannot reach (its all-reduces alone take longer) is
-                # refused; the prediction is then the as-profiled one, and the row says so.
-                if run(common + flags + ["--json", report] + unprofiled, log,
-                       refusal="--unprofiled-iteration-ms: expected a time the trace's own replay can reach"):
-                    with open(report) as f:
-                        predicted[name + suffix] = json.load(f)["predicted"]["median_iteration_s"]
-                else:
-                    predicted[name + suffix] = predicted[name + "/as-profiled"]
-                    refused = refused or not suffix
+        predicted, refused, profiled_steps_s = predict(args, base, configs, machine, measured["cap25"], log)
         # The changed configurations measured, their order rotated each round (machine speed drifts).
         changed = configs[1:]
         for name, job_args, _ in changed[r % len(changed):] + changed[:r % len(changed)]:
             times = os.path.join(base, f"measured-{name}-{{rank}}.json")
             run(args.launcher + job + job_args + ["--step-times", times], log)
             measured[name] = median_iteration_s(times)
-        for name, _, _ in configs[1:] + configs[:1]:
-            row = {"family": family, "round": r, "configuration": name,
-                   "baseline_s": measured["cap25"], "measured_s": measured[name],
-                   "predicted_s": predicted[name], "predicted_as_profiled_s": predicted[name + "/as-profiled"],
-                   "predicted_profiled_steps_s": predicted[name + "/profiled-steps"],
-                   "unprofiled_baseline_s": measured["cap25"], "profiled_steps_s": profiled_steps_s,
-                   "unprofiled_refused": int(refused),
-                   "kind": "reconstruction" if name == "cap25" else "prediction"}
-            for key in WITHOUT:
-                row[f"without_{key}_s"] = predicted.get(f"{name}/without-{key}", "")
-            rows.append(row)
+        rows += rows_of(family, r, configs, measured, predicted, refused, profiled_steps_s)
+    return rows
+
+
+def repredict_round(args, r, machine, log):
+    """Round r of a finished run predicted again from its files; its measurements as they were."""
+    rows = []
+    configs = configurations(args)
+    for family in args.families:
+        base = os.path.join(args.out, family, f"round{r}")
+        measured = {}
+        for name, _, _ in configs:
+            times = os.path.join(base, f"measured-{name}-{{rank}}.json")
+            if not os.path.isfile(times.replace("{rank}", "0")):
+                raise InputError(times.replace("{rank}", "0"), "the run's measurement (give --repredict the run's own "
+                                 "--families, --caps, --slowdown, --repeats and --iterations)", "no such file")
+            measured[name] = median_iteration_s(times)
+        predicted, refused, profiled_steps_s = predict(args, base, configs, machine, measured["cap25"], log)
+        rows += rows_of(family, r, configs, measured, predicted, refused, profiled_steps_s)
     return rows
 
 
@@ -307,19 +359,24 @@ def main(argv):
         print(f"ddpsim.bench.python_jobs: {error}", file=sys.stderr)
         return 2
     os.makedirs(args.out, exist_ok=True)
-    log = os.path.join(args.out, "log.txt")
+    suffix = "-repredicted" if args.repredict else ""
+    log = os.path.join(args.out, f"log{suffix}.txt")
     machine = None if args.no_machine else (args.machine or measure_machine(args, log))
     rows = []
     for r in range(args.repeats):
-        rows += one_round(args, r, machine, log)
+        try:
+            rows += (repredict_round if args.repredict else one_round)(args, r, machine, log)
+        except InputError as error:
+            print(f"ddpsim.bench.python_jobs: {error}", file=sys.stderr)
+            return 2
         # Every finished round is kept: a failure later loses nothing already measured.
-        with open(os.path.join(args.out, "pairs.csv"), "w", newline="") as f:
+        with open(os.path.join(args.out, f"pairs{suffix}.csv"), "w", newline="") as f:
             writer = csv.DictWriter(f, fieldnames=list(rows[0]))
             writer.writeheader()
             writer.writerows(rows)
         print(f"round {r + 1}/{args.repeats} done", file=sys.stderr, flush=True)
     text = table(rows)
-    with open(os.path.join(args.out, "table.txt"), "w") as f:
+    with open(os.path.join(args.out, f"table{suffix}.txt"), "w") as f:
         f.write(text + "\n")
     print(text)
     return 0
