@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
 #include <filesystem>
 #include <fstream>
 
@@ -129,8 +130,16 @@ ReplayRequest request_with(const trace::MachineProfile& profile) {
   return request;
 }
 
+// A run on the known profile's network: its all-reduces take the ladder's times.
+testing::SyntheticRun run_on_the_profiles_network() {
+  testing::SyntheticRun run;
+  run.alpha_s = kAlpha;
+  run.beta_bytes_per_s = kBeta;
+  return run;
+}
+
 TEST(MachineSettings, TheReplayTakesTheProfile) {
-  const trace::Trace measured = testing::make_synthetic_trace(testing::SyntheticRun{});
+  const trace::Trace measured = testing::make_synthetic_trace(run_on_the_profiles_network());
   const PreparedReplay prepared = prepare_replay(request_with(known_profile()), measured);
   EXPECT_NEAR(prepared.options.alpha_s, kAlpha, kAlpha * 1e-9);
   EXPECT_NEAR(prepared.options.beta_bytes_per_s, kBeta, kBeta * 1e-9);
@@ -262,6 +271,37 @@ TEST(MachineSettings, AProfileOfAnotherMachineIsRefusedInOneLine) {
             "--machine m.json: measured on 2 ranks, the trace has 4: alpha and beta carry over through the all-reduce "
             "formula's factors for each");
   EXPECT_NEAR(two_ranks.options.alpha_s, kAlpha, kAlpha * 1e-9);
+}
+
+TEST(MachineSettings, AProfileTimedWhileTheMachineWasSlowerIsNamed) {
+  // The synthetic run's network is 2 GB/s and 40 us, the profile's 1.5 GB/s and 30 us: its last
+  // bucket, all-reduced alone after backward, took this much of the profile's time.
+  const testing::SyntheticRun run;
+  const trace::Trace measured = testing::make_synthetic_trace(run);
+  const double bytes = 4.0 * static_cast<double>(run.param_numel[0] + run.param_numel[1]);
+  const double ratio = allreduce_formula_s(AllreduceAlgorithm::Ring, 4, bytes, run.alpha_s, run.beta_bytes_per_s) /
+                       allreduce_formula_s(AllreduceAlgorithm::Ring, 4, bytes, kAlpha, kBeta);
+  ASSERT_LT(ratio, kSlowProfileRatio);
+  char expected[96];
+  std::snprintf(expected, sizeof expected, " took x%.2f of the profile's times", ratio);
+  const auto slow = slow_profile_warning(known_profile(), measured, "m.json");
+  ASSERT_TRUE(slow.has_value());
+  EXPECT_EQ(slow->rfind("--machine m.json: the trace's ", 0), 0u) << *slow;
+  EXPECT_NE(slow->find(expected), std::string::npos) << *slow;
+  EXPECT_NE(slow->find("measure the profile again beside the job"), std::string::npos) << *slow;
+  EXPECT_EQ(slow->find('\n'), std::string::npos);
+  // The replay says it when the network is the profile's, not when the network is told.
+  const PreparedReplay prepared = prepare_replay(request_with(known_profile()), measured);
+  ASSERT_EQ(prepared.warnings.size(), 1u);
+  EXPECT_EQ(prepared.warnings[0], *slow);
+  ReplayRequest told = request_with(known_profile());
+  told.bandwidth = 2e9;
+  EXPECT_TRUE(prepare_replay(told, measured).warnings.empty());
+  // A profile of the run's own network, or of another world size (its times are its own
+  // world size's), has nothing to say.
+  EXPECT_FALSE(slow_profile_warning(known_profile(), testing::make_synthetic_trace(run_on_the_profiles_network()),
+                                    "m.json"));
+  EXPECT_FALSE(slow_profile_warning(known_profile(2), measured, "m.json"));
 }
 
 TEST(MachineSettings, FewSizesSayItInTheHeadline) {

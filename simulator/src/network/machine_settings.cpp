@@ -3,12 +3,16 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
 #include <limits>
 #include <set>
+#include <utility>
 
 #include "ddpsim/sim/allreduce.hpp"
 #include "ddpsim/sim/prepared_replay.hpp"
 #include "ddpsim/sim/text_of.hpp"
+#include "stats.hpp"
+#include "workload/collective_windows.hpp"
 
 namespace ddpsim::sim {
 namespace {
@@ -51,6 +55,17 @@ LineFit fit_relative(const std::vector<double>& x, const std::vector<double>& y)
   fit.r_squared = ss_tot > 0 ? 1 - ss_res / ss_tot : std::numeric_limits<double>::quiet_NaN();
   fit.relative_rms = x.empty() ? 0 : std::sqrt(relative_sq / static_cast<double>(x.size()));
   return fit;
+}
+
+// The ladder's one-at-a-time median at `bytes`: linear between rungs, the first rung's below
+// it, the last segment extended beyond the last.
+double ladder_time_s(const std::vector<trace::LadderStep>& steps, std::int64_t bytes) {
+  if (steps.size() == 1 || bytes <= steps.front().bytes) return steps.front().one.median_s;
+  std::size_t high = 1;
+  while (high + 1 < steps.size() && steps[high].bytes < bytes) ++high;
+  const trace::LadderStep& low = steps[high - 1];
+  const double slope = (steps[high].one.median_s - low.one.median_s) / static_cast<double>(steps[high].bytes - low.bytes);
+  return low.one.median_s + slope * static_cast<double>(bytes - low.bytes);
 }
 
 std::string plural(std::size_t count, const std::string& word) {
@@ -144,6 +159,45 @@ std::string few_sizes_headline_note(const std::optional<Calibration>& calibratio
   return "network fitted to " + plural(calibration->points.size(), "message size") + " of the trace (" +
          (one ? "one size cannot tell latency from bandwidth" : "a line through 2 always fits") +
          "): measure it with `ddp-launch ... ddp-machine-profile --out machine.json`, then --machine machine.json";
+}
+
+std::optional<std::string> slow_profile_warning(const trace::MachineProfile& profile, const trace::Trace& trace,
+                                                const std::string& file) {
+  if (profile.allreduce.steps.empty() || trace.ranks.empty() || trace.world_size() != profile.world_size) {
+    return std::nullopt;
+  }
+  const std::vector<std::int64_t> iterations = trace::without_warmup(trace.complete_iterations());
+  std::vector<trace::Timelines> timelines;  // [rank]
+  for (const trace::RankTrace& rank : trace.ranks) timelines.push_back(trace::build_timelines(rank));
+  std::vector<double> ratios;
+  for (const auto& [iteration, windows] : collective_windows(timelines, iterations)) {
+    // When the last rank's autograd ended: its last bucket ready.
+    std::int64_t compute_done_ns = std::numeric_limits<std::int64_t>::min();
+    for (const trace::Timelines& rank : timelines) {
+      for (const auto& [bucket, t_ns] : rank.at(iteration).bucket_ready) {
+        (void)bucket;
+        compute_done_ns = std::max(compute_done_ns, t_ns);
+      }
+    }
+    std::int64_t earlier_end_ns = std::numeric_limits<std::int64_t>::min();
+    for (const CollectiveWindow& window : windows) {
+      if (window.begin_ns >= compute_done_ns && window.begin_ns >= earlier_end_ns && window.bytes > 0 &&
+          window.end_ns > window.begin_ns) {
+        ratios.push_back(static_cast<double>(window.end_ns - window.begin_ns) * 1e-9 /
+                         ladder_time_s(profile.allreduce.steps, window.bytes));
+      }
+      earlier_end_ns = std::max(earlier_end_ns, window.end_ns);
+    }
+  }
+  if (static_cast<int>(ratios.size()) < kMinAloneAllreduces) return std::nullopt;
+  const std::size_t alone = ratios.size();
+  const double ratio = median_of(std::move(ratios));
+  if (!(ratio < kSlowProfileRatio)) return std::nullopt;
+  char text[64];
+  std::snprintf(text, sizeof text, "x%.2f", ratio);
+  return "--machine " + file + ": the trace's " + std::to_string(alone) + " all-reduces alone after backward took " +
+         text + " of the profile's times at their sizes: the profile was measured while the machine was slower, so " +
+         "the what-if's network is slower than this job's (measure the profile again beside the job)";
 }
 
 }  // namespace ddpsim::sim

@@ -187,6 +187,9 @@ ReplayRequest with_machine(const ReplayRequest& given, const trace::Trace& measu
   // to the trace (--calibration) measured its all-reduces under the job's own contention and
   // keeps its own, and a told --bandwidth is the network's alone.
   const bool network_from_machine = !request.calibration && !request.bandwidth;
+  if (network_from_machine) {
+    if (auto slow = slow_profile_warning(*given.machine, measured, given.machine_file)) warnings.push_back(*slow);
+  }
   if (!request.calibration) {
     request.calibration = std::move(settings.calibration);
     request.calibration_file = given.machine_file;

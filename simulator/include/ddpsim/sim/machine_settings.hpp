@@ -47,6 +47,17 @@ MachineSettings machine_settings(const trace::MachineProfile& profile, Allreduce
 std::vector<std::string> check_machine_matches(const trace::MachineProfile& profile, const trace::Trace& trace,
                                                const std::string& file);
 
+// When the replay takes its network from the profile: a warning where the trace's own
+// all-reduces that ran alone after backward (at least kMinAloneAllreduces, over its complete
+// iterations but warm-up) took, in median, less than kSlowProfileRatio of the ladder's time at
+// their sizes: the profile was timed while the machine was slower than during the job, and a
+// what-if on its network comes out slow. nullopt otherwise, or when the world sizes differ (the
+// ladder's times are its own world size's). See Note [overlap on the machine] in docs/model.md.
+inline constexpr int kMinAloneAllreduces = 3;
+inline constexpr double kSlowProfileRatio = 0.9;
+std::optional<std::string> slow_profile_warning(const trace::MachineProfile& profile, const trace::Trace& trace,
+                                                const std::string& file);
+
 // For a fit from the trace on fewer than 3 message sizes, the clause a what-if's headline ends
 // with, naming the command that measures the machine instead; "" otherwise.
 std::string few_sizes_headline_note(const std::optional<Calibration>& calibration);
