@@ -238,12 +238,16 @@ def rows_of(family, r, configs, measured, predicted, refused, profiled_steps_s):
     return rows
 
 
+def round_folders(args, r):
+    """(family, its folder of round r), for each family."""
+    return [(family, os.path.join(args.out, family, f"round{r}")) for family in args.families]
+
+
 def one_round(args, r, machine, log):
     """Runs round r: the profiled baseline and its predictions, then every configuration measured."""
     rows = []
     configs = configurations(args)
-    for family in args.families:
-        base = os.path.join(args.out, family, f"round{r}")
+    for family, base in round_folders(args, r):
         os.makedirs(base, exist_ok=True)
         job = ([args.python, PEER] + FAMILIES[family] + shlex.split(args.job_args) +
                ["--iterations", str(args.iterations), "--quiet"])
@@ -276,8 +280,7 @@ def repredict_round(args, r, machine, log):
     """Round r of a finished run predicted again from its files; its measurements as they were."""
     rows = []
     configs = configurations(args)
-    for family in args.families:
-        base = os.path.join(args.out, family, f"round{r}")
+    for family, base in round_folders(args, r):
         measured = {}
         for name, _, _ in configs:
             times = os.path.join(base, f"measured-{name}-{{rank}}.json")
