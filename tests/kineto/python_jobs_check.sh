@@ -2,8 +2,9 @@
 # python -m ddpsim.bench.python_jobs end to end on a tiny job (one family, one cap, two rounds):
 # every prediction and reconstruction row is written with positive times and the table prints
 # the model beside "no change" and the repeat floor; --repredict gives the rounds back from their
-# files; bad flags are one line, exit 2, and nothing already written is lost.  Usage: python_jobs_check.sh PYTHON BIN_DIR SCRATCH (PYTHON: the
-# project's venv, with torch and the ddpsim package)
+# files; bad flags are one line, exit 2, and nothing already written is lost.
+# Usage: python_jobs_check.sh PYTHON BIN_DIR SCRATCH (PYTHON: the project's venv, with torch and
+# the ddpsim package)
 set -u
 python=$1 bin=$2 scratch=$3
 rm -rf "$scratch" && mkdir -p "$scratch"

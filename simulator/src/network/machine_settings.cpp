@@ -169,16 +169,11 @@ std::optional<std::string> slow_profile_warning(const trace::MachineProfile& pro
   const std::vector<std::int64_t> iterations = trace::without_warmup(trace.complete_iterations());
   std::vector<trace::Timelines> timelines;  // [rank]
   for (const trace::RankTrace& rank : trace.ranks) timelines.push_back(trace::build_timelines(rank));
+  const std::map<std::int64_t, std::int64_t> compute_done = autograd_done_ns(timelines, iterations);
   std::vector<double> ratios;
   for (const auto& [iteration, windows] : collective_windows(timelines, iterations)) {
-    // When the last rank's autograd ended: its last bucket ready.
-    std::int64_t compute_done_ns = std::numeric_limits<std::int64_t>::min();
-    for (const trace::Timelines& rank : timelines) {
-      for (const auto& [bucket, t_ns] : rank.at(iteration).bucket_ready) {
-        (void)bucket;
-        compute_done_ns = std::max(compute_done_ns, t_ns);
-      }
-    }
+    const auto done = compute_done.find(iteration);
+    const std::int64_t compute_done_ns = done == compute_done.end() ? std::numeric_limits<std::int64_t>::min() : done->second;
     std::int64_t earlier_end_ns = std::numeric_limits<std::int64_t>::min();
     for (const CollectiveWindow& window : windows) {
       if (window.begin_ns >= compute_done_ns && window.begin_ns >= earlier_end_ns && window.bytes > 0 &&

@@ -48,16 +48,7 @@ OverlapRates fit_overlap_rates(const trace::Trace& trace) {
   const std::vector<std::int64_t> iterations = trace::without_warmup(trace.complete_iterations());
   std::vector<trace::Timelines> timelines;  // [rank]
   for (const trace::RankTrace& rank : trace.ranks) timelines.push_back(trace::build_timelines(rank));
-  std::map<std::int64_t, std::int64_t> compute_done;  // [iteration]: the last rank's last bucket_ready
-  for (const trace::Timelines& rank : timelines) {
-    for (const std::int64_t iteration : iterations) {
-      for (const auto& [bucket, t_ns] : rank.at(iteration).bucket_ready) {
-        (void)bucket;
-        auto [it, inserted] = compute_done.emplace(iteration, t_ns);
-        if (!inserted) it->second = std::max(it->second, t_ns);
-      }
-    }
-  }
+  const std::map<std::int64_t, std::int64_t> compute_done = autograd_done_ns(timelines, iterations);
   std::vector<IterationWindows> per_iteration;
   for (const auto& [iteration, windows] : collective_windows(timelines, iterations)) {
     auto done = compute_done.find(iteration);

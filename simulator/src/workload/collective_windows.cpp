@@ -87,4 +87,19 @@ std::int64_t overlapped_length_ns(const std::vector<std::pair<std::int64_t, std:
   return total;
 }
 
+std::map<std::int64_t, std::int64_t> autograd_done_ns(const std::vector<trace::Timelines>& timelines,
+                                                      const std::vector<std::int64_t>& iterations) {
+  std::map<std::int64_t, std::int64_t> done;
+  for (const trace::Timelines& rank : timelines) {
+    for (const std::int64_t iteration : iterations) {
+      for (const auto& [bucket, t_ns] : rank.at(iteration).bucket_ready) {
+        (void)bucket;
+        auto [it, inserted] = done.emplace(iteration, t_ns);
+        if (!inserted) it->second = std::max(it->second, t_ns);
+      }
+    }
+  }
+  return done;
+}
+
 }  // namespace ddpsim::sim

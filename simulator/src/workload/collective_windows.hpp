@@ -28,6 +28,11 @@ std::map<std::int64_t, std::vector<CollectiveWindow>> collective_windows(const t
 std::map<std::int64_t, std::vector<CollectiveWindow>> collective_windows(const std::vector<trace::Timelines>& timelines,
                                                                          const std::vector<std::int64_t>& iterations);
 
+// [iteration] → when the last rank's autograd finished (its last bucket_ready), for those of
+// `iterations` where some rank recorded one (timelines[r]: rank r's).
+std::map<std::int64_t, std::int64_t> autograd_done_ns(const std::vector<trace::Timelines>& timelines,
+                                                      const std::vector<std::int64_t>& iterations);
+
 // The union of [begin, end) intervals as disjoint ones, ascending (empty ones ignored).
 std::vector<std::pair<std::int64_t, std::int64_t>> merged_intervals(
     std::vector<std::pair<std::int64_t, std::int64_t>> intervals);
