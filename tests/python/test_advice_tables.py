@@ -99,3 +99,54 @@ def test_bad_input_is_one_line(tmp_path, capsys):
     assert advice.main(["timeout", str(tmp_path / "missing.csv")]) == 2
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and "missing.csv: expected a readable advice.csv" in err
+
+
+def fake_ddp_sim(bin_dir, bucket):
+    """A ddp-sim whose advise writes `bucket` as its JSON's bucket section."""
+    bin_dir.mkdir()
+    script = bin_dir / "ddp-sim"
+    script.write_text("#!/usr/bin/env python3\nimport json, sys\n"
+                      "out = sys.argv[sys.argv.index('--json') + 1]\n"
+                      f"json.dump({{'bucket': {bucket!r}}}, open(out, 'w'))\n")
+    script.chmod(0o755)
+    return str(bin_dir)
+
+
+def readvise_rows(tmp_path):
+    folder = tmp_path / "advice-bucket"
+    (folder / "advice").mkdir(parents=True)
+    ref = {"kind": "bucket", "case": "cap25", "own_cap_mb": "25", "advised_cap_mb": "", "keep": "true",
+           "compared_cap_mb": "5", "predicted_gain": "0.01", "predicted_gain_lo": "-0.02", "predicted_gain_hi": "0.04",
+           "status": "ok"}
+    rows = [dict(ref, role="baseline", run="cap25-base", median_iteration_s="0.5"),
+            dict(ref, role="baseline_repeat", run="cap25-base1", median_iteration_s="0.5")]
+    rows += [dict(ref, role="own", run=f"own{k}", median_iteration_s=str(v)) for k, v in enumerate([0.50, 0.52, 0.49])]
+    rows += [dict(ref, role="other", run=f"other{k}", median_iteration_s=str(v)) for k, v in enumerate([0.40, 0.41, 0.39])]
+    return write(folder / "advice.csv", rows)
+
+
+def test_readvise_weighs_another_builds_advice_on_the_same_runs(tmp_path):
+    path = readvise_rows(tmp_path)
+    own = {"bucket_cap_mb": 25, "buckets": 2, "median_iteration_s": 0.5}
+    changed = {"own": own, "keep": False, "recommended_bucket_cap_mb": 5,
+               "candidates": [{"bucket_cap_mb": 5, "buckets": 4, "median_iteration_s": 0.41, "gain": 0.18,
+                               "drift_gain_interval": [0.1, 0.25]}]}
+    rows = advice.readvise(advice.read_rows(path, "bucket"), path, fake_ddp_sim(tmp_path / "bin", changed))
+    [t] = advice.bucket_table(rows)
+    assert t["advice"] == "change to 5" and t["predicted_gain"] == pytest.approx(0.18)
+    assert (t["predicted_gain_lo"], t["predicted_gain_hi"]) == (0.1, 0.25) and t["holds"]
+    # The run's own advice ("keep", +1 %) is left as it was in the file.
+    [before] = advice.bucket_table(advice.read_rows(path, "bucket"))
+    assert before["advice"] == "keep" and before["predicted_gain"] == pytest.approx(0.01)
+
+
+def test_readvise_refuses_an_advice_of_a_cap_the_run_did_not_measure(tmp_path, capsys):
+    path = readvise_rows(tmp_path)
+    other = {"own": {"bucket_cap_mb": 25, "buckets": 2, "median_iteration_s": 0.5}, "keep": False,
+             "recommended_bucket_cap_mb": 1,
+             "candidates": [{"bucket_cap_mb": 1, "buckets": 8, "median_iteration_s": 0.4, "gain": 0.2,
+                             "drift_gain_interval": [0.1, 0.3]}]}
+    bin_dir = fake_ddp_sim(tmp_path / "bin", other)
+    assert advice.main(["bucket", path, "--readvise", bin_dir]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "--readvise: expected an advice for cap25 compared with the cap the run measured" in err

@@ -7,6 +7,7 @@
 #include "ddpsim/sim/allreduce.hpp"
 #include "ddpsim/trace/stats.hpp"
 #include "trace_events.hpp"
+#include "workload/reducer_finalize.hpp"
 
 namespace ddpsim::sim::testing {
 
@@ -101,6 +102,8 @@ trace::Trace make_synthetic_trace(const SyntheticRun& run) {
     // One stream per rank: bucket b starts on rank r at max(ready, previous end); the
     // collective runs from the last rank's start for t(S).
     double previous_end = 0;
+    std::vector<double> ends;
+    std::vector<std::int64_t> layout_bytes;
     for (std::size_t b = 0; b < layout.size(); ++b) {
       const std::int64_t bytes = meta.bucket_bytes({0, layout}, static_cast<int>(b));
       double last_start = 0;
@@ -121,11 +124,17 @@ trace::Trace make_synthetic_trace(const SyntheticRun& run) {
         }
       }
       previous_end = end;
+      ends.push_back(end);
+      layout_bytes.push_back(bytes);
     }
     for (int r = 0; r < world; ++r) {
       const double f = factor[static_cast<std::size_t>(r)];
       const double compute_done = backward_begin[static_cast<std::size_t>(r)] + f * run.backward_s;
-      double t = std::max(compute_done, previous_end) + f * run.backward_tail_s;
+      double t = std::max(compute_done, previous_end);
+      if (run.finalize_seconds_per_byte > 0) {
+        t = finalize_end_s(compute_done, ends, layout_bytes, run.finalize_seconds_per_byte);
+      }
+      t += f * run.backward_tail_s;
       auto& out = events[static_cast<std::size_t>(r)];
       trace::testing::EventLog log{out, r, iteration};
       log.add(EventType::BackwardEnd, ns(t));

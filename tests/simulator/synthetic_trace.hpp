@@ -26,6 +26,10 @@ struct SyntheticRun {
   double before_backward_s = 0.0005;
   double backward_s = 0.030;  // first gradient → last gradient spread over this
   double backward_tail_s = 0.0004;
+  // > 0: before that tail, the reducer's finalize copies each bucket back at this cost, in
+  // bucket order once autograd is done and the bucket's all-reduce ended (Note [reducer
+  // finalize]); the same on every rank.
+  double finalize_seconds_per_byte = 0;
   double before_optimizer_s = 0.0002;
   double optimizer_s = 0.004;
   double after_optimizer_s = 0.0003;

@@ -89,6 +89,7 @@ TEST(Rebucket, TheTracesOwnCapsGiveItsLayoutBack) {
 
 TEST(Rebucket, OneHugeBucketExposesAllCommunication) {
   testing::SyntheticRun run;
+  run.backward_tail_s = 0;  // no finalize to copy back (ReducerFinalize.* has one)
   const WorkloadModel model = extract_workload(testing::make_synthetic_trace(run), ComputeMode::Median);
   const WorkloadModel single = rebucket(model, {1024 * kMiB, 1024 * kMiB});
   ASSERT_EQ(single.buckets.size(), 1u);

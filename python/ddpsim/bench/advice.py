@@ -20,16 +20,23 @@ table; --csv writes the same table as CSV.
 
 Usage:
   python -m ddpsim.bench.advice timeout results/advice-timeout/advice.csv [--csv OUT.csv]
-  python -m ddpsim.bench.advice bucket results/advice-bucket/advice.csv [--csv OUT.csv]
+  python -m ddpsim.bench.advice bucket results/advice-bucket/advice.csv [--csv OUT.csv] [--readvise BIN]
   python -m ddpsim.bench.advice stragglers results/advice-stragglers/advice.csv [--csv OUT.csv]
+--readvise BIN (bucket) weighs another build's advice on a finished run: each own cap's baseline is
+advised again with BIN/ddp-sim advise (its --repeats and the run's machine.json, as the spec did),
+and checked against the same measured runs; an advice comparing a cap the run did not measure is
+a one-line error.
 Standard library only.
 """
 import argparse
 import csv
 import itertools
+import json
 import math
+import os
 import random
 import statistics
+import subprocess
 import sys
 
 from ddpsim import InputError
@@ -195,6 +202,55 @@ def bucket_table(rows):
     return out
 
 
+def compared_answer(bucket):
+    """(advised cap, keep, compared cap, gain, interval) from advise --json's bucket section, as
+    ddp-experiment reads it (experiments/src/advice_read.cpp): the advised cap, or with "keep"
+    the fastest cap that buckets the gradients otherwise; the candidate's gain and its interval
+    widened by the drift between runs."""
+    own, keep = bucket["own"], bucket.get("keep", True)
+    advised = bucket.get("recommended_bucket_cap_mb")
+    other = None
+    for c in bucket.get("candidates", []):
+        if not keep and advised is not None:
+            if c["bucket_cap_mb"] == advised:
+                other = c
+        elif c["bucket_cap_mb"] != own["bucket_cap_mb"] and c.get("buckets") != own.get("buckets"):
+            if other is None or c["median_iteration_s"] < other["median_iteration_s"]:
+                other = c
+    if other is None:
+        return advised, keep, None, float("nan"), (float("nan"), float("nan"))
+    interval = other.get("drift_gain_interval") or other.get("gain_interval")
+    return advised, keep, other["bucket_cap_mb"], other.get("gain", float("nan")), tuple(interval)
+
+
+def readvise(rows, advice_csv, bin_dir):
+    """The rows with each case's advice given again by bin_dir's ddp-sim (see the usage)."""
+    folder = os.path.dirname(os.path.abspath(advice_csv))
+    machine = os.path.join(folder, "machine.json")
+    out = [dict(r) for r in rows]
+    for case in sorted({r["case"] for r in rows}):
+        base = next((r for r in rows if r["case"] == case and r["role"] == "baseline"), None)
+        if base is None:
+            raise InputError(advice_csv, f"a baseline row for {case}", "none")
+        repeats = [r["run"] for r in rows if r["case"] == case and r["role"] == "baseline_repeat"]
+        answer = os.path.join(folder, "advice", f"{base['run']}-readvised.json")
+        command = [os.path.join(bin_dir, "ddp-sim"), "advise", os.path.join(folder, "traces", base["run"]),
+                   "--json", answer] + (["--repeats"] + [os.path.join(folder, "traces", r) for r in repeats]
+                                        if repeats else []) + (["--machine", machine] if os.path.isfile(machine) else [])
+        if subprocess.call(command, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL) != 0:
+            raise InputError("--readvise", f"a ddp-sim that advises {base['run']}", " ".join(command))
+        with open(answer) as f:
+            advised, keep, compared, gain_value, (low, high) = compared_answer(json.load(f)["bucket"])
+        if compared is None or compared != number(base.get("compared_cap_mb", "")):
+            raise InputError("--readvise", f"an advice for {case} compared with the cap the run measured "
+                             f"({base.get('compared_cap_mb', '')})", f"cap {compared}")
+        for r in out:
+            if r["case"] == case:
+                r.update({"advised_cap_mb": "" if advised is None else f"{advised:g}", "keep": str(keep).lower(),
+                          "predicted_gain": gain_value, "predicted_gain_lo": low, "predicted_gain_hi": high})
+    return out
+
+
 def pct(v):
     return f"{100 * v:+.1f}%" if v == v else "-"
 
@@ -295,9 +351,14 @@ def main(argv=None):
     ap.add_argument("kind", choices=KINDS)
     ap.add_argument("advice_csv")
     ap.add_argument("--csv", help="also write the table as CSV here")
+    ap.add_argument("--readvise", metavar="BIN", help="bucket: advise each baseline again with BIN/ddp-sim")
     args = ap.parse_args(argv)
     try:
         rows = read_rows(args.advice_csv, args.kind)
+        if args.readvise:
+            if args.kind != "bucket":
+                raise InputError("--readvise", "the bucket table", args.kind)
+            rows = readvise(rows, args.advice_csv, args.readvise)
     except InputError as error:
         print(f"ddpsim.bench.advice: {error}", file=sys.stderr)
         return 2

@@ -21,6 +21,7 @@
 #include "engine/platform_builder.hpp"
 #include "engine/routes.hpp"
 #include "replay/replay_classes.hpp"
+#include "workload/reducer_finalize.hpp"
 
 namespace sg4 = simgrid::s4u;
 
@@ -67,6 +68,9 @@ struct RankState {
   sg4::SemaphorePtr lanes_free;
   int all_reduces_left = 0;
   int in_flight = 0;
+  // This iteration's all-reduce ends per bucket (-1 until ended): the reducer's finalize waits
+  // for them in bucket order (backward_tail_s).
+  std::vector<double> allreduce_end_s;
 };
 
 struct Simulation {
@@ -262,6 +266,16 @@ void paced_autograd(Simulation& sim, RankState& state, int index, int rank, std:
   if (sim.transfers) sim.transfers->rate_changed();
 }
 
+// What backward takes after autograd and the last all-reduce: the measured tail, with the
+// reducer's finalize copies of the recorded layout replaced by those of the replayed one, after
+// the replay's own all-reduce ends (Note [reducer finalize]). As measured: never stretched.
+double tail_after_allreduces_s(const Simulation& sim, const RankState& state, const RankIterationCosts& costs) {
+  if (!(sim.model.finalize_seconds_per_byte > 0)) return costs.backward_tail_s;
+  const double exposed_s = finalize_exposed_s(state.compute_done_s, state.allreduce_end_s, sim.model.bucket_bytes,
+                                              sim.model.finalize_seconds_per_byte);
+  return std::max(0.0, costs.backward_tail_s - costs.finalize_exposed_s + exposed_s);
+}
+
 // compute-R: the measured compute phases; backward hands the buckets to comm-R. R is the
 // first rank of a class, and plays all of them.
 void compute_actor(Simulation& sim, int index) {
@@ -318,7 +332,7 @@ void compute_actor(Simulation& sim, int index) {
       phase(costs.backward_compute_s);
     }
     state.all_reduced->acquire();  // the reducer's finalize waits for the last bucket
-    as_measured(costs.backward_tail_s);
+    as_measured(tail_after_allreduces_s(sim, state, costs));
     record(EventType::BackwardEnd);
     as_measured(costs.before_optimizer_s);
     record(EventType::OptimizerBegin);
@@ -394,6 +408,9 @@ void launch_when_ready(Simulation& sim, RankState& state, int rank, std::int64_t
 }
 
 void record_allreduce_end(RankState& state, int rank, std::int64_t label, int bucket, std::int64_t bytes) {
+  if (static_cast<std::size_t>(bucket) < state.allreduce_end_s.size()) {
+    state.allreduce_end_s[static_cast<std::size_t>(bucket)] = sg4::Engine::get_clock();
+  }
   Event end = make_event(rank, label, EventType::AllreduceEnd, sg4::Engine::get_clock());
   end.bucket = bucket;
   end.bytes = bytes;
@@ -430,6 +447,7 @@ void comm_actor(Simulation& sim, int index) {
       state.backward_started->acquire();
       const RankIterationCosts& costs = costs_of(sim, rank, iteration);
       label = sim.model.first_source_iteration() + iteration;
+      state.allreduce_end_s.assign(sim.model.bucket_bytes.size(), -1.0);
       for (bucket = 0; bucket < static_cast<int>(sim.model.bucket_bytes.size()); ++bucket) {
         const std::int64_t bytes = sim.model.bucket_bytes[static_cast<std::size_t>(bucket)];
         launch_when_ready(sim, state, rank, label, costs, factor, bucket);
@@ -496,6 +514,7 @@ void lanes_comm_actor(Simulation& sim, int index) {
     const RankIterationCosts& costs = costs_of(sim, rank, iteration);
     const std::int64_t label = sim.model.first_source_iteration() + iteration;
     state.all_reduces_left = buckets;
+    state.allreduce_end_s.assign(static_cast<std::size_t>(buckets), -1.0);
     if (buckets == 0) state.all_reduced->release();
     for (int bucket = 0; bucket < buckets; ++bucket) {
       launch_when_ready(sim, state, rank, label, costs, factor, bucket);

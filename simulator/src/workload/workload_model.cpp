@@ -5,6 +5,7 @@
 #include <cmath>
 #include <functional>
 #include <iterator>
+#include <limits>
 #include <map>
 #include <set>
 #include <utility>
@@ -12,6 +13,7 @@
 #include "stats.hpp"
 #include "workload/collective_windows.hpp"
 #include "workload/measured_pace.hpp"
+#include "workload/reducer_finalize.hpp"
 #include "ddpsim/trace/timeline.hpp"
 
 namespace ddpsim::sim {
@@ -47,11 +49,13 @@ void stretch_steps(WorkloadModel& model, double factor) {
   for (auto& per_rank : model.costs) {
     for (RankIterationCosts& costs : per_rank) {
       for (double* step : {&costs.before_forward_s, &costs.before_backward_s, &costs.backward_tail_s,
-                           &costs.before_optimizer_s, &costs.after_optimizer_s, &costs.eval_after_s}) {
+                           &costs.finalize_exposed_s, &costs.before_optimizer_s, &costs.after_optimizer_s,
+                           &costs.eval_after_s}) {
         *step *= factor;
       }
     }
   }
+  model.finalize_seconds_per_byte *= factor;
 }
 
 void stretch_compute(WorkloadModel& model, double factor) {
@@ -147,7 +151,7 @@ double autograd_alone_s(double offset, std::int64_t backward_begin, const std::v
 RankIterationCosts costs_of(const trace::IterationTimeline& timeline, const std::vector<std::vector<int>>& buckets,
                             std::size_t num_params, const std::vector<CollectiveWindow>& windows,
                             double compute_fraction, std::int64_t first_collective_end_ns,
-                            const MeasuredPace* pace) {
+                            const MeasuredPace* pace, RecordedFinalize& recorded) {
   // Missing optional events collapse their phase onto the previous boundary. A phase is the
   // timeline's (trace/timeline.hpp): its first begin to its last end.
   const std::int64_t begin = or_else(timeline.whole.begin, 0);
@@ -237,10 +241,22 @@ RankIterationCosts costs_of(const trace::IterationTimeline& timeline, const std:
   costs.bucket_ready_s = std::move(bucket_ready);
   costs.backward_compute_s = compute_done;
 
-  // backward_end waits for both autograd and the last all-reduce; what follows is the
-  // reducer's finalisation (copying averaged gradients back), replayed as a fixed tail.
+  // backward_end waits for both autograd and the last all-reduce; what follows is mostly the
+  // reducer's finalisation copying averaged gradients back (Note [reducer finalize]).
   const auto compute_done_ns = backward_begin + static_cast<std::int64_t>(compute_done / kNsToS);
   costs.backward_tail_s = compute_s(std::max(compute_done_ns, collective_done), backward_end);
+  // What the finalize waited for, as the replay will see it: the collective ends on every rank
+  // at once, when the first left it (a later rank's lag stays in the tail).
+  recorded.autograd_done_s = compute_done;
+  // Without backward_end the tail runs on to the optimizer or the iteration's end: not fitted.
+  recorded.tail_s = timeline.backward.end >= 0 ? costs.backward_tail_s : std::numeric_limits<double>::quiet_NaN();
+  recorded.allreduce_end_s.assign(buckets.size(), -1.0);
+  for (const trace::BucketAllreduce& allreduce : timeline.allreduces) {
+    const auto bucket = static_cast<std::size_t>(allreduce.bucket);
+    if (allreduce.bucket >= 0 && bucket < buckets.size()) {
+      recorded.allreduce_end_s[bucket] = offset(std::min(allreduce.interval.end, collective_done));
+    }
+  }
   const auto alone = [&](double offset) {
     return autograd_alone_s(offset, backward_begin, windows, compute_fraction, pace);
   };
@@ -281,6 +297,7 @@ RankIterationCosts aggregate(const std::vector<RankIterationCosts>& samples, Com
   result.before_backward_s = field([](const auto& c) { return c.before_backward_s; });
   result.backward_compute_s = field([](const auto& c) { return c.backward_compute_s; });
   result.backward_tail_s = field([](const auto& c) { return c.backward_tail_s; });
+  result.finalize_exposed_s = field([](const auto& c) { return c.finalize_exposed_s; });
   result.before_optimizer_s = field([](const auto& c) { return c.before_optimizer_s; });
   result.optimizer_s = field([](const auto& c) { return c.optimizer_s; });
   result.after_optimizer_s = field([](const auto& c) { return c.after_optimizer_s; });
@@ -366,8 +383,9 @@ WorkloadModel extract_workload(const trace::Trace& trace, ComputeMode mode, doub
   std::optional<MeasuredPace> pace;
   if (core_slowdown) pace.emplace(timelines, core_slowdown, model.world_size);
   model.costs.resize(trace.ranks.size());
+  std::vector<std::vector<RankIterationCosts>> samples(trace.ranks.size());
+  std::vector<std::vector<RecordedFinalize>> finalizes(trace.ranks.size());
   for (std::size_t r = 0; r < trace.ranks.size(); ++r) {
-    std::vector<RankIterationCosts> samples;
     for (std::int64_t iteration : model.source_iterations) {
       const trace::IterationTimeline& timeline = timelines[r].at(iteration);
       for (const trace::BucketAllreduce& allreduce : timeline.allreduces) {
@@ -378,16 +396,12 @@ WorkloadModel extract_workload(const trace::Trace& trace, ComputeMode mode, doub
       }
       const auto found = windows.find(iteration);
       const auto first_end = first_collective_end.find(std::make_pair(iteration, trace.ranks[r].meta.host));
-      samples.push_back(costs_of(timeline, model.buckets, num_params,
-                                 found == windows.end() ? kNoWindows : found->second,
-                                 compute_fraction_during_allreduce,
-                                 first_end == first_collective_end.end() ? -1 : first_end->second,
-                                 pace ? &*pace : nullptr));
-    }
-    if (mode == ComputeMode::PerIteration) {
-      model.costs[r] = std::move(samples);
-    } else {
-      model.costs[r] = {aggregate(samples, mode)};
+      finalizes[r].emplace_back();
+      samples[r].push_back(costs_of(timeline, model.buckets, num_params,
+                                    found == windows.end() ? kNoWindows : found->second,
+                                    compute_fraction_during_allreduce,
+                                    first_end == first_collective_end.end() ? -1 : first_end->second,
+                                    pace ? &*pace : nullptr, finalizes[r].back()));
     }
   }
 
@@ -395,6 +409,25 @@ WorkloadModel extract_workload(const trace::Trace& trace, ComputeMode mode, doub
     model.bucket_bytes.push_back(
         observed_bytes[b].empty() ? meta.bucket_bytes(layout, static_cast<int>(b))
                                   : static_cast<std::int64_t>(median_of(observed_bytes[b])));
+  }
+  // One copy cost for the trace, from every rank's tails; each iteration keeps the rest of its
+  // tail as measured (Note [reducer finalize]).
+  std::vector<RecordedFinalize> all_finalizes;
+  for (const auto& per_rank : finalizes) all_finalizes.insert(all_finalizes.end(), per_rank.begin(), per_rank.end());
+  model.finalize_seconds_per_byte = fit_finalize_seconds_per_byte(all_finalizes, model.bucket_bytes);
+  for (std::size_t r = 0; r < trace.ranks.size(); ++r) {
+    for (std::size_t k = 0; k < samples[r].size(); ++k) {
+      const RecordedFinalize& recorded = finalizes[r][k];
+      // May exceed the tail where this iteration copied faster than the fit: the replay of
+      // the same timeline still gives the tail back (tail - exposed + exposed).
+      samples[r][k].finalize_exposed_s = finalize_exposed_s(recorded.autograd_done_s, recorded.allreduce_end_s,
+                                                            model.bucket_bytes, model.finalize_seconds_per_byte);
+    }
+    if (mode == ComputeMode::PerIteration) {
+      model.costs[r] = std::move(samples[r]);
+    } else {
+      model.costs[r] = {aggregate(samples[r], mode)};
+    }
   }
   return model;
 }

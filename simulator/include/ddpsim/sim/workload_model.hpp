@@ -7,7 +7,8 @@
 //   iteration_begin ─ before_forward ─ forward ─ before_backward ─ backward_begin (T0)
 //     T0 + bucket_ready_s[b]: bucket b may be all-reduced (one stream, bucket order)
 //     T0 + backward_compute_s: autograd done; then wait for the last all-reduce
-//   max(compute done, last all-reduce end) ─ backward_tail ─ backward_end
+//   max(compute done, last all-reduce end) ─ backward_tail ─ backward_end (the reducer's
+//     copies back, placed by the replay after its own all-reduces: finalize_exposed_s)
 //     ─ before_optimizer ─ optimizer ─ after_optimizer ─ iteration_end
 #pragma once
 
@@ -46,6 +47,10 @@ struct RankIterationCosts {
   std::vector<double> bucket_ready_s;  // per bucket of the layout, offset from backward_begin
   std::vector<double> grad_ready_s;    // per parameter, offset from backward_begin (-1: unknown)
   double backward_tail_s = 0;     // max(compute done, the last all-reduce's end on its first rank) → backward_end
+  // The reducer's finalize copies exposed in this recorded iteration at the trace's fitted cost
+  // (WorkloadModel::finalize_seconds_per_byte): a replay puts its own timeline's in their place
+  // (backward_tail_s − this + its own). See Note [reducer finalize] in docs/model.md.
+  double finalize_exposed_s = 0;
   double before_optimizer_s = 0;  // backward_end → optimizer_begin
   double optimizer_s = 0;         // optimizer_begin → optimizer_end
   double after_optimizer_s = 0;   // optimizer_end → iteration_end
@@ -65,6 +70,9 @@ struct WorkloadModel {
   // and each bucket's bytes on the wire.
   std::vector<std::vector<int>> buckets;
   std::vector<std::int64_t> bucket_bytes;
+  // The reducer's finalize copies each bucket's gradients back at this cost, fitted to the
+  // trace's tails after the last all-reduce (0: no tail to fit, the tail replayed as measured).
+  double finalize_seconds_per_byte = 0;
   // costs[rank][k]: one entry per rank for Median/Mean; one per source iteration for
   // PerIteration (simulated iteration i uses entry i mod size).
   std::vector<std::vector<RankIterationCosts>> costs;
