@@ -130,11 +130,9 @@ trace::Trace make_synthetic_trace(const SyntheticRun& run) {
     for (int r = 0; r < world; ++r) {
       const double f = factor[static_cast<std::size_t>(r)];
       const double compute_done = backward_begin[static_cast<std::size_t>(r)] + f * run.backward_s;
-      double t = std::max(compute_done, previous_end);
-      if (run.finalize_seconds_per_byte > 0) {
-        t = finalize_end_s(compute_done, ends, layout_bytes, run.finalize_seconds_per_byte);
-      }
-      t += f * run.backward_tail_s;
+      // At 0 s per byte the finalize ends with the later of autograd and the last all-reduce.
+      double t = finalize_end_s(compute_done, ends, layout_bytes, run.finalize_seconds_per_byte) +
+                 f * run.backward_tail_s;
       auto& out = events[static_cast<std::size_t>(r)];
       trace::testing::EventLog log{out, r, iteration};
       log.add(EventType::BackwardEnd, ns(t));

@@ -384,7 +384,9 @@ WorkloadModel extract_workload(const trace::Trace& trace, ComputeMode mode, doub
   if (core_slowdown) pace.emplace(timelines, core_slowdown, model.world_size);
   model.costs.resize(trace.ranks.size());
   std::vector<std::vector<RankIterationCosts>> samples(trace.ranks.size());
-  std::vector<std::vector<RecordedFinalize>> finalizes(trace.ranks.size());
+  // Every rank's iterations in one list (rank r's k-th at r × iterations + k): one fit for all.
+  std::vector<RecordedFinalize> finalizes;
+  finalizes.reserve(trace.ranks.size() * model.source_iterations.size());
   for (std::size_t r = 0; r < trace.ranks.size(); ++r) {
     for (std::int64_t iteration : model.source_iterations) {
       const trace::IterationTimeline& timeline = timelines[r].at(iteration);
@@ -396,12 +398,12 @@ WorkloadModel extract_workload(const trace::Trace& trace, ComputeMode mode, doub
       }
       const auto found = windows.find(iteration);
       const auto first_end = first_collective_end.find(std::make_pair(iteration, trace.ranks[r].meta.host));
-      finalizes[r].emplace_back();
+      finalizes.emplace_back();
       samples[r].push_back(costs_of(timeline, model.buckets, num_params,
                                     found == windows.end() ? kNoWindows : found->second,
                                     compute_fraction_during_allreduce,
                                     first_end == first_collective_end.end() ? -1 : first_end->second,
-                                    pace ? &*pace : nullptr, finalizes[r].back()));
+                                    pace ? &*pace : nullptr, finalizes.back()));
     }
   }
 
@@ -412,12 +414,10 @@ WorkloadModel extract_workload(const trace::Trace& trace, ComputeMode mode, doub
   }
   // One copy cost for the trace, from every rank's tails; each iteration keeps the rest of its
   // tail as measured (Note [reducer finalize]).
-  std::vector<RecordedFinalize> all_finalizes;
-  for (const auto& per_rank : finalizes) all_finalizes.insert(all_finalizes.end(), per_rank.begin(), per_rank.end());
-  model.finalize_seconds_per_byte = fit_finalize_seconds_per_byte(all_finalizes, model.bucket_bytes);
+  model.finalize_seconds_per_byte = fit_finalize_seconds_per_byte(finalizes, model.bucket_bytes);
   for (std::size_t r = 0; r < trace.ranks.size(); ++r) {
     for (std::size_t k = 0; k < samples[r].size(); ++k) {
-      const RecordedFinalize& recorded = finalizes[r][k];
+      const RecordedFinalize& recorded = finalizes[r * model.source_iterations.size() + k];
       // May exceed the tail where this iteration copied faster than the fit: the replay of
       // the same timeline still gives the tail back (tail - exposed + exposed).
       samples[r][k].finalize_exposed_s = finalize_exposed_s(recorded.autograd_done_s, recorded.allreduce_end_s,
