@@ -150,3 +150,36 @@ def test_readvise_refuses_an_advice_of_a_cap_the_run_did_not_measure(tmp_path, c
     assert advice.main(["bucket", path, "--readvise", bin_dir]) == 2
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and "--readvise: expected an advice for cap25 compared with the cap the run measured" in err
+
+
+def test_readvise_keep_compares_the_fastest_other_layout(tmp_path):
+    # As ddp-experiment reads it: caps that give the own layout back (same bucket count) are not
+    # an alternative; among the others the fastest is compared.
+    path = readvise_rows(tmp_path)
+    keep = {"own": {"bucket_cap_mb": 25, "buckets": 2, "median_iteration_s": 0.5}, "keep": True,
+            "candidates": [{"bucket_cap_mb": 50, "buckets": 2, "median_iteration_s": 0.3},
+                           {"bucket_cap_mb": 1, "buckets": 8, "median_iteration_s": 0.52, "gain": -0.04,
+                            "drift_gain_interval": [-0.1, 0.02]},
+                           {"bucket_cap_mb": 5, "buckets": 4, "median_iteration_s": 0.49, "gain": 0.02,
+                            "drift_gain_interval": [-0.03, 0.06]}]}
+    rows = advice.readvise(advice.read_rows(path, "bucket"), path, fake_ddp_sim(tmp_path / "bin", keep))
+    [t] = advice.bucket_table(rows)
+    assert t["advice"] == "keep" and t["compared_cap_mb"] == 5 and t["predicted_gain"] == pytest.approx(0.02)
+
+
+def test_readvise_bad_inputs_are_one_line(tmp_path, capsys):
+    path = readvise_rows(tmp_path)
+    timeout = write(tmp_path / "t.csv", [{"kind": "timeout", "role": "baseline"}])
+    assert advice.main(["timeout", timeout, "--readvise", str(tmp_path)]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "--readvise: expected the bucket table, got timeout" in err
+    # A ddp-sim that fails to advise: named, nothing written over.
+    failing = tmp_path / "failing"
+    failing.mkdir()
+    (failing / "ddp-sim").write_text("#!/bin/sh\nexit 1\n")
+    (failing / "ddp-sim").chmod(0o755)
+    before = open(path).read()
+    assert advice.main(["bucket", path, "--readvise", str(failing)]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "--readvise: expected a ddp-sim that advises cap25-base" in err
+    assert open(path).read() == before

@@ -214,7 +214,8 @@ def compared_answer(bucket):
         if not keep and advised is not None:
             if c["bucket_cap_mb"] == advised:
                 other = c
-        elif c["bucket_cap_mb"] != own["bucket_cap_mb"] and c.get("buckets") != own.get("buckets"):
+        elif c["bucket_cap_mb"] != own["bucket_cap_mb"] and not (c.get("buckets", 0) > 0 and
+                                                                 c.get("buckets") == own.get("buckets")):
             if other is None or c["median_iteration_s"] < other["median_iteration_s"]:
                 other = c
     if other is None:
