@@ -56,7 +56,8 @@ void add_replay_options(CLI::App* command, ReplayFlags& flags) {
       ->check(bucket_cap_mb(false))
       ->group(what_if);
   command->add_option("--first-bucket-cap-mb", flags.request.first_bucket_cap_mb,
-                      "The first bucket's cap, MiB (default: the trace's)")
+                      "The first bucket's cap, MiB (default: the trace's; with --bucket-cap-mb, that cap where "
+                      "the trace's first bucket had the others' cap, as DDP given bucket_cap_mb caps every bucket)")
       ->check(bucket_cap_mb(false))
       ->group(what_if);
   add_repeatable(command, "--slowdown", flags.slowdown, "RANK=F (F >= 1) stretches a rank's compute (repeatable)")

@@ -1,11 +1,14 @@
 // Re-bucketing what-if: DDP's bucket assignment rule and the re-derived ready times.
 #include <gtest/gtest.h>
 
+#include "ddpsim/sim/prepared_replay.hpp"
 #include "ddpsim/sim/rebucket.hpp"
 #include "ddpsim/sim/replay.hpp"
 #include "ddpsim/sim/predicted_trace.hpp"
+#include "ddpsim/trace/io.hpp"
 #include "minimal_workload.hpp"
 #include "synthetic_trace.hpp"
+#include "temp_dir.hpp"
 
 namespace ddpsim::sim {
 namespace {
@@ -119,6 +122,70 @@ TEST(Rebucket, NeedsGradientTimes) {
   }
   const WorkloadModel model = extract_workload(trace, ComputeMode::Median);
   EXPECT_THROW(rebucket(model, {kMiB, kMiB}), WorkloadError);
+}
+
+// DDP given bucket_cap_mb caps every bucket alike; its default keeps a 1 MiB first bucket.
+TEST(Rebucket, ACapAloneMeansWhatItMeansToTheJob) {
+  trace::RunMeta default_first;  // 25 MiB, first bucket 1 MiB
+  EXPECT_EQ(BucketCaps::for_cap(default_first, 5 * kMiB).limits(), (std::vector<std::int64_t>{kMiB, 5 * kMiB}));
+  trace::RunMeta capped_alike;
+  capped_alike.first_bucket_cap_bytes = capped_alike.bucket_cap_bytes;
+  EXPECT_EQ(BucketCaps::for_cap(capped_alike, 5 * kMiB).limits(), (std::vector<std::int64_t>{5 * kMiB, 5 * kMiB}));
+}
+
+// As `ddp-sim replay --bucket-cap-mb C [--first-bucket-cap-mb F]` prepares it.
+PreparedReplay prepared_with_caps(const std::string& dir, double cap_mb, std::optional<double> first_cap_mb = std::nullopt) {
+  ReplayRequest request;
+  request.trace_dir = dir;
+  request.algorithm = AllreduceAlgorithm::Analytic;
+  request.bandwidth = 1e9;
+  request.latency = 10e-6;
+  request.bucket_cap_mb = cap_mb;
+  request.first_bucket_cap_mb = first_cap_mb;
+  return prepare_replay(request);
+}
+
+bool any_contains(const std::vector<std::string>& lines, const std::string& text) {
+  return std::any_of(lines.begin(), lines.end(), [&](const std::string& line) { return line.find(text) != std::string::npos; });
+}
+
+TEST(Rebucket, ReplaysMoveTheFirstBucketWithTheCapWhereTheTraceCappedEveryBucketAlike) {
+  testing::SyntheticRun run;  // 15 MiB of gradients
+  trace::Trace trace = testing::make_synthetic_trace(run);
+  for (auto& rank : trace.ranks) rank.meta.first_bucket_cap_bytes = rank.meta.bucket_cap_bytes = 64 * kMiB;
+  test_support::TempDir dir;
+  trace::write_trace(dir / "alike", trace);
+  const WorkloadModel model = extract_workload(trace::read_trace(dir / "alike"), ComputeMode::Median);
+  const auto layout = [&](const BucketCaps& caps) {
+    return compute_bucket_assignment(model.source_meta.parameters, gradient_ready_order(model), caps);
+  };
+  // A 64 MiB first bucket would hold every gradient: the cap alone moves it to 3 MiB.
+  ASSERT_EQ(layout({3 * kMiB, 64 * kMiB}).size(), 1u);
+  const PreparedReplay cap_alone = prepared_with_caps(dir / "alike", 3);
+  EXPECT_EQ(cap_alone.model.buckets, layout(BucketCaps::single(3 * kMiB)));
+  EXPECT_EQ(cap_alone.model.buckets.size(), 3u);
+  EXPECT_FALSE(any_contains(cap_alone.warnings, "the replay changes no bucket"));
+  // --first-bucket-cap-mb still sets the first bucket.
+  EXPECT_EQ(prepared_with_caps(dir / "alike", 3, 64).model.buckets.size(), 1u);
+
+  // The synthetic trace's own caps (25 MiB, first 1 MiB): the first bucket keeps its 1 MiB.
+  trace::write_trace(dir / "default", testing::make_synthetic_trace(run));
+  ASSERT_EQ(layout(BucketCaps::single(16 * kMiB)).size(), 1u);
+  EXPECT_EQ(prepared_with_caps(dir / "default", 16).model.buckets, layout({16 * kMiB, kMiB}));
+  EXPECT_EQ(prepared_with_caps(dir / "default", 16).model.buckets.size(), 2u);
+}
+
+TEST(Rebucket, ACapThatGivesTheRecordedBucketsSaysSo) {
+  testing::SyntheticRun run;  // recorded with a 2 MiB cap and a 1 MiB first bucket
+  test_support::TempDir dir;
+  trace::write_trace(dir / "measured", testing::make_synthetic_trace(run));
+  const PreparedReplay same = prepared_with_caps(dir / "measured", 2);
+  EXPECT_EQ(same.model.buckets, run.buckets);
+  EXPECT_TRUE(any_contains(same.warnings, "bucket cap 2 MiB, first bucket 1 MiB give the recorded buckets again (4): "
+                                          "the replay changes no bucket"));
+  // Any cap under 1 MiB closes the same pairs (each holds a gradient of 1 MiB or more); 16 MiB does not.
+  EXPECT_TRUE(any_contains(prepared_with_caps(dir / "measured", 0.5).warnings, "the replay changes no bucket"));
+  EXPECT_FALSE(any_contains(prepared_with_caps(dir / "measured", 16).warnings, "the replay changes no bucket"));
 }
 
 }  // namespace

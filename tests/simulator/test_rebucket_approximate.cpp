@@ -173,9 +173,10 @@ TEST(RebucketFromBuckets, MergedPairsReplayToTheirClosedForm) {
   // As recorded: the last bucket launches at r3 and the step ends kTail after its all-reduce.
   EXPECT_NEAR(replayed_step_s(as_recorded), ready_s(3) + allreduce_s(kS) + kTail_s, 1e-6);
 
-  // Only --bucket-cap-mb 2S: the first bucket keeps the recorded first cap (S) and stays alone.
-  EXPECT_EQ(prepared_with_cap(dir / "import", 2.0).model.bucket_bytes, (std::vector<std::int64_t>{kS, 2 * kS, kS}));
-  const PreparedReplay merged = prepared_with_cap(dir / "import", 2.0, 2.0);  // both caps 2 MiB = 2S
+  // The first bucket kept at the recorded S by --first-bucket-cap-mb: it stays alone.
+  EXPECT_EQ(prepared_with_cap(dir / "import", 2.0, 1.0).model.bucket_bytes, (std::vector<std::int64_t>{kS, 2 * kS, kS}));
+  // --bucket-cap-mb 2S alone: the import capped every bucket alike (S), so the first follows.
+  const PreparedReplay merged = prepared_with_cap(dir / "import", 2.0);  // both caps 2 MiB = 2S
   ASSERT_EQ(merged.model.buckets.size(), 2u);
   EXPECT_EQ(merged.model.bucket_bytes, (std::vector<std::int64_t>{2 * kS, 2 * kS}));
   for (const auto& per_rank : merged.model.costs) {
@@ -200,8 +201,8 @@ TEST(RebucketFromBuckets, MergedPairsReplayToTheirClosedForm) {
 TEST(RebucketFromBuckets, SplitPiecesAreReadyAtInterpolatedTimes) {
   test_support::TempDir dir;
   trace::write_trace(dir / "import", per_bucket_trace());
-  const PreparedReplay split = prepared_with_cap(dir / "import", 0.5);  // S/2
-  // The first cap stays the recorded S: bucket 0 whole; buckets 1-3 in halves.
+  const PreparedReplay split = prepared_with_cap(dir / "import", 0.5, 1.0);  // S/2, the first bucket kept at S
+  // Bucket 0 whole; buckets 1-3 in halves.
   ASSERT_EQ(split.model.buckets.size(), 7u);
   const std::vector<double> expected = {ready_s(0),
                                         (ready_s(0) + ready_s(1)) / 2, ready_s(1),

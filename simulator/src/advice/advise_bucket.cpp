@@ -18,16 +18,8 @@ constexpr double kMiB = 1024.0 * 1024.0;
 
 std::int64_t bytes_of(double cap_mb) { return static_cast<std::int64_t>(cap_mb * kMiB); }
 
-// The caps a single bucket_cap_mb means for this trace: a trace whose first bucket had the
-// same cap as the others (--first-bucket-cap-mb = cap, or a list) keeps them equal; otherwise
-// the first bucket keeps the trace's cap (DDP's 1 MiB default).
 BucketCaps single_cap(const AdviceSetup& setup, double cap_mb) {
-  BucketCaps caps;
-  caps.bucket_cap_bytes = bytes_of(cap_mb);
-  const auto& meta = setup.model.source_meta;
-  caps.first_bucket_cap_bytes =
-      meta.first_bucket_cap_bytes == meta.bucket_cap_bytes ? caps.bucket_cap_bytes : meta.first_bucket_cap_bytes;
-  return caps;
+  return BucketCaps::for_cap(setup.model.source_meta, bytes_of(cap_mb));
 }
 
 struct Replayed {

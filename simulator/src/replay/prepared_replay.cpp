@@ -38,8 +38,10 @@ std::int64_t cap_bytes(double cap_mb, const char* flag) {
   return static_cast<std::int64_t>(cap_mb * kMiB);
 }
 
-void rebucket_if_asked(const ReplayRequest& request, WorkloadModel& model) {
-  if (!request.bucket_cap_mb && !request.first_bucket_cap_mb && request.bucket_caps_mb.empty()) return;
+// Re-buckets the model for the request's caps; a sentence for the report when the caps asked
+// give back the recorded buckets (the replay then changes no bucket).
+std::optional<std::string> rebucket_if_asked(const ReplayRequest& request, WorkloadModel& model) {
+  if (!request.bucket_cap_mb && !request.first_bucket_cap_mb && request.bucket_caps_mb.empty()) return std::nullopt;
   if (!request.bucket_caps_mb.empty() && (request.bucket_cap_mb || request.first_bucket_cap_mb)) {
     throw RequestError("--bucket-caps-mb: expected either the list or --bucket-cap-mb/--first-bucket-cap-mb, got both");
   }
@@ -52,16 +54,26 @@ void rebucket_if_asked(const ReplayRequest& request, WorkloadModel& model) {
   if (!request.bucket_caps_mb.empty()) {
     std::vector<std::int64_t> list;
     for (double cap_mb : request.bucket_caps_mb) list.push_back(cap_bytes(cap_mb, "--bucket-caps-mb"));
+    const std::vector<std::vector<int>> recorded = model.buckets;
     model = rebucketed(BucketCaps::list(std::move(list)));
-    return;
+    if (model.buckets != recorded) return std::nullopt;
+    return "--bucket-caps-mb gives the recorded buckets again (" + std::to_string(recorded.size()) +
+           "): the replay changes no bucket";
   }
-  BucketCaps caps;
-  caps.bucket_cap_bytes = request.bucket_cap_mb ? cap_bytes(*request.bucket_cap_mb, "--bucket-cap-mb")
-                                                : model.source_meta.bucket_cap_bytes;
-  caps.first_bucket_cap_bytes = request.first_bucket_cap_mb
-                                    ? cap_bytes(*request.first_bucket_cap_mb, "--first-bucket-cap-mb")
-                                    : model.source_meta.first_bucket_cap_bytes;
+  // A cap alone means what it means to the job: the first bucket follows it where the trace's
+  // first bucket had the others' cap (BucketCaps::for_cap), as advise's candidates do.
+  BucketCaps caps = request.bucket_cap_mb
+                        ? BucketCaps::for_cap(model.source_meta, cap_bytes(*request.bucket_cap_mb, "--bucket-cap-mb"))
+                        : BucketCaps(model.source_meta.bucket_cap_bytes, model.source_meta.first_bucket_cap_bytes);
+  if (request.first_bucket_cap_mb) {
+    caps.first_bucket_cap_bytes = cap_bytes(*request.first_bucket_cap_mb, "--first-bucket-cap-mb");
+  }
+  const std::vector<std::vector<int>> recorded = model.buckets;
   model = rebucketed(caps);
+  if (model.buckets != recorded) return std::nullopt;
+  return "bucket cap " + text_of(static_cast<double>(caps.bucket_cap_bytes) / kMiB) + " MiB, first bucket " +
+         text_of(static_cast<double>(caps.first_bucket_cap_bytes) / kMiB) + " MiB give the recorded buckets again (" +
+         std::to_string(recorded.size()) + "): the replay changes no bucket";
 }
 
 // The network parameters: given in the request, else fitted to the trace.
@@ -246,7 +258,7 @@ PreparedReplay prepare_replay(const ReplayRequest& given, trace::Trace measured)
                   prepared.unprofiled_scale, *request.unprofiled_iteration_s * 1e3);
     prepared.warnings.emplace_back(scaled);
   }
-  rebucket_if_asked(request, prepared.model);
+  if (auto unchanged = rebucket_if_asked(request, prepared.model)) prepared.warnings.push_back(*unchanged);
 
   ReplayOptions& options = prepared.options;
   options.algorithm = request.algorithm;

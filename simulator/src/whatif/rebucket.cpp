@@ -21,6 +21,11 @@ BucketCaps BucketCaps::single(std::int64_t cap_bytes) {
   return caps;
 }
 
+BucketCaps BucketCaps::for_cap(const trace::RunMeta& meta, std::int64_t cap_bytes) {
+  const bool first_like_the_others = meta.first_bucket_cap_bytes == meta.bucket_cap_bytes;
+  return {cap_bytes, first_like_the_others ? cap_bytes : meta.first_bucket_cap_bytes};
+}
+
 BucketCaps BucketCaps::list(std::vector<std::int64_t> cap_list_bytes) {
   BucketCaps caps;
   caps.cap_list_bytes = std::move(cap_list_bytes);

@@ -26,6 +26,11 @@ struct BucketCaps {
   std::vector<std::int64_t> limits() const;
   // One cap for every bucket (first == cap), or a list.
   static BucketCaps single(std::int64_t cap_bytes);
+  // What `bucket_cap_mb` = cap means for a job recorded with `meta`'s caps: where its first
+  // bucket had the others' cap (PyTorch's DDP given bucket_cap_mb, which caps every bucket
+  // alike; ddp-train --first-bucket-cap-mb equal to its cap), the first bucket follows the new
+  // cap; otherwise it keeps the trace's (DDP's default 1 MiB first bucket).
+  static BucketCaps for_cap(const trace::RunMeta& meta, std::int64_t cap_bytes);
   static BucketCaps list(std::vector<std::int64_t> cap_list_bytes);
 };
 
