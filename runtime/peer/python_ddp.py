@@ -49,6 +49,9 @@ def parse_args():
     p.add_argument("--threads", type=int, default=1)
     p.add_argument("--bucket-cap-mb", type=float, default=25.0)
     p.add_argument("--first-bucket-cap-mb", type=float, default=1.0)
+    p.add_argument("--explicit-bucket-cap", action="store_true",
+                   help="DDP(bucket_cap_mb=C) as a user writes it: every bucket, the first too, capped at "
+                        "C (--first-bucket-cap-mb is not used)")
     p.add_argument("--timeout", type=float, default=1800.0)
     p.add_argument("--quiet", action="store_true")
     p.add_argument("--no-trace", action="store_true", help="accepted for symmetry; never traces")
@@ -229,14 +232,17 @@ def start_profiler(args, rank, device):
     return profiler
 
 
-def make_ddp(module, cap_mb, first_cap_mb):
+def make_ddp(module, cap_mb, first_cap_mb, explicit=False):
     """DDP over `module` at bucket cap `cap_mb` with a separate first bucket of `first_cap_mb`.
 
     ddp-train's --bucket-cap-mb X keeps a separate first bucket (--first-bucket-cap-mb, 1 MiB),
     as DDP does for its default cap; DDP(bucket_cap_mb=X) given explicitly makes the first
     bucket X too, so the layout is asked for the way DDP's default path reads it: both
-    module-level defaults are read when DDP is constructed.
+    module-level defaults are read when DDP is constructed. `explicit`: DDP(bucket_cap_mb=X)
+    itself, every bucket capped at X.
     """
+    if explicit:
+        return nn.parallel.DistributedDataParallel(module, bucket_cap_mb=cap_mb)
     import torch.nn.parallel.distributed as ddp_module
     ddp_module._DEFAULT_BUCKET_CAP_MB = cap_mb
     dist._DEFAULT_FIRST_BUCKET_BYTES = int(first_cap_mb * 1024 * 1024)
@@ -308,7 +314,8 @@ def main():
     slowdown = None
     if args.slowdown is not None and args.slowdown[0] == rank:
         slowdown = Slowdown(module, args.slowdown[1])  # before DDP: its hooks run first
-    model = make_ddp(module, args.bucket_cap_mb, args.first_bucket_cap_mb)
+    first_cap_mb = args.bucket_cap_mb if args.explicit_bucket_cap else args.first_bucket_cap_mb
+    model = make_ddp(module, args.bucket_cap_mb, first_cap_mb, args.explicit_bucket_cap)
     if args.comm_hook == "allreduce":
         # With any hook the Reducer stops scaling by 1/W while it copies gradients into the
         # bucket: the hook divides, one more pass over the bucket.
@@ -360,15 +367,15 @@ def main():
         with open(args.step_times.replace("{rank}", str(rank)), "w") as f:
             json.dump({"rank": rank, "step_seconds": steps, "iteration_seconds": iterations}, f)
     if args.layout_out:
-        layouts = [ddp_layout(model, args.bucket_cap_mb, args.first_bucket_cap_mb)]
+        layouts = [ddp_layout(model, args.bucket_cap_mb, first_cap_mb)]
         for cap in args.layout_caps:
-            ddp = make_ddp(module, cap, args.first_bucket_cap_mb)
+            ddp = make_ddp(module, cap, first_cap_mb, args.explicit_bucket_cap)
             sgd = torch.optim.SGD(ddp.parameters(), lr=0.0)
             for _ in range(3):  # rebuilt in the forward of iteration 1, logged in the next
                 train_step(ddp, sgd, make_batch(args, gen).to(device),
                            torch.randint(CLASSES, (args.batch_size,), generator=gen).to(device),
                            None, device)
-            layouts.append(ddp_layout(ddp, cap, args.first_bucket_cap_mb))
+            layouts.append(ddp_layout(ddp, cap, cap if args.explicit_bucket_cap else first_cap_mb))
         if rank == 0:
             with open(args.layout_out, "w") as f:
                 json.dump({"model": args.model, "width": args.width, "depth": args.depth,

@@ -1,13 +1,15 @@
 #!/usr/bin/env python3
 """A plain Python DDP job's profile re-buckets exactly: the import's layout at other caps is DDP's.
 
-Usage: python_ddp_layout.py DDP_LAUNCH PYTHON PEER DDP_TRACE DDP_SIM SCRATCH MODEL
+Usage: python_ddp_layout.py DDP_LAUNCH PYTHON PEER DDP_TRACE DDP_SIM SCRATCH MODEL [--explicit-bucket-cap]
 
 Runs runtime/peer/python_ddp.py (2 Gloo ranks) as a user would, profiled with record_shapes=True
 at bucket_cap_mb 25, and has it record the layouts PyTorch's DDP itself built at 25, 5 and 1 MiB
 (DDP._get_ddp_logging_data(): rebuilt bucket sizes and parameters). The profile is imported with
 `ddp-trace import --kineto`, re-bucketed by `ddp-sim replay --bucket-cap-mb C` for each cap, and
-the predicted trace's buckets (bytes and parameter count, in order) must equal DDP's. Exit 0 on
+the predicted trace's buckets (bytes and parameter count, in order) must equal DDP's. With
+--explicit-bucket-cap the job builds DDP(bucket_cap_mb=C) as users write it (every bucket, the first
+too, capped at C) and `--bucket-cap-mb C` alone must move the first bucket with it. Exit 0 on
 success, 1 on a mismatch (with both layouts printed), 2 on a failed step.
 """
 import json
@@ -41,6 +43,7 @@ def trace_layout(trace_dir):
 
 def main():
     launch, python, peer, ddp_trace, ddp_sim, scratch, model = sys.argv[1:8]
+    explicit = sys.argv[8:] == ["--explicit-bucket-cap"]
     shutil.rmtree(scratch, ignore_errors=True)
     os.makedirs(scratch)
     log = os.path.join(scratch, "log.txt")
@@ -48,7 +51,7 @@ def main():
     run([launch, "--nproc-per-node", "2", "--master-port", "0", "--", python, peer, "--model", model,
          "--iterations", "6", "--batch-size", "8", "--bucket-cap-mb", "25", "--quiet",
          "--profile", os.path.join(scratch, "prof"), "--layout-out", layouts_file,
-         "--layout-caps", ",".join(str(c) for c in CAPS[1:])], log)
+         "--layout-caps", ",".join(str(c) for c in CAPS[1:])] + (["--explicit-bucket-cap"] if explicit else []), log)
     imported = os.path.join(scratch, "trace")
     report = run([ddp_trace, "import", "--kineto", imported] +
                  [os.path.join(scratch, "prof", f"rank-{r}.kineto.json") for r in range(2)], log)

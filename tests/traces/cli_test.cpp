@@ -124,6 +124,28 @@ TEST_F(DdpTraceCli, ImportOfAMissingFileFailsOnOneLine) {
   EXPECT_EQ(run.err.rfind(missing + ":", 0), 0u) << run.err;
 }
 
+// The import says how many steps it kept, and that a handful is few (a cycling schedule
+// keeps only its last cycle): the committed 4-step CPU profile and the 10-step H100 one.
+TEST_F(DdpTraceCli, ImportSaysHowManyStepsItKept) {
+  const std::string cpu = DDPSIM_KINETO_EXAMPLES "/kineto/mlp-2rank/";
+  const CliResult few = ddp_trace("import --kineto " + (scratch / "few") + " " + cpu + "rank-0.kineto.json.gz " + cpu +
+                                      "rank-1.kineto.json.gz",
+                                  scratch);
+  ASSERT_EQ(few.exit_code, 0) << few.err;
+  long kept = 0;
+  for (const Event& event : read_trace(scratch / "few").ranks.front().events) kept += event.type == EventType::IterationEnd;
+  EXPECT_EQ(kept, 4);
+  EXPECT_NE(few.out.find("\nsteps: 4 profiled steps: few for a what-if to resample; profile more (schedule(..., "
+                         "active=10, repeat=1)"),
+            std::string::npos)
+      << few.out;
+  const std::string h100 = DDPSIM_KINETO_EXAMPLES "/kineto-h100/gloo-cuda-2ranks/";
+  const CliResult enough =
+      ddp_trace("import --kineto " + (scratch / "enough") + " " + h100 + "rank-0.json.gz " + h100 + "rank-1.json.gz", scratch);
+  ASSERT_EQ(enough.exit_code, 0) << enough.err;
+  EXPECT_NE(enough.out.find("\nsteps: 10 profiled steps\n"), std::string::npos) << enough.out;
+}
+
 TEST(DdpTraceSample, CommittedSampleValidates) {
   TempDir scratch;
   const CliResult run = ddp_trace(std::string("validate ") + DDPSIM_SAMPLE_TRACE_DIR, scratch);

@@ -19,6 +19,8 @@ namespace ddpsim::trace::cli {
 
 namespace {
 
+constexpr long kFewProfiledSteps = 5;
+
 // What a what-if on bucket caps can rest on: per-gradient parameters (DDP's rule re-buckets
 // exactly, at the caps inferred) or one pseudo-parameter per bucket (approximate), and why.
 void print_layout(const RunMeta& meta, std::ostream& out) {
@@ -35,6 +37,19 @@ void print_layout(const RunMeta& meta, std::ostream& out) {
     out << "parameters: one per bucket (" << buckets << "): re-bucketing is approximate, as "
         << setting("parameters_reason") << "\n";
   }
+}
+
+// How many steps a what-if can resample: rank 0's complete iterations. A schedule that cycles
+// (torch.profiler's repeat=0, the default) writes its last, often short, cycle over the others.
+void print_steps(const Trace& trace, std::ostream& out) {
+  long steps = 0;
+  for (const Event& event : trace.ranks.front().events) steps += event.type == EventType::IterationEnd;
+  out << "steps: " << steps << " profiled step" << (steps == 1 ? "" : "s");
+  if (steps < kFewProfiledSteps) {
+    out << ": few for a what-if to resample; profile more (schedule(..., active=10, repeat=1): a schedule that "
+           "repeats writes its last cycle over the others)";
+  }
+  out << "\n";
 }
 
 struct ImportOptions {
@@ -65,6 +80,7 @@ Command add_import_command(CLI::App& app) {
             write_trace(options->out_dir, trace);
             std::cout << "ok: wrote " << trace.world_size() << " ranks to " << options->out_dir
                       << "\n";
+            print_steps(trace, std::cout);
             print_layout(trace.ranks.front().meta, std::cout);
             return 0;
           }};
