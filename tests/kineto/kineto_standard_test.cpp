@@ -69,9 +69,9 @@ class ProfileBuilder {
   }
 
   // Gloo's worker: takes the work `wait` us after the launch and runs it for `run` us.
-  void gloo_span(int step, int bucket, std::int64_t numel, double wait, double run) {
+  void gloo_span(int step, int bucket, std::int64_t numel, double wait, double run, const std::string& type = "float") {
     add("gloo:all_reduce", "user_annotation", kGlooWorker, launch(step, bucket) + wait, run,
-        {{"Input Dims", {{numel}}}, {"Input type", {"float"}}});
+        {{"Input Dims", {{numel}}}, {"Input type", {type}}});
   }
 
   void write(const fs::path& path) const { std::ofstream(path) << doc_.dump(); }
@@ -295,7 +295,7 @@ namespace {
 // floats, in that order) and the optimizer step; bucket 0 holds the first two gradients (1010
 // floats), bucket 1 the last two (750), and an undefined gradient after them. `shapes` false:
 // the gradients carry no Input Dims.
-ProfileBuilder gradient_profile(int steps, bool shapes = true, std::int64_t bucket1 = 750) {
+ProfileBuilder gradient_profile(int steps, bool shapes = true, std::int64_t bucket1 = 750, bool used_map = false) {
   ProfileBuilder p("gloo", 0, 2);
   p.steps(steps);
   const std::vector<std::pair<json, double>> gradients = {
@@ -315,6 +315,10 @@ ProfileBuilder gradient_profile(int steps, bool shapes = true, std::int64_t buck
     p.c10d_allreduce(s, 1);
     p.gloo_span(s, 0, 1010, 5.0, 50.0);
     p.gloo_span(s, 1, bucket1, 5.0, 50.0);
+    if (used_map) {  // find_unused_parameters=True: the map of used parameters, one int each
+      p.c10d_allreduce(s, 2);
+      p.gloo_span(s, 2, 4, 60.0, 10.0, "int");
+    }
     p.add("Optimizer.step#SGD.step", "user_annotation", kMainThread, t + 800, 100);
   }
   return p;
@@ -361,6 +365,32 @@ TEST(KinetoStandardImport, GradientShapesGiveParametersInReadyOrderAndTheBuckets
   EXPECT_EQ(of_type(trace, 0, EventType::ForwardBegin).size(), 3u);
   EXPECT_EQ(of_type(trace, 0, EventType::OptimizerEnd).size(), 3u);
   EXPECT_TRUE(ddpsim::trace::summarize(trace).has_phases);
+}
+
+// DDP with find_unused_parameters=True all-reduces its map of the parameters used (ints) after
+// the last bucket, every step: not a bucket, but one of the step's other collectives.
+TEST(KinetoStandardImport, AnIntegerAllreduceIsNotABucketButOneOfTheStepsCollectives) {
+  const TempDir scratch;
+  const fs::path dir = scratch.path();
+  gradient_profile(3, true, 750, /*used_map=*/true).write(dir / "rank-0.json");
+  const Trace trace = ddpsim::trace::import_kineto({(dir / "rank-0.json").string()});
+  const auto& meta = trace.ranks.at(0).meta;
+  EXPECT_EQ(meta.settings.at("parameters"), "per-gradient");
+  const std::vector<std::vector<int>> buckets = {{3, 2}, {1, 0}};
+  ASSERT_EQ(meta.bucket_assignments.size(), 1u);
+  EXPECT_EQ(meta.bucket_assignments[0].buckets, buckets);
+  EXPECT_EQ(of_type(trace, 0, EventType::AllreduceBegin).size(), 6u);
+  const auto others = of_type(trace, 0, EventType::Collective);
+  ASSERT_EQ(others.size(), 3u);
+  for (int s = 0; s < 3; ++s) {
+    EXPECT_EQ(others[static_cast<std::size_t>(s)]->kind, "all_reduce");
+    EXPECT_EQ(others[static_cast<std::size_t>(s)]->iteration, s + 1);
+    EXPECT_EQ(others[static_cast<std::size_t>(s)]->bytes, 16);
+    // Timed by Gloo's worker, as the buckets are.
+    EXPECT_EQ(others[static_cast<std::size_t>(s)]->t_ns, static_cast<std::int64_t>((ProfileBuilder::launch(s, 2) + 60) * 1000));
+    EXPECT_EQ(others[static_cast<std::size_t>(s)]->dur_ns, 10000);
+    EXPECT_EQ(others[static_cast<std::size_t>(s)]->message, "gloo worker span");
+  }
 }
 
 TEST(KinetoStandardImport, GradientsWithoutShapesKeepOneParameterPerBucketAndSayWhy) {

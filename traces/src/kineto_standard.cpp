@@ -516,12 +516,18 @@ RankTrace import_standard(const std::string& path, int position, int file_count)
     }
   }
 
+  // A bucket's all-reduce carries gradients, so a float dtype (or a size not known, refused
+  // below). An integer one is not a bucket: with find_unused_parameters=True DDP all-reduces its
+  // map of the parameters used, once per step; it is kept as one of the step's other collectives.
+  const auto is_bucket = [](const Collective& c) {
+    return c.kind == "all_reduce" && (c.numel < 0 || dtype_size(c.dtype) != 0);
+  };
   std::vector<std::vector<const Collective*>> step_allreduces(steps.size());
   std::vector<std::vector<const Collective*>> step_others(steps.size());
   for (const Collective& c : collectives) {
     for (std::size_t s = 0; s < steps.size(); ++s) {
       if (c.op->begin_ns >= steps[s].span->begin_ns && c.op->begin_ns <= steps[s].span->end_ns) {
-        (c.kind == "all_reduce" ? step_allreduces : step_others)[s].push_back(&c);
+        (is_bucket(c) ? step_allreduces : step_others)[s].push_back(&c);
         break;
       }
     }
@@ -657,7 +663,7 @@ RankTrace import_standard(const std::string& path, int position, int file_count)
       add(step, rank, n, EventType::AllreduceEnd, end, bucket, c.bytes);
     }
     for (const Collective* c : step_others[s]) {
-      const KEvent& timed = c->kernel != nullptr ? *c->kernel : *c->op;
+      const KEvent& timed = c->kernel != nullptr ? *c->kernel : c->worker != nullptr ? *c->worker : *c->op;
       Event event;
       event.rank = rank;
       event.iteration = n;
@@ -666,7 +672,7 @@ RankTrace import_standard(const std::string& path, int position, int file_count)
       event.bytes = c->bytes;
       event.dur_ns = timed.end_ns - timed.begin_ns;
       event.kind = c->kind;
-      event.message = c->kernel != nullptr ? "gpu kernel" : "cpu op (no kernel)";
+      event.message = c->kernel != nullptr ? "gpu kernel" : c->worker != nullptr ? "gloo worker span" : "cpu op (no kernel)";
       step.push_back(std::move(event));
     }
     add(step, rank, n, EventType::IterationEnd, whole.end_ns);
