@@ -213,6 +213,13 @@ TEST(KinetoStandardImport, OddMiddleStepIsSkippedAndSaidButMostlyOddStepsAreRefu
     return note.find("skipped:     profiler steps ProfilerStep#3") == 0;
   }));
 
+  // ddp-trace import's report says how many were kept and which were left out, and that 4 are few.
+  EXPECT_EQ(ddpsim::trace::describe_import(trace).substr(0, describe_import(trace).find('\n')),
+            "steps: 4 profiled steps (1 left out whose all-reduces differ from the others': ProfilerStep#3; with "
+            "gradient accumulation under no_sync() a what-if's iteration is a step that all-reduces): few for a "
+            "what-if to resample; profile more (schedule(..., active=10, repeat=1): a schedule that repeats writes its "
+            "last cycle over the others)");
+
   profile({1, 2, 3}).write(dir / "rank-0.json");
   const std::string error = kineto_test::import_error({(dir / "rank-0.json").string()});
   EXPECT_NE(error.find("the same all-reduces (buckets) in most steps as in ProfilerStep#1"), std::string::npos)
@@ -365,6 +372,15 @@ TEST(KinetoStandardImport, GradientShapesGiveParametersInReadyOrderAndTheBuckets
   EXPECT_EQ(of_type(trace, 0, EventType::ForwardBegin).size(), 3u);
   EXPECT_EQ(of_type(trace, 0, EventType::OptimizerEnd).size(), 3u);
   EXPECT_TRUE(ddpsim::trace::summarize(trace).has_phases);
+  // Enough steps to say nothing more about them; the exact path and its caps.
+  const fs::path many = dir / "rank-0-many.json";
+  gradient_profile(ddpsim::trace::kFewProfiledSteps).write(many);
+  const std::string report = ddpsim::trace::describe_import(ddpsim::trace::import_kineto({many.string()}));
+  EXPECT_EQ(report.substr(0, report.find('\n')), "steps: 5 profiled steps");
+  EXPECT_NE(report.find("\nparameters: 4 gradients with their shapes in 2 buckets: re-bucketing is exact\nbuckets: "
+                        "bucket_cap_mb 25"),
+            std::string::npos)
+      << report;
 }
 
 // DDP with find_unused_parameters=True all-reduces its map of the parameters used (ints) after
@@ -406,6 +422,10 @@ TEST(KinetoStandardImport, GradientsWithoutShapesKeepOneParameterPerBucketAndSay
       << meta.settings.at("parameters_reason");
   EXPECT_NE(meta.settings.at("parameters_reason").find("record_shapes=True"), std::string::npos);
   EXPECT_TRUE(of_type(trace, 0, EventType::GradReady).empty());
+  EXPECT_NE(ddpsim::trace::describe_import(trace).find("\nparameters: one per bucket (2): re-bucketing is approximate, "
+                                                       "as 4 of 4 AccumulateGrad events have no \"Input Dims\""),
+            std::string::npos)
+      << ddpsim::trace::describe_import(trace);
 }
 
 TEST(KinetoStandardImport, GradientsThatDoNotFillTheBucketsKeepOneParameterPerBucketAndSayWhy) {

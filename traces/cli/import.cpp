@@ -19,39 +19,6 @@ namespace ddpsim::trace::cli {
 
 namespace {
 
-constexpr long kFewProfiledSteps = 5;
-
-// What a what-if on bucket caps can rest on: per-gradient parameters (DDP's rule re-buckets
-// exactly, at the caps inferred) or one pseudo-parameter per bucket (approximate), and why.
-void print_layout(const RunMeta& meta, std::ostream& out) {
-  const auto setting = [&meta](const char* key) {
-    const auto found = meta.settings.find(key);
-    return found == meta.settings.end() ? std::string() : found->second;
-  };
-  const std::size_t buckets = meta.bucket_assignments.empty() ? 0 : meta.bucket_assignments.front().buckets.size();
-  if (setting("parameters") == "per-gradient") {
-    out << "parameters: " << meta.parameters.size() << " gradients with their shapes in " << buckets
-        << " buckets: re-bucketing is exact\n"
-        << "buckets: " << setting("bucket_caps") << "\n";
-  } else {
-    out << "parameters: one per bucket (" << buckets << "): re-bucketing is approximate, as "
-        << setting("parameters_reason") << "\n";
-  }
-}
-
-// How many steps a what-if can resample: rank 0's complete iterations. A schedule that cycles
-// (torch.profiler's repeat=0, the default) writes its last, often short, cycle over the others.
-void print_steps(const Trace& trace, std::ostream& out) {
-  long steps = 0;
-  for (const Event& event : trace.ranks.front().events) steps += event.type == EventType::IterationEnd;
-  out << "steps: " << steps << " profiled step" << (steps == 1 ? "" : "s");
-  if (steps < kFewProfiledSteps) {
-    out << ": few for a what-if to resample; profile more (schedule(..., active=10, repeat=1): a schedule that "
-           "repeats writes its last cycle over the others)";
-  }
-  out << "\n";
-}
-
 struct ImportOptions {
   std::string out_dir;
   std::vector<std::string> rank_files;
@@ -80,8 +47,7 @@ Command add_import_command(CLI::App& app) {
             write_trace(options->out_dir, trace);
             std::cout << "ok: wrote " << trace.world_size() << " ranks to " << options->out_dir
                       << "\n";
-            print_steps(trace, std::cout);
-            print_layout(trace.ranks.front().meta, std::cout);
+            std::cout << describe_import(trace);
             return 0;
           }};
 }

@@ -3,7 +3,9 @@
 // helpers of kineto_detail.hpp.
 #include "ddpsim/trace/kineto.hpp"
 
+#include <algorithm>
 #include <cstdint>
+#include <sstream>
 #include <string>
 #include <utility>
 #include <vector>
@@ -73,6 +75,42 @@ Trace import_kineto(const std::vector<std::string>& rank_files) {
     }
   }
   return trace;
+}
+
+std::string describe_import(const Trace& trace) {
+  const RunMeta& meta = trace.ranks.front().meta;
+  const auto setting = [&meta](const char* key) {
+    const auto found = meta.settings.find(key);
+    return found == meta.settings.end() ? std::string() : found->second;
+  };
+  std::ostringstream out;
+  // Rank 0's complete iterations: what a what-if can resample. A torch.profiler schedule that
+  // repeats (repeat=0, its default) writes its last, often short, cycle over the others.
+  const long steps = std::count_if(trace.ranks.front().events.begin(), trace.ranks.front().events.end(),
+                                   [](const Event& event) { return event.type == EventType::IterationEnd; });
+  out << "steps: " << steps << " profiled step" << (steps == 1 ? "" : "s");
+  // Steps whose all-reduces differ from the layout (none at all: gradient accumulation under
+  // no_sync()) are left out: a what-if's iteration is then a step that all-reduces.
+  if (const std::string skipped = setting("skipped_steps"); !skipped.empty()) {
+    out << " (" << 1 + std::count(skipped.begin(), skipped.end(), ' ')
+        << " left out whose all-reduces differ from the others': " << skipped
+        << "; with gradient accumulation under no_sync() a what-if's iteration is a step that all-reduces)";
+  }
+  if (steps < kFewProfiledSteps) {
+    out << ": few for a what-if to resample; profile more (schedule(..., active=10, repeat=1): a schedule that "
+           "repeats writes its last cycle over the others)";
+  }
+  out << "\n";
+  const std::size_t buckets = meta.bucket_assignments.empty() ? 0 : meta.bucket_assignments.front().buckets.size();
+  if (setting("parameters") == "per-gradient") {
+    out << "parameters: " << meta.parameters.size() << " gradients with their shapes in " << buckets
+        << " buckets: re-bucketing is exact\n"
+        << "buckets: " << setting("bucket_caps") << "\n";
+  } else {
+    out << "parameters: one per bucket (" << buckets << "): re-bucketing is approximate, as "
+        << setting("parameters_reason") << "\n";
+  }
+  return out.str();
 }
 
 }  // namespace ddpsim::trace

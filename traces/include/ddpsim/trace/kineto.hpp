@@ -20,4 +20,11 @@ namespace ddpsim::trace {
 // The trace is not written: see write_trace.
 Trace import_kineto(const std::vector<std::string>& rank_files);
 
+// What an import kept, for the reader of `ddp-trace import`, one line each: the steps (fewer
+// than kFewProfiledSteps said to be few; those left out named, as under no_sync()), then what a
+// bucket-cap what-if rests on: per-gradient parameters (exact, and the caps inferred) or one
+// pseudo-parameter per bucket (approximate, and why).
+constexpr long kFewProfiledSteps = 5;
+std::string describe_import(const Trace& trace);
+
 }  // namespace ddpsim::trace
