@@ -133,7 +133,8 @@ TEST_F(DdpTraceCli, ImportSaysHowManyStepsItKept) {
                                   scratch);
   ASSERT_EQ(few.exit_code, 0) << few.err;
   long kept = 0;
-  for (const Event& event : read_trace(scratch / "few").ranks.front().events) kept += event.type == EventType::IterationEnd;
+  const Trace imported = read_trace(scratch / "few");  // a local: the loop below reads into it
+  for (const Event& event : imported.ranks.front().events) kept += event.type == EventType::IterationEnd;
   EXPECT_EQ(kept, 4);
   EXPECT_NE(few.out.find("\nsteps: 4 profiled steps: few for a what-if to resample; profile more (schedule(..., "
                          "active=10, repeat=1)"),
