@@ -407,6 +407,17 @@ TEST(KinetoStandardImport, AnIntegerAllreduceIsNotABucketButOneOfTheStepsCollect
     EXPECT_EQ(others[static_cast<std::size_t>(s)]->dur_ns, 10000);
     EXPECT_EQ(others[static_cast<std::size_t>(s)]->message, "gloo worker span");
   }
+  // A dtype the importer does not know is no reason to drop an all-reduce: it is refused, named.
+  ProfileBuilder odd("gloo", 0, 2);
+  odd.steps(2);
+  for (int s = 0; s < 2; ++s) {
+    odd.c10d_allreduce(s, 0);
+    odd.gloo_span(s, 0, 1000, 5.0, 50.0, "Float8_e4m3fn");
+  }
+  odd.write(dir / "rank-0.json");
+  const std::string error = kineto_test::import_error({(dir / "rank-0.json").string()});
+  EXPECT_NE(error.find("in a float dtype, got all-reduce 0 of ProfilerStep#1 of dtype float8_e4m3fn"), std::string::npos)
+      << error;
 }
 
 TEST(KinetoStandardImport, GradientsWithoutShapesKeepOneParameterPerBucketAndSayWhy) {

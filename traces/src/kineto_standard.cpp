@@ -516,11 +516,13 @@ RankTrace import_standard(const std::string& path, int position, int file_count)
     }
   }
 
-  // A bucket's all-reduce carries gradients, so a float dtype (or a size not known, refused
-  // below). An integer one is not a bucket: with find_unused_parameters=True DDP all-reduces its
-  // map of the parameters used, once per step; it is kept as one of the step's other collectives.
+  // A bucket's all-reduce carries gradients, in a float dtype (a size or dtype not known is
+  // refused below). One of a known non-float dtype (sized, but no float: normalize_dtype) is not
+  // a bucket: with find_unused_parameters=True DDP all-reduces its map of the parameters used,
+  // once per step; it is kept as one of the step's other collectives.
   const auto is_bucket = [](const Collective& c) {
-    return c.kind == "all_reduce" && (c.numel < 0 || dtype_size(c.dtype) != 0);
+    const bool known_not_float = c.numel >= 0 && c.bytes > 0 && dtype_size(c.dtype) == 0;
+    return c.kind == "all_reduce" && !known_not_float;
   };
   std::vector<std::vector<const Collective*>> step_allreduces(steps.size());
   std::vector<std::vector<const Collective*>> step_others(steps.size());
