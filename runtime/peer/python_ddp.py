@@ -11,8 +11,8 @@ WORLD_SIZE, MASTER_ADDR and MASTER_PORT (ddp-launch, torchrun or srun). It serve
     `ddp-trace import --kineto` reads;
   - the check of that import: --layout-out FILE records the bucket layouts PyTorch's DDP itself
     built (DDP._get_ddp_logging_data()) at the run's cap and at every --layout-caps cap.
-Three model families: mlp, cnn (a small convnet on 28x28 images) and transformer (a small
-encoder classifying token sequences); the data are random tensors built outside the timed step.
+Four model families: mlp, cnn (a small convnet on 28x28 images), transformer (a small
+encoder classifying token sequences) and rnn (a GRU classifying them); the data are random tensors built outside the timed step.
 It prints ddp-train's closing line format, including "median step <ms> ms", and with
 --step-times FILE writes the same JSON as ddp-train: every step's time (forward + backward with
 DDP's all-reduces + optimizer step), iteration 0 excluded. --slowdown RANK=F makes one rank's
@@ -162,11 +162,26 @@ def transformer_batch(args, gen):
     return torch.randint(VOCAB, (args.batch_size, SEQUENCE), generator=gen)
 
 
+class GRUClassifier(nn.Module):
+    """Token embedding, a GRU of `depth` layers, the last step's state to the classes: autograd
+    through a recurrent kernel rather than matrix products alone."""
+
+    def __init__(self, width, depth):
+        super().__init__()
+        self.embed = nn.Embedding(VOCAB, width)
+        self.gru = nn.GRU(width, width, num_layers=depth, batch_first=True)
+        self.head = nn.Linear(width, CLASSES)
+
+    def forward(self, tokens):
+        return self.head(self.gru(self.embed(tokens))[0][:, -1])
+
+
 # name -> (constructor(width, depth), default (width, depth), batch(args, generator))
 MODELS = {
     "mlp": (make_mlp, (1024, 4), mlp_batch),
     "cnn": (make_cnn, (256, 4), cnn_batch),
     "transformer": (TransformerClassifier, (256, 4), transformer_batch),
+    "rnn": (GRUClassifier, (256, 2), transformer_batch),
 }
 
 
