@@ -12,7 +12,8 @@ WORLD_SIZE, MASTER_ADDR and MASTER_PORT (ddp-launch, torchrun or srun). It serve
   - the check of that import: --layout-out FILE records the bucket layouts PyTorch's DDP itself
     built (DDP._get_ddp_logging_data()) at the run's cap and at every --layout-caps cap.
 Four model families: mlp, cnn (a small convnet on 28x28 images), transformer (a small
-encoder classifying token sequences) and rnn (a GRU classifying them); the data are random tensors built outside the timed step.
+encoder classifying token sequences) and rnn (a GRU classifying them); the data are random
+tensors built outside the timed step.
 It prints ddp-train's closing line format, including "median step <ms> ms", and with
 --step-times FILE writes the same JSON as ddp-train: every step's time (forward + backward with
 DDP's all-reduces + optimizer step), iteration 0 excluded. --slowdown RANK=F makes one rank's
