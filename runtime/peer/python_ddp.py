@@ -248,6 +248,12 @@ def start_profiler(args, rank, device):
     return profiler
 
 
+def first_bucket_cap_mb(args, cap_mb):
+    """The first bucket's cap at bucket cap `cap_mb`: the cap itself with --explicit-bucket-cap
+    (DDP given bucket_cap_mb), else --first-bucket-cap-mb."""
+    return cap_mb if args.explicit_bucket_cap else args.first_bucket_cap_mb
+
+
 def make_ddp(module, cap_mb, first_cap_mb, explicit=False):
     """DDP over `module` at bucket cap `cap_mb` with a separate first bucket of `first_cap_mb`.
 
@@ -330,8 +336,8 @@ def main():
     slowdown = None
     if args.slowdown is not None and args.slowdown[0] == rank:
         slowdown = Slowdown(module, args.slowdown[1])  # before DDP: its hooks run first
-    first_cap_mb = args.bucket_cap_mb if args.explicit_bucket_cap else args.first_bucket_cap_mb
-    model = make_ddp(module, args.bucket_cap_mb, first_cap_mb, args.explicit_bucket_cap)
+    model = make_ddp(module, args.bucket_cap_mb, first_bucket_cap_mb(args, args.bucket_cap_mb),
+                     args.explicit_bucket_cap)
     if args.comm_hook == "allreduce":
         # With any hook the Reducer stops scaling by 1/W while it copies gradients into the
         # bucket: the hook divides, one more pass over the bucket.
@@ -383,15 +389,15 @@ def main():
         with open(args.step_times.replace("{rank}", str(rank)), "w") as f:
             json.dump({"rank": rank, "step_seconds": steps, "iteration_seconds": iterations}, f)
     if args.layout_out:
-        layouts = [ddp_layout(model, args.bucket_cap_mb, first_cap_mb)]
+        layouts = [ddp_layout(model, args.bucket_cap_mb, first_bucket_cap_mb(args, args.bucket_cap_mb))]
         for cap in args.layout_caps:
-            ddp = make_ddp(module, cap, first_cap_mb, args.explicit_bucket_cap)
+            ddp = make_ddp(module, cap, first_bucket_cap_mb(args, cap), args.explicit_bucket_cap)
             sgd = torch.optim.SGD(ddp.parameters(), lr=0.0)
             for _ in range(3):  # rebuilt in the forward of iteration 1, logged in the next
                 train_step(ddp, sgd, make_batch(args, gen).to(device),
                            torch.randint(CLASSES, (args.batch_size,), generator=gen).to(device),
                            None, device)
-            layouts.append(ddp_layout(ddp, cap, cap if args.explicit_bucket_cap else first_cap_mb))
+            layouts.append(ddp_layout(ddp, cap, first_bucket_cap_mb(args, cap)))
         if rank == 0:
             with open(args.layout_out, "w") as f:
                 json.dump({"model": args.model, "width": args.width, "depth": args.depth,

@@ -186,6 +186,17 @@ TEST(Rebucket, ACapThatGivesTheRecordedBucketsSaysSo) {
   // Any cap under 1 MiB closes the same pairs (each holds a gradient of 1 MiB or more); 16 MiB does not.
   EXPECT_TRUE(any_contains(prepared_with_caps(dir / "measured", 0.5).warnings, "the replay changes no bucket"));
   EXPECT_FALSE(any_contains(prepared_with_caps(dir / "measured", 16).warnings, "the replay changes no bucket"));
+  // The same for a list: 1 MiB, then 2 MiB repeating, is the recorded rule.
+  ReplayRequest listed;
+  listed.trace_dir = dir / "measured";
+  listed.algorithm = AllreduceAlgorithm::Analytic;
+  listed.bandwidth = 1e9;
+  listed.latency = 10e-6;
+  listed.bucket_caps_mb = {1, 2};
+  EXPECT_TRUE(any_contains(prepare_replay(listed).warnings,
+                           "--bucket-caps-mb gives the recorded buckets again (4): the replay changes no bucket"));
+  listed.bucket_caps_mb = {16};
+  EXPECT_FALSE(any_contains(prepare_replay(listed).warnings, "the replay changes no bucket"));
 }
 
 }  // namespace

@@ -84,10 +84,10 @@ std::string describe_import(const Trace& trace) {
     return found == meta.settings.end() ? std::string() : found->second;
   };
   std::ostringstream out;
-  // Rank 0's complete iterations: what a what-if can resample. A torch.profiler schedule that
-  // repeats (repeat=0, its default) writes its last, often short, cycle over the others.
-  const long steps = std::count_if(trace.ranks.front().events.begin(), trace.ranks.front().events.end(),
-                                   [](const Event& event) { return event.type == EventType::IterationEnd; });
+  // The iterations complete on every rank: what a what-if can resample. A torch.profiler
+  // schedule that repeats (repeat=0, its default) writes its last, often short, cycle over the
+  // others.
+  const auto steps = static_cast<long>(trace.complete_iterations().size());
   out << "steps: " << steps << " profiled step" << (steps == 1 ? "" : "s");
   // Steps whose all-reduces differ from the layout (none at all: gradient accumulation under
   // no_sync()) are left out: a what-if's iteration is then a step that all-reduces.

@@ -48,32 +48,29 @@ std::optional<std::string> rebucket_if_asked(const ReplayRequest& request, Workl
   // A profiler import has no per-parameter sizes or gradient times: DDP's rule cannot run, and
   // the recorded buckets are merged and split instead (rebucket_approximate.hpp, said in the report).
   const bool exact = !has_only_bucket_records(model.source_meta);
-  const auto rebucketed = [&](const BucketCaps& caps) {
-    return exact ? rebucket(model, caps) : rebucket_from_buckets(model, caps);
-  };
+  // A cap alone means what it means to the job: the first bucket follows it where the trace's
+  // first bucket had the others' cap (BucketCaps::for_cap), as advise's candidates do.
+  BucketCaps caps;
+  std::string asked;  // the caps in words, for the report
   if (!request.bucket_caps_mb.empty()) {
     std::vector<std::int64_t> list;
     for (double cap_mb : request.bucket_caps_mb) list.push_back(cap_bytes(cap_mb, "--bucket-caps-mb"));
-    const std::vector<std::vector<int>> recorded = model.buckets;
-    model = rebucketed(BucketCaps::list(std::move(list)));
-    if (model.buckets != recorded) return std::nullopt;
-    return "--bucket-caps-mb gives the recorded buckets again (" + std::to_string(recorded.size()) +
-           "): the replay changes no bucket";
-  }
-  // A cap alone means what it means to the job: the first bucket follows it where the trace's
-  // first bucket had the others' cap (BucketCaps::for_cap), as advise's candidates do.
-  BucketCaps caps = request.bucket_cap_mb
-                        ? BucketCaps::for_cap(model.source_meta, cap_bytes(*request.bucket_cap_mb, "--bucket-cap-mb"))
-                        : BucketCaps(model.source_meta.bucket_cap_bytes, model.source_meta.first_bucket_cap_bytes);
-  if (request.first_bucket_cap_mb) {
-    caps.first_bucket_cap_bytes = cap_bytes(*request.first_bucket_cap_mb, "--first-bucket-cap-mb");
+    caps = BucketCaps::list(std::move(list));
+    asked = "--bucket-caps-mb gives";
+  } else {
+    caps = request.bucket_cap_mb
+               ? BucketCaps::for_cap(model.source_meta, cap_bytes(*request.bucket_cap_mb, "--bucket-cap-mb"))
+               : BucketCaps(model.source_meta.bucket_cap_bytes, model.source_meta.first_bucket_cap_bytes);
+    if (request.first_bucket_cap_mb) {
+      caps.first_bucket_cap_bytes = cap_bytes(*request.first_bucket_cap_mb, "--first-bucket-cap-mb");
+    }
+    asked = "bucket cap " + text_of(static_cast<double>(caps.bucket_cap_bytes) / kMiB) + " MiB, first bucket " +
+            text_of(static_cast<double>(caps.first_bucket_cap_bytes) / kMiB) + " MiB give";
   }
   const std::vector<std::vector<int>> recorded = model.buckets;
-  model = rebucketed(caps);
+  model = exact ? rebucket(model, caps) : rebucket_from_buckets(model, caps);
   if (model.buckets != recorded) return std::nullopt;
-  return "bucket cap " + text_of(static_cast<double>(caps.bucket_cap_bytes) / kMiB) + " MiB, first bucket " +
-         text_of(static_cast<double>(caps.first_bucket_cap_bytes) / kMiB) + " MiB give the recorded buckets again (" +
-         std::to_string(recorded.size()) + "): the replay changes no bucket";
+  return asked + " the recorded buckets again (" + std::to_string(recorded.size()) + "): the replay changes no bucket";
 }
 
 // The network parameters: given in the request, else fitted to the trace.
