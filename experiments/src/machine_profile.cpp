@@ -12,14 +12,29 @@ namespace fs = std::filesystem;
 
 namespace ddpsim::experiment {
 
+namespace {
+
+// Where the machine profile is launched: as the grid's largest job on the baseline's hosts, so
+// that a world-size what-if replays on a profile of the ranks it predicts (a 1-rank baseline has
+// no all-reduce to time, and a profile of K ranks a host also times every count below K).
+const Point& profiled_point(const std::vector<Point>& points, size_t baseline) {
+  const Point* largest = &points[baseline];
+  for (const Point& point : points) {
+    if (point.hosts == largest->hosts && point.world_size > largest->world_size) largest = &point;
+  }
+  return *largest;
+}
+
+}  // namespace
+
 std::vector<MachineProfile::Job> MachineProfile::due_jobs(int rep) const {
   std::vector<Job> jobs;
   if (spec_.predict.machine_profile && rep == 0) {
     const std::vector<Point> points = expand_grid(spec_.grid);
     if (const auto baseline = baseline_point(points, spec_.predict.baseline)) {
       const std::string json = layout_.machine_json();
-      jobs.push_back({machine_profile_command(spec_, points[*baseline], bin_dir_, json, testbed_script_), json,
-                      "machine", "machine profile", spec_.limits.job_timeout_s});
+      jobs.push_back({machine_profile_command(spec_, profiled_point(points, *baseline), bin_dir_, json, testbed_script_),
+                      json, "machine", "machine profile", spec_.limits.job_timeout_s});
     }
   }
   if (spec_.predict.resume_profile > 0) {

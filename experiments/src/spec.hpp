@@ -110,8 +110,8 @@ struct Prediction {
   // See Note [sleep resume cost] in docs/model.md.
   double resume_profile = 0;
   // The machine profile measured in the sitting: before the first repetition's runs,
-  // ddp-machine-profile runs launched exactly as the baseline's job (same ranks, hosts and
-  // links), and every replay gets --machine with its file (traces/MACHINE.md): the all-reduces
+  // ddp-machine-profile runs launched exactly as the grid's largest job on the baseline's hosts
+  // (the baseline's own where the world size does not change; same hosts and links), and every replay gets --machine with its file (traces/MACHINE.md): the all-reduces
   // in flight and the co-located cores come from the machine, not typed into the spec; the
   // network stays the baseline trace's fit (Note [machine profile in a sitting]).
   bool machine_profile = false;

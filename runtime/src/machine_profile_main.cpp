@@ -33,6 +33,11 @@ void print_summary(const trace::MachineProfile& profile, const std::string& path
   std::printf("  compute: %.3f ms alone, %.3f ms with %d rank(s) per host at once: %.3f effective cores\n",
               profile.compute.alone.median_s * 1e3, profile.compute.together.median_s * 1e3, profile.ranks_per_host,
               profile.compute.effective_cores);
+  if (!profile.compute.by_ranks.empty()) {
+    std::printf("  effective cores by ranks a host at once:");
+    for (const trace::ColocationStep& step : profile.compute.by_ranks) std::printf(" %d=%.3f", step.ranks, step.effective_cores);
+    std::printf("\n");
+  }
   if (profile.overlap) {
     const trace::ComputeCommOverlap& overlap = *profile.overlap;
     std::printf("  overlap: the %.3g MiB all-reduce at x%.3f of its speed while the ranks compute, compute at x%.3f "

@@ -225,23 +225,39 @@ trace::ComputeColocation MachineProfiler::measure_compute(const std::vector<std:
   for (int rank = 0; rank < env_.rank; ++rank) slot += hosts[rank] == hosts[env_.rank] ? 1 : 0;
   what_ = "the compute co-location's first kernel";
   time_kernel();  // warm: threads, allocations, caches
-  std::vector<double> alone, together;
+  // together[k - 2]: the first k ranks of each host at once, k = 2..K, a sample per repetition:
+  // the slowest of them, the time k kernels' work took (the host's throughput; a rank's own time
+  // would not do: with more ranks than cores, some run their kernel whole before the others start).
+  // A rank outside them records 0.
+  std::vector<double> alone;
+  std::vector<std::vector<double>> together(std::max(ranks_per_host - 1, 1));
   for (int round = 0; round < options_.repeats; ++round) {
     for (int turn = 0; turn < ranks_per_host; ++turn) {
       what_ = "the compute co-location (rank alone, turn " + std::to_string(turn) + ")";
       meet();
       if (turn == slot) alone.push_back(time_kernel());
     }
-    what_ = "the compute co-location (all ranks at once)";
-    meet();
-    together.push_back(time_kernel());
+    for (int ranks = std::min(2, ranks_per_host); ranks <= ranks_per_host; ++ranks) {
+      what_ = ranks == ranks_per_host ? std::string("the compute co-location (all ranks at once)")
+                                      : "the compute co-location (" + std::to_string(ranks) + " ranks a host at once)";
+      meet();
+      together[std::max(ranks - 2, 0)].push_back(slot < ranks ? time_kernel() : 0.0);
+    }
   }
   what_ = "gathering the compute times";
   compute.alone = trace::timing_of(gather(alone));
-  compute.together = trace::timing_of(gather(together));
-  const double cores = ranks_per_host * compute.alone.median_s / compute.together.median_s;
+  const auto timed = [this](const std::vector<double>& mine) { return trace::timing_of(slowest(mine)); };
   // Co-running cannot give more than one core per rank: a larger ratio is noise.
-  compute.effective_cores = std::min<double>(cores, ranks_per_host);
+  const auto cores = [&compute](int ranks, const trace::Timing& at_once) {
+    return std::min<double>(ranks * compute.alone.median_s / at_once.median_s, ranks);
+  };
+  for (int ranks = 2; ranks < ranks_per_host; ++ranks) {
+    const trace::Timing at_once = timed(together[ranks - 2]);
+    compute.by_ranks.push_back({ranks, at_once, cores(ranks, at_once)});
+  }
+  compute.together = timed(together.back());
+  compute.effective_cores = cores(ranks_per_host, compute.together);
+  if (ranks_per_host >= 3) compute.by_ranks.push_back({ranks_per_host, compute.together, compute.effective_cores});
   return compute;
 }
 

@@ -940,5 +940,32 @@ TEST_F(RunnerTest, NetworkFromTheMachineHandsNoCalibration) {
   EXPECT_EQ(replays, 6u) << text;  // per repetition: each run's own replay and the prediction of cap 5
 }
 
+// A world-size spec measures the machine as the largest job it predicts: a 1-rank baseline has no
+// all-reduce to time, and a profile of 3 ranks a host also times 2 at once.
+TEST_F(RunnerTest, MachineProfileRunsAsTheLargestJobOfTheGrid) {
+  const std::string spec_text = R"(
+[experiment]
+name = "world"
+repetitions = 1
+[workload]
+model = "mlp"
+[grid]
+world_sizes = [1, 3, 2]
+[predict]
+baseline = { world_sizes = 1 }
+machine_profile = true
+network = "machine"
+)";
+  const auto spec = parse_spec(spec_text, root_ + "/world.toml");
+  options_.dry_run = true;
+  std::ostringstream out, err;
+  ASSERT_EQ(run_experiment(spec, options_, out, err), 0) << err.str();
+  const std::string text = out.str();
+  EXPECT_NE(text.find("# machine profile, repetition 0\n" + bin_ + "/ddp-launch --nproc-per-node 3 --master-port 0 -- " +
+                      bin_ + "/ddp-machine-profile --out "),
+            std::string::npos)
+      << text;
+}
+
 }  // namespace
 }  // namespace ddpsim::experiment

@@ -79,6 +79,7 @@ TEST(MachineProfileTool, TwoRanksOnLoopbackWriteAProfileThatReadsBack) {
   EXPECT_GT(profile.allreduce.in_flight_gain, 0);
   EXPECT_LE(profile.allreduce.in_flight_gain, 2);
   EXPECT_EQ(profile.compute.alone.samples, 6);  // 2 ranks x 3 repeats
+  EXPECT_EQ(profile.compute.together.samples, 3);  // the slowest rank's, per repeat
   EXPECT_GT(profile.compute.effective_cores, 0);
   EXPECT_LE(profile.compute.effective_cores, 2);
   EXPECT_EQ(profile.version, trace::kMachineProfileVersion);
@@ -105,6 +106,31 @@ TEST(MachineProfileTool, TwoRanksOnLoopbackWriteAProfileThatReadsBack) {
   EXPECT_EQ(profile.sleep->slept.samples, 2 * 3 * 5);  // 2 ranks x 3 repeats x 5 sleeps
   EXPECT_GE(profile.sleep->slept.median_s, profile.sleep->requested_s);  // a sleep never ends early
   EXPECT_GE(profile.sleep->resume_cost_s, 0);
+  EXPECT_TRUE(profile.compute.by_ranks.empty());  // two ranks a host: the top-level fields say it all
+}
+
+// Three ranks on one host: co-location at 2 ranks at once too, which a replay of a 2-rank trace
+// at 3 ranks needs (its compute is stretched by s(3) / s(2)).
+TEST(MachineProfileTool, ThreeRanksAHostTimeCoLocationAtTwoAndThree) {
+  TempDir dir;
+  const std::string out = dir / "machine.json";
+  const std::string worker = shell_quote(kTool) + " --out " + shell_quote(out) + " --init " +
+                             shell_quote("file://" + (dir / "store")) +
+                             " --sizes 4K,16K,64K,256K,512K,1M,2M,4M --overlap-size 1M --repeats 2 --warmup 1";
+  const JobResult job = launch(worker, dir, 3, "profile");
+  ASSERT_EQ(job.exit_code, 0) << job.output;
+  EXPECT_NE(job.output.find("effective cores by ranks a host at once: 2="), std::string::npos) << job.output;
+  const trace::MachineProfile profile = trace::read_machine_profile(out);
+  EXPECT_EQ(profile.ranks_per_host, 3);
+  ASSERT_EQ(profile.compute.by_ranks.size(), 2u);
+  EXPECT_EQ(profile.compute.by_ranks[0].ranks, 2);
+  EXPECT_EQ(profile.compute.by_ranks[0].together.samples, 2);  // the slowest rank's, per repeat
+  EXPECT_GT(profile.compute.by_ranks[0].effective_cores, 0);
+  EXPECT_LE(profile.compute.by_ranks[0].effective_cores, 2);
+  EXPECT_EQ(profile.compute.by_ranks[1].ranks, 3);
+  EXPECT_EQ(profile.compute.by_ranks[1].together.samples, 2);
+  EXPECT_EQ(profile.compute.by_ranks[1].effective_cores, profile.compute.effective_cores);
+  EXPECT_EQ(profile.compute.alone.samples, 3 * 2);
 }
 
 TEST(MachineProfileTool, BadFlagsAreOneLine) {

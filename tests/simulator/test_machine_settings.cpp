@@ -96,6 +96,17 @@ TEST(MachineSettings, GainAndCoresCarryWhereTheyMeanWhatTheFlagsMean) {
   EXPECT_TRUE(machine_settings(profile, AllreduceAlgorithm::Ring, "m.json").effective_cores.empty());
 }
 
+TEST(MachineSettings, EveryCountOfCoRunningRanksBecomesAnEffectiveCoresPair) {
+  trace::MachineProfile profile = known_profile();  // 4 ranks on one host
+  profile.compute.by_ranks = {{2, exactly(0.011), 1.8}, {3, exactly(0.013), 2.3}, {4, exactly(0.016), 2.5}};
+  EXPECT_EQ(machine_settings(profile, AllreduceAlgorithm::Ring, "m.json").effective_cores,
+            (std::map<int, double>{{2, 1.8}, {3, 2.3}, {4, 2.5}}));
+  // Ranks on two hosts do not share one machine's cores, at any count.
+  profile.hosts = {"a", "b"};
+  profile.ranks_per_host = 2;
+  EXPECT_TRUE(machine_settings(profile, AllreduceAlgorithm::Ring, "m.json").effective_cores.empty());
+}
+
 TEST(MachineSettings, ALadderThatDoesNotGrowIsRefused) {
   trace::MachineProfile profile = known_profile();
   for (trace::LadderStep& step : profile.allreduce.steps) step.one = exactly(1e-3);

@@ -186,6 +186,58 @@ TEST(MachineProfile, OverlapSizesKeepTheLaddersFieldOrder) {
   EXPECT_EQ(size["allreduce_alone"].begin().key(), "median_s");
 }
 
+// Three ranks a host: co-location at 2 and at 3 ranks at once, the last the top-level fields.
+MachineProfile three_a_host() {
+  MachineProfile profile = example_profile();
+  profile.ranks_per_host = 3;
+  profile.compute.together = timing_of({0.018, 0.019});
+  profile.compute.effective_cores = 3 * 0.0115 / 0.0185;
+  profile.compute.by_ranks = {{2, timing_of({0.0121, 0.0126}), 2 * 0.0115 / 0.01235},
+                              {3, profile.compute.together, profile.compute.effective_cores}};
+  return profile;
+}
+
+TEST(MachineProfile, CoLocationAtEveryCountOfRanksRoundTrips) {
+  const MachineProfile written = three_a_host();
+  const MachineProfile read = machine_profile_from_json(machine_profile_to_json(written), "m.json");
+  ASSERT_EQ(read.compute.by_ranks.size(), 2u);
+  for (std::size_t i = 0; i < 2; ++i) {
+    EXPECT_EQ(read.compute.by_ranks[i].ranks, written.compute.by_ranks[i].ranks);
+    expect_same_timing(read.compute.by_ranks[i].together, written.compute.by_ranks[i].together);
+    EXPECT_EQ(read.compute.by_ranks[i].effective_cores, written.compute.by_ranks[i].effective_cores);
+  }
+  EXPECT_EQ(machine_profile_to_json(read), machine_profile_to_json(written));
+  // Optional: a profile without it (two ranks a host, or written before it) reads with none.
+  EXPECT_TRUE(machine_profile_from_json(machine_profile_to_json(example_profile()), "m.json").compute.by_ranks.empty());
+}
+
+TEST(MachineProfile, RefusesBadCoLocationCountsInOneLine) {
+  const auto error = [](const std::function<void(nlohmann::ordered_json&)>& edit) {
+    nlohmann::ordered_json json = nlohmann::ordered_json::parse(machine_profile_to_json(three_a_host()));
+    edit(json);
+    try {
+      machine_profile_from_json(json.dump(2), "m.json");
+    } catch (const TraceError& e) {
+      return std::string(e.what());
+    }
+    return std::string();
+  };
+  EXPECT_EQ(error([](auto&) {}), "");
+  EXPECT_NE(error([](auto& j) { j["compute"]["by_ranks"][1]["ranks"] = 2; })
+                .find("expected compute.by_ranks[1].ranks in [3, 3], got 2"),
+            std::string::npos);
+  EXPECT_NE(error([](auto& j) { j["compute"]["by_ranks"].erase(1); })
+                .find("expected compute.by_ranks to end at ranks_per_host = 3, got 2"),
+            std::string::npos);
+  EXPECT_NE(error([](auto& j) { j["compute"]["by_ranks"][0]["effective_cores"] = 2.5; })
+                .find("expected compute.by_ranks[0].effective_cores in (0, ranks = 2], got 2.5"),
+            std::string::npos);
+  EXPECT_NE(error([](auto& j) { j["compute"]["by_ranks"] = nlohmann::ordered_json::array(); })
+                .find("expected compute.by_ranks to be a non-empty array, got array []"),
+            std::string::npos);
+  EXPECT_EQ(error([](auto& j) { j["compute"]["by_ranks"][0].erase("together"); }).find('\n'), std::string::npos);
+}
+
 // A version 1 file (no overlap, no sleep) still reads, and is written back as version 1.
 TEST(MachineProfile, ReadsVersionOne) {
   nlohmann::ordered_json json = nlohmann::ordered_json::parse(machine_profile_to_json(example_profile()));

@@ -218,6 +218,29 @@ void read_compute(const ProfileChecker& check, const json& root, MachineProfile&
     check.fail(top, "compute.effective_cores in (0, ranks_per_host = " + std::to_string(profile.ranks_per_host) + "]",
                json(compute.effective_cores).dump());
   }
+  if (!section.contains("by_ranks")) return;
+  const json& items = section.at("by_ranks");
+  if (!items.is_array() || items.empty()) {
+    check.fail(top, "compute.by_ranks to be a non-empty array", ProfileChecker::describe(items));
+  }
+  for (std::size_t i = 0; i < items.size(); ++i) {
+    const std::string item = "compute.by_ranks[" + std::to_string(i) + "]";
+    if (!items[i].is_object()) check.fail(top, item + " to be an object", ProfileChecker::describe(items[i]));
+    ColocationStep step;
+    const int least = compute.by_ranks.empty() ? 2 : compute.by_ranks.back().ranks + 1;
+    step.ranks = static_cast<int>(check.integer(items[i], "ranks", item + ".ranks", top, least, profile.ranks_per_host));
+    step.together = check.timing(items[i], "together", item + ".together", top);
+    step.effective_cores = check.number(items[i], "effective_cores", item + ".effective_cores", top, true);
+    if (step.effective_cores > step.ranks) {
+      check.fail(top, item + ".effective_cores in (0, ranks = " + std::to_string(step.ranks) + "]",
+                 json(step.effective_cores).dump());
+    }
+    compute.by_ranks.push_back(step);
+  }
+  if (compute.by_ranks.back().ranks != profile.ranks_per_host) {
+    check.fail(top, "compute.by_ranks to end at ranks_per_host = " + std::to_string(profile.ranks_per_host),
+               std::to_string(compute.by_ranks.back().ranks));
+  }
 }
 
 // A fraction in (0, 1].
@@ -303,6 +326,15 @@ std::string machine_profile_to_json(const MachineProfile& profile) {
                     {"alone", timing_json(profile.compute.alone)},
                     {"together", timing_json(profile.compute.together)},
                     {"effective_cores", profile.compute.effective_cores}};
+  if (!profile.compute.by_ranks.empty()) {
+    ordered_json steps = ordered_json::array();
+    for (const ColocationStep& step : profile.compute.by_ranks) {
+      steps.push_back({{"ranks", step.ranks},
+                       {"together", timing_json(step.together)},
+                       {"effective_cores", step.effective_cores}});
+    }
+    out["compute"]["by_ranks"] = std::move(steps);
+  }
   if (profile.overlap) {
     const ComputeCommOverlap& overlap = *profile.overlap;
     out["overlap"] = {{"bytes", overlap.bytes},

@@ -105,6 +105,7 @@ MachineSettings machine_settings(const trace::MachineProfile& profile, Allreduce
   // --effective-cores models ranks that share one machine: taken where the profile's did.
   if (profile.hosts.size() == 1 && profile.ranks_per_host >= 2) {
     settings.effective_cores[profile.ranks_per_host] = profile.compute.effective_cores;
+    for (const trace::ColocationStep& step : profile.compute.by_ranks) settings.effective_cores[step.ranks] = step.effective_cores;
   }
   if (profile.overlap) {
     // The replay slows only the bandwidth term while autograd runs (ReplayOptions::

@@ -50,16 +50,27 @@ struct AllreduceLadder {
   double in_flight_gain = 1;
 };
 
+// The compute kernel on the first `ranks` of each host at once (the others idle).
+struct ColocationStep {
+  int ranks = 2;
+  Timing together;  // per repetition, the slowest of the `ranks` computing
+  // ranks · alone / together: ddp-sim's --effective-cores ranks=C.
+  double effective_cores = 1;
+};
+
 // The same compute kernel timed on each rank alone (its host's other ranks idle) and on all of
 // a host's ranks at once.
 struct ComputeColocation {
   std::string kernel;  // what was timed, in words
   Timing alone;        // one sample per rank and repetition
-  Timing together;
+  Timing together;     // per repetition, the slowest rank's: what K kernels' work took
   // K · alone / together, K the ranks per host: the host's compute throughput with all its
   // ranks busy, in ranks running alone (K when co-running costs nothing). ddp-sim's
   // --effective-cores K=C.
   double effective_cores = 1;
+  // Where K >= 3: every count of co-running ranks from 2 to K, increasing, the last one the
+  // fields above; what a replay at fewer ranks a host than the profile's needs. Optional.
+  std::vector<ColocationStep> by_ranks;
 };
 
 // The same all-reduce timed alone and while every rank computes, at one size of --overlap-size.
