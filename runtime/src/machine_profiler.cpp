@@ -207,11 +207,11 @@ void MachineProfiler::Products::sync() const {
   if (device.is_cuda()) torch::cuda::synchronize(device.index());
 }
 
-double MachineProfiler::time_kernel() {
+double MachineProfiler::time_kernel(int kernels) {
   const Products products(device_);
   const auto start = std::chrono::steady_clock::now();
-  products.run(products.per_kernel);
-  return seconds_since(start);
+  products.run(kernels * products.per_kernel);
+  return seconds_since(start) / kernels;
 }
 
 trace::ComputeColocation MachineProfiler::measure_compute(const std::vector<std::string>& hosts,
@@ -225,28 +225,34 @@ trace::ComputeColocation MachineProfiler::measure_compute(const std::vector<std:
   for (int rank = 0; rank < env_.rank; ++rank) slot += hosts[rank] == hosts[env_.rank] ? 1 : 0;
   what_ = "the compute co-location's first kernel";
   time_kernel();  // warm: threads, allocations, caches
-  // together[k - 2]: the first k ranks of each host at once, k = 2..K, a sample per repetition:
-  // the slowest of them, the time k kernels' work took (the host's throughput; a rank's own time
-  // would not do: with more ranks than cores, some run their kernel whole before the others start).
-  // A rank outside them records 0.
+  // Each sample runs kColocationKernels kernels back to back (tens of milliseconds on a CPU): with
+  // more ranks than cores, a single kernel is shorter than the scheduler's slices, some ranks run
+  // it whole before others start, and their own times flatter the host (3 ranks on 2 cores came
+  // out at 2.5 effective cores). together[k - 2]: the first k ranks of each host at once,
+  // k = 2..K; a rank outside them records 0, which the gather drops.
+  constexpr int kColocationKernels = 10;
   std::vector<double> alone;
   std::vector<std::vector<double>> together(std::max(ranks_per_host - 1, 1));
   for (int round = 0; round < options_.repeats; ++round) {
     for (int turn = 0; turn < ranks_per_host; ++turn) {
       what_ = "the compute co-location (rank alone, turn " + std::to_string(turn) + ")";
       meet();
-      if (turn == slot) alone.push_back(time_kernel());
+      if (turn == slot) alone.push_back(time_kernel(kColocationKernels));
     }
     for (int ranks = std::min(2, ranks_per_host); ranks <= ranks_per_host; ++ranks) {
       what_ = ranks == ranks_per_host ? std::string("the compute co-location (all ranks at once)")
                                       : "the compute co-location (" + std::to_string(ranks) + " ranks a host at once)";
       meet();
-      together[std::max(ranks - 2, 0)].push_back(slot < ranks ? time_kernel() : 0.0);
+      together[std::max(ranks - 2, 0)].push_back(slot < ranks ? time_kernel(kColocationKernels) : 0.0);
     }
   }
   what_ = "gathering the compute times";
   compute.alone = trace::timing_of(gather(alone));
-  const auto timed = [this](const std::vector<double>& mine) { return trace::timing_of(slowest(mine)); };
+  const auto timed = [this](const std::vector<double>& mine) {
+    std::vector<double> all = gather(mine);
+    all.erase(std::remove(all.begin(), all.end(), 0.0), all.end());
+    return trace::timing_of(std::move(all));
+  };
   // Co-running cannot give more than one core per rank: a larger ratio is noise.
   const auto cores = [&compute](int ranks, const trace::Timing& at_once) {
     return std::min<double>(ranks * compute.alone.median_s / at_once.median_s, ranks);

@@ -56,8 +56,8 @@ class MachineProfiler {
     at::Tensor a, b;
     mutable at::Tensor c;
   };
-  // One run of the fixed compute kernel, in seconds.
-  double time_kernel();
+  // `kernels` runs of the fixed compute kernel back to back: seconds per run.
+  double time_kernel(int kernels = 1);
 
   MachineProfileOptions options_;
   launch::DistEnv env_;

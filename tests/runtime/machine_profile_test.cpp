@@ -79,7 +79,7 @@ TEST(MachineProfileTool, TwoRanksOnLoopbackWriteAProfileThatReadsBack) {
   EXPECT_GT(profile.allreduce.in_flight_gain, 0);
   EXPECT_LE(profile.allreduce.in_flight_gain, 2);
   EXPECT_EQ(profile.compute.alone.samples, 6);  // 2 ranks x 3 repeats
-  EXPECT_EQ(profile.compute.together.samples, 3);  // the slowest rank's, per repeat
+  EXPECT_EQ(profile.compute.together.samples, 6);
   EXPECT_GT(profile.compute.effective_cores, 0);
   EXPECT_LE(profile.compute.effective_cores, 2);
   EXPECT_EQ(profile.version, trace::kMachineProfileVersion);
@@ -124,11 +124,11 @@ TEST(MachineProfileTool, ThreeRanksAHostTimeCoLocationAtTwoAndThree) {
   EXPECT_EQ(profile.ranks_per_host, 3);
   ASSERT_EQ(profile.compute.by_ranks.size(), 2u);
   EXPECT_EQ(profile.compute.by_ranks[0].ranks, 2);
-  EXPECT_EQ(profile.compute.by_ranks[0].together.samples, 2);  // the slowest rank's, per repeat
+  EXPECT_EQ(profile.compute.by_ranks[0].together.samples, 2 * 2);  // the 2 computing ranks x 2 repeats
   EXPECT_GT(profile.compute.by_ranks[0].effective_cores, 0);
   EXPECT_LE(profile.compute.by_ranks[0].effective_cores, 2);
   EXPECT_EQ(profile.compute.by_ranks[1].ranks, 3);
-  EXPECT_EQ(profile.compute.by_ranks[1].together.samples, 2);
+  EXPECT_EQ(profile.compute.by_ranks[1].together.samples, 3 * 2);
   EXPECT_EQ(profile.compute.by_ranks[1].effective_cores, profile.compute.effective_cores);
   EXPECT_EQ(profile.compute.alone.samples, 3 * 2);
 }

@@ -53,7 +53,7 @@ struct AllreduceLadder {
 // The compute kernel on the first `ranks` of each host at once (the others idle).
 struct ColocationStep {
   int ranks = 2;
-  Timing together;  // per repetition, the slowest of the `ranks` computing
+  Timing together;  // one sample per computing rank and repetition
   // ranks · alone / together: ddp-sim's --effective-cores ranks=C.
   double effective_cores = 1;
 };
@@ -63,7 +63,7 @@ struct ColocationStep {
 struct ComputeColocation {
   std::string kernel;  // what was timed, in words
   Timing alone;        // one sample per rank and repetition
-  Timing together;     // per repetition, the slowest rank's: what K kernels' work took
+  Timing together;     // one sample per rank and repetition
   // K · alone / together, K the ranks per host: the host's compute throughput with all its
   // ranks busy, in ranks running alone (K when co-running costs nothing). ddp-sim's
   // --effective-cores K=C.
