@@ -227,9 +227,9 @@ trace::ComputeColocation MachineProfiler::measure_compute(const std::vector<std:
   time_kernel();  // warm: threads, allocations, caches
   // Each sample runs kColocationKernels kernels back to back (tens of milliseconds on a CPU): with
   // more ranks than cores, a single kernel is shorter than the scheduler's slices, some ranks run
-  // it whole before others start, and their own times flatter the host (3 ranks on 2 cores came
-  // out at 2.5 effective cores). together[k - 2]: the first k ranks of each host at once,
-  // k = 2..K; a rank outside them records 0, which the gather drops.
+  // it whole before others start, and their own times flatter the host (more effective cores
+  // than it has). together[k - 2]: the first k ranks of each host at once, k = 2..K; a rank
+  // outside them records 0, which the gather drops.
   constexpr int kColocationKernels = 10;
   std::vector<double> alone;
   std::vector<std::vector<double>> together(std::max(ranks_per_host - 1, 1));

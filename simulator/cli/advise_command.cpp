@@ -171,7 +171,7 @@ int run_advise(const AdviseFlags& flags) {
       advice.bucket = sim::advise_bucket_cap(setup, flags.bucket_caps_mb, flags.runs, flags.seed);
       advice.timeout = sim::advise_timeout(setup, trace, flags.epsilon, flags.iterations_per_day, stalls);
       advice.stragglers = sim::attribute_stragglers(setup, flags.runs, flags.seed);
-      advice.network_note = sim::few_sizes_headline_note(setup.calibration);
+      advice.network_note = sim::few_sizes_headline_note(setup.calibration, machine.has_value());
       advice.import_lacks = sim::import_lacks(trace);
       advice.few_iterations = sim::few_iterations_warning(setup);
       return advice;

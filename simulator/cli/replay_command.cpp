@@ -75,6 +75,7 @@ int run(const Flags& flags, bool runs_given) {
   report.options = &prepared.options;
   report.result = &result;
   report.calibration = prepared.calibration;
+  report.machine_given = request.machine.has_value();
   report.compute_stretch = prepared.compute_stretch;
   report.unprofiled_iteration_s = request.unprofiled_iteration_s;
   report.unprofiled_scale = prepared.unprofiled_scale;

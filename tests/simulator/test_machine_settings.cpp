@@ -323,6 +323,10 @@ TEST(MachineSettings, FewSizesSayItInTheHeadline) {
   EXPECT_NE(note.find("ddp-machine-profile --out machine.json"), std::string::npos) << note;
   EXPECT_NE(note.find("--machine machine.json"), std::string::npos) << note;
   EXPECT_NE(note.find("(a line through 2 always fits)"), std::string::npos) << note;
+  // With a profile given, the trace's fit was kept over it by --calibration: that is the fix.
+  const std::string kept = few_sizes_headline_note(from_trace, true);
+  EXPECT_NE(kept.find("--calibration keeps it over the --machine profile's network"), std::string::npos) << kept;
+  EXPECT_EQ(kept.find("ddp-machine-profile --out"), std::string::npos) << kept;
   Calibration one_size;
   one_size.points = {{1024, 1e-3, 5}};
   EXPECT_NE(few_sizes_headline_note(one_size).find("network fitted to 1 message size of the trace (one size cannot "

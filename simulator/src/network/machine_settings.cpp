@@ -154,12 +154,13 @@ std::vector<std::string> check_machine_matches(const trace::MachineProfile& prof
   return warnings;
 }
 
-std::string few_sizes_headline_note(const std::optional<Calibration>& calibration) {
+std::string few_sizes_headline_note(const std::optional<Calibration>& calibration, bool machine_given) {
   if (!calibration || calibration->points.size() >= 3 || calibration->fitted_to != kFittedToTrace) return "";
   const bool one = calibration->points.size() == 1;
   return "network fitted to " + plural(calibration->points.size(), "message size") + " of the trace (" +
-         (one ? "one size cannot tell latency from bandwidth" : "a line through 2 always fits") +
-         "): measure it with `ddp-launch ... ddp-machine-profile --out machine.json`, then --machine machine.json";
+         (one ? "one size cannot tell latency from bandwidth" : "a line through 2 always fits") + "): " +
+         (machine_given ? std::string("--calibration keeps it over the --machine profile's network; drop it to take the profile's")
+                        : "measure it with `ddp-launch ... ddp-machine-profile --out machine.json`, then --machine machine.json");
 }
 
 std::optional<std::string> slow_profile_warning(const trace::MachineProfile& profile, const trace::Trace& trace,

@@ -135,7 +135,7 @@ std::string report_to_text(const ReplayReport& report) {
   text << header;
   // The headline: when it rests on a network fitted to too few sizes, it says so itself.
   std::string headline = row("iteration time (s)", report.measured.median_iteration_s, report.predicted.median_iteration_s, "%.6f");
-  const std::string note = few_sizes_headline_note(report.calibration);
+  const std::string note = few_sizes_headline_note(report.calibration, report.machine_given);
   if (!note.empty()) headline.insert(headline.size() - 1, "  <- " + note);
   text << headline;
   if (report.unprofiled_iteration_s) {
@@ -204,7 +204,9 @@ nlohmann::json report_json(const ReplayReport& report) {
                      {"in_flight_gain", options.in_flight_gain},
                      {"source", report.calibration ? "calibrated" : "given"}};
   if (report.calibration) json["network"]["fitted_to"] = report.calibration->fitted_to;
-  if (const std::string note = few_sizes_headline_note(report.calibration); !note.empty()) json["headline_note"] = note;
+  if (const std::string note = few_sizes_headline_note(report.calibration, report.machine_given); !note.empty()) {
+    json["headline_note"] = note;
+  }
   if (report.calibration) json["network"]["calibration"] = calibration_json(*report.calibration);
   const auto rebucket_note = report.model->source_meta.settings.find("sim.rebucket");
   if (rebucket_note != report.model->source_meta.settings.end()) json["rebucket"] = rebucket_note->second;

@@ -59,7 +59,8 @@ std::optional<std::string> slow_profile_warning(const trace::MachineProfile& pro
                                                 const std::string& file);
 
 // For a fit from the trace on fewer than 3 message sizes, the clause a what-if's headline ends
-// with, naming the command that measures the machine instead; "" otherwise.
-std::string few_sizes_headline_note(const std::optional<Calibration>& calibration);
+// with, naming the command that measures the machine instead, or, where a profile was given
+// (`machine_given`) and --calibration kept the trace's fit over it, the flag to drop; "" otherwise.
+std::string few_sizes_headline_note(const std::optional<Calibration>& calibration, bool machine_given = false);
 
 }  // namespace ddpsim::sim

@@ -19,6 +19,7 @@ struct ReplayReport {
   ReplayOptions const* options = nullptr;
   ReplayResult const* result = nullptr;
   std::optional<Calibration> calibration;  // when α, β came from the trace
+  bool machine_given = false;              // --machine was given (few_sizes_headline_note)
   double compute_stretch = 1;              // PreparedReplay::compute_stretch (--cores)
   // ReplayRequest::unprofiled_iteration_s and PreparedReplay::unprofiled_scale: the job's own
   // speed, printed beside the profiled source run's so that a what-if's change is read against it.
