@@ -43,13 +43,16 @@ ShellRun run_shell(const TempDir& dir, const std::string& script) {
   return {WIFEXITED(raw) ? WEXITSTATUS(raw) : -1, read_text(err)};
 }
 
+// The tool as every rank of a job launches it, writing `out`, with a small ladder and `flags`.
+std::string small_profile_worker(const TempDir& dir, const std::string& out, const std::string& flags) {
+  return shell_quote(kTool) + " --out " + shell_quote(out) + " --init " + shell_quote("file://" + (dir / "store")) +
+         " --sizes 4K,16K,64K,256K,512K,1M,2M,4M --warmup 1 " + flags;
+}
+
 TEST(MachineProfileTool, TwoRanksOnLoopbackWriteAProfileThatReadsBack) {
   TempDir dir;
   const std::string out = dir / "machine.json";
-  const std::string worker = shell_quote(kTool) + " --out " + shell_quote(out) + " --init " +
-                             shell_quote("file://" + (dir / "store")) +
-                             " --sizes 4K,16K,64K,256K,512K,1M,2M,4M --overlap-size 256K,1M,2M --repeats 3 --warmup 1";
-  const JobResult job = launch(worker, dir, 2, "profile");
+  const JobResult job = launch(small_profile_worker(dir, out, "--overlap-size 256K,1M,2M --repeats 3"), dir, 2, "profile");
   ASSERT_EQ(job.exit_code, 0) << job.output;
   EXPECT_LT(job.seconds, 30) << job.output;
   EXPECT_NE(job.output.find("wrote " + out), std::string::npos) << job.output;
@@ -114,10 +117,7 @@ TEST(MachineProfileTool, TwoRanksOnLoopbackWriteAProfileThatReadsBack) {
 TEST(MachineProfileTool, ThreeRanksAHostTimeCoLocationAtTwoAndThree) {
   TempDir dir;
   const std::string out = dir / "machine.json";
-  const std::string worker = shell_quote(kTool) + " --out " + shell_quote(out) + " --init " +
-                             shell_quote("file://" + (dir / "store")) +
-                             " --sizes 4K,16K,64K,256K,512K,1M,2M,4M --overlap-size 1M --repeats 2 --warmup 1";
-  const JobResult job = launch(worker, dir, 3, "profile");
+  const JobResult job = launch(small_profile_worker(dir, out, "--overlap-size 1M --repeats 2"), dir, 3, "profile");
   ASSERT_EQ(job.exit_code, 0) << job.output;
   EXPECT_NE(job.output.find("effective cores by ranks a host at once: 2="), std::string::npos) << job.output;
   const trace::MachineProfile profile = trace::read_machine_profile(out);
