@@ -941,27 +941,18 @@ TEST_F(RunnerTest, NetworkFromTheMachineHandsNoCalibration) {
 }
 
 // A world-size spec measures the machine as the largest job it predicts: a 1-rank baseline has no
-// all-reduce to time, and a profile of 3 ranks a host also times 2 at once.
+// all-reduce to time, and a profile of K ranks a host also times every count below K.
 TEST_F(RunnerTest, MachineProfileRunsAsTheLargestJobOfTheGrid) {
-  const std::string spec_text = R"(
-[experiment]
-name = "world"
-repetitions = 1
-[workload]
-model = "mlp"
-[grid]
-world_sizes = [1, 3, 2]
-[predict]
-baseline = { world_sizes = 1 }
-machine_profile = true
-network = "machine"
-)";
+  std::string spec_text = kWorldSpec;  // 2 ranks predicting 4
+  const std::string corun = "corun_profile = [4, 2]\n";
+  ASSERT_NE(spec_text.find(corun), std::string::npos);
+  spec_text.replace(spec_text.find(corun), corun.size(), "machine_profile = true\n");
   const auto spec = parse_spec(spec_text, root_ + "/world.toml");
   options_.dry_run = true;
   std::ostringstream out, err;
   ASSERT_EQ(run_experiment(spec, options_, out, err), 0) << err.str();
   const std::string text = out.str();
-  EXPECT_NE(text.find("# machine profile, repetition 0\n" + bin_ + "/ddp-launch --nproc-per-node 3 --master-port 0 -- " +
+  EXPECT_NE(text.find("# machine profile, repetition 0\n" + bin_ + "/ddp-launch --nproc-per-node 4 --master-port 0 -- " +
                       bin_ + "/ddp-machine-profile --out "),
             std::string::npos)
       << text;
