@@ -228,22 +228,23 @@ trace::ComputeColocation MachineProfiler::measure_compute(const std::vector<std:
   // Each sample runs kColocationKernels kernels back to back (tens of milliseconds on a CPU): with
   // more ranks than cores, a single kernel is shorter than the scheduler's slices, some ranks run
   // it whole before others start, and their own times flatter the host (more effective cores
-  // than it has). together[k - 2]: the first k ranks of each host at once, k = 2..K; a rank
-  // outside them records 0, which the gather drops.
+  // than it has). together[k]: the first k ranks of each host at once, k = 2..K (k = 1 with one
+  // rank a host: all ranks at once); a rank outside them records 0, which the gather drops.
   constexpr int kColocationKernels = 10;
+  const int fewest = std::min(2, ranks_per_host);
   std::vector<double> alone;
-  std::vector<std::vector<double>> together(std::max(ranks_per_host - 1, 1));
+  std::vector<std::vector<double>> together(ranks_per_host + 1);
   for (int round = 0; round < options_.repeats; ++round) {
     for (int turn = 0; turn < ranks_per_host; ++turn) {
       what_ = "the compute co-location (rank alone, turn " + std::to_string(turn) + ")";
       meet();
       if (turn == slot) alone.push_back(time_kernel(kColocationKernels));
     }
-    for (int ranks = std::min(2, ranks_per_host); ranks <= ranks_per_host; ++ranks) {
+    for (int ranks = fewest; ranks <= ranks_per_host; ++ranks) {
       what_ = ranks == ranks_per_host ? std::string("the compute co-location (all ranks at once)")
                                       : "the compute co-location (" + std::to_string(ranks) + " ranks a host at once)";
       meet();
-      together[std::max(ranks - 2, 0)].push_back(slot < ranks ? time_kernel(kColocationKernels) : 0.0);
+      together[ranks].push_back(slot < ranks ? time_kernel(kColocationKernels) : 0.0);
     }
   }
   what_ = "gathering the compute times";
@@ -257,13 +258,16 @@ trace::ComputeColocation MachineProfiler::measure_compute(const std::vector<std:
   const auto cores = [&compute](int ranks, const trace::Timing& at_once) {
     return std::min<double>(ranks * compute.alone.median_s / at_once.median_s, ranks);
   };
-  for (int ranks = 2; ranks < ranks_per_host; ++ranks) {
-    const trace::Timing at_once = timed(together[ranks - 2]);
-    compute.by_ranks.push_back({ranks, at_once, cores(ranks, at_once)});
+  // Every rank gathers each count in turn (a collective); the file lists them from 3 ranks a host.
+  for (int ranks = fewest; ranks <= ranks_per_host; ++ranks) {
+    const trace::Timing at_once = timed(together[ranks]);
+    const trace::ColocationStep step{ranks, at_once, cores(ranks, at_once)};
+    if (ranks_per_host >= 3) compute.by_ranks.push_back(step);
+    if (ranks == ranks_per_host) {
+      compute.together = step.together;
+      compute.effective_cores = step.effective_cores;
+    }
   }
-  compute.together = timed(together.back());
-  compute.effective_cores = cores(ranks_per_host, compute.together);
-  if (ranks_per_host >= 3) compute.by_ranks.push_back({ranks_per_host, compute.together, compute.effective_cores});
   return compute;
 }
 
