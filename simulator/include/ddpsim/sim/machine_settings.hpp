@@ -11,7 +11,6 @@
 #include <vector>
 
 #include "ddpsim/sim/calibrate.hpp"
-#include "ddpsim/sim/network_ladder.hpp"
 #include "ddpsim/trace/machine_profile.hpp"
 #include "ddpsim/trace/model.hpp"
 
@@ -22,8 +21,6 @@ struct MachineSettings {
   // misfit (each size counts alike, from 4 KiB to 64 MiB), turned into α and β by the shape's
   // formula at the profile's world size. Its `fitted_to` names the file.
   Calibration calibration;
-  // The ladder itself, timing each all-reduce where the network is the profile's.
-  NetworkLadder ladder;
   // --allreduces-in-flight 2=G: the profile's in-flight gain when it timed 2 at once.
   std::optional<double> in_flight_gain;
   // --effective-cores K=C: K the ranks per host, when the profile's ranks shared one host.
