@@ -154,8 +154,9 @@ TEST(MachineSettings, TheReplayTakesTheProfile) {
   const PreparedReplay prepared = prepare_replay(request_with(known_profile()), measured);
   EXPECT_NEAR(prepared.options.alpha_s, kAlpha, kAlpha * 1e-9);
   EXPECT_NEAR(prepared.options.beta_bytes_per_s, kBeta, kBeta * 1e-9);
+  // Gloo's two lanes; on the profile's own network they share one's rate (Note [two at once]).
   EXPECT_EQ(prepared.options.allreduces_in_flight, 2);
-  EXPECT_EQ(prepared.options.in_flight_gain, 1.25);
+  EXPECT_EQ(prepared.options.in_flight_gain, 1.0);
   ASSERT_TRUE(prepared.calibration.has_value());
   EXPECT_EQ(prepared.calibration->fitted_to, "the machine profile m.json");
   EXPECT_TRUE(prepared.warnings.empty());
@@ -166,6 +167,11 @@ TEST(MachineSettings, TheReplayTakesTheProfile) {
   const PreparedReplay eight = prepare_replay(wider, measured);
   EXPECT_EQ(eight.compute_stretch, corun_stretch({{4, 2.5}}, 4, 8));
   EXPECT_GT(eight.compute_stretch, 1);
+  // With a fit to the trace's pairs (--calibration), the gain turns its rates into one's.
+  ReplayRequest fitted = request_with(known_profile());
+  fitted.calibration = calibrate(measured, AllreduceAlgorithm::Ring);
+  fitted.calibration_file = "c.json";
+  EXPECT_EQ(prepare_replay(fitted, measured).options.in_flight_gain, 1.25);
 }
 
 // Paced core sharing takes its effective cores from a profile of one host (without one it is
@@ -362,7 +368,7 @@ TEST(MachineSettings, ReplayHeadlineNamesTheFixAndMachineRemovesIt) {
   EXPECT_EQ(measured.out.find("warning"), std::string::npos) << measured.out;
   EXPECT_NE(measured.out.find("calibrated from the machine profile " + (dir / "machine.json")), std::string::npos)
       << measured.out;
-  EXPECT_NE(measured.out.find("two all-reduces in flight at once, x1.25"), std::string::npos) << measured.out;
+  EXPECT_NE(measured.out.find("two all-reduces in flight at once, x1 of one's rate"), std::string::npos) << measured.out;
   // --help lists the profile and its overrides in one group, and only those.
   const Outcome help = run_cli(dir, "replay --help");
   const auto group = help.out.find("Machine (a profile, and the flags that override it):");

@@ -60,7 +60,6 @@ WITHOUT = {
     "overlap_allreduce": ["--overlap-bandwidth-fraction", "1"],
     "overlap_compute": ["--compute-fraction-during-allreduce", "1"],
     "sleep_resume": ["--sleep-resume-cost", "0"],
-    "in_flight_gain": ["--allreduces-in-flight", "2=1"],
     "effective_cores": ["--effective-cores", "2=2"],
 }
 

@@ -206,7 +206,12 @@ ReplayRequest with_machine(const ReplayRequest& given, const trace::Trace& measu
   if (network_from_machine && !request.overlap_bandwidth_fraction) {
     request.overlap_bandwidth_fraction = settings.overlap_bandwidth_fraction;
   }
-  if (!request.in_flight_gain) request.in_flight_gain = settings.in_flight_gain;
+  // Two in flight: Gloo's two lanes always; the profile's gain, timed on idle cores, only
+  // where it turns a fit to the trace's pairs into one all-reduce's rate. On the profile's own
+  // network the lanes share one's rate. See Note [two at once] in docs/model.md.
+  if (!request.in_flight_gain && settings.in_flight_gain) {
+    request.in_flight_gain = network_from_machine ? 1.0 : *settings.in_flight_gain;
+  }
   if (request.effective_cores.empty() && request.cores == 0) request.effective_cores = settings.effective_cores;
   if (!request.compute_fraction_during_allreduce) {
     request.compute_fraction_during_allreduce = settings.compute_fraction_during_allreduce;

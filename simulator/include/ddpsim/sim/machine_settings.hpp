@@ -21,7 +21,8 @@ struct MachineSettings {
   // misfit (each size counts alike, from 4 KiB to 64 MiB), turned into α and β by the shape's
   // formula at the profile's world size. Its `fitted_to` names the file.
   Calibration calibration;
-  // --allreduces-in-flight 2=G: the profile's in-flight gain when it timed 2 at once.
+  // --allreduces-in-flight 2=G: the profile's in-flight gain when it timed 2 at once. The
+  // replay takes it only with a network fitted to the trace (with_machine in prepared_replay).
   std::optional<double> in_flight_gain;
   // --effective-cores K=C: K the ranks per host, when the profile's ranks shared one host.
   std::map<int, double> effective_cores;
