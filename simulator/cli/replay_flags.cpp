@@ -74,8 +74,8 @@ void add_replay_options(CLI::App* command, ReplayFlags& flags) {
   const std::string machine = "Machine (a profile, and the flags that override it)";
   command->add_option("--machine", flags.machine,
                       "A machine profile (ddp-launch ... ddp-machine-profile --out FILE, traces/MACHINE.md): the "
-                      "network fitted to its all-reduce ladder instead of the trace's all-reduces, its in-flight gain as "
-                      "--allreduces-in-flight 2=G, its co-location as --effective-cores K=C, its overlap and sleep resume cost as the three flags of those "
+                      "network fitted to its all-reduce ladder instead of the trace's all-reduces, its two all-reduces in "
+                      "flight as --allreduces-in-flight 2=G (2=1 on its own network: Note [two at once]), its co-location as --effective-cores K=C, its overlap and sleep resume cost as the three flags of those "
                       "names; the flags below override it")
       ->group(machine);
   command->add_option("--bandwidth", flags.request.bandwidth, "Link bandwidth, bytes/s (default: --machine's, else calibrated)")
