@@ -9,6 +9,8 @@
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
+#include <string>
+#include <vector>
 
 #include "cli_runner.hpp"
 #include "ddpsim/sim/allreduce.hpp"
@@ -122,6 +124,22 @@ TEST(MachineSettings, ALadderThatDoesNotGrowIsRefused) {
 // A short ladder over a shaped link whose 4 KiB rung came out slow (seen on the testbed at
 // 200 Mbit/s): the free relative fit's slope is negative, and the line through the origin is
 // taken instead of refusing a ladder that grows.
+// A shaped link's ladder: the small sizes pass within the token bucket's burst, far faster than
+// the rate the large ones take. No line follows both, and the warning names the profile.
+TEST(MachineSettings, ALadderThatIsNoLineIsNamedInTheWarning) {
+  trace::MachineProfile profile = known_profile(2);
+  for (trace::LadderStep& step : profile.allreduce.steps) {
+    if (step.bytes <= (256 << 10)) step.one = exactly(1e-3);
+  }
+  const Calibration line = machine_settings(profile, AllreduceAlgorithm::Ring, "m.json").calibration;
+  ASSERT_GT(line.fit.relative_rms, kMaxTrustedRelativeRms);
+  const std::vector<std::string> warnings = calibration_warnings(line);
+  ASSERT_EQ(warnings.size(), 1u);
+  EXPECT_EQ(warnings[0].find("the line through the machine profile m.json's all-reduce ladder misses its sizes by "), 0u)
+      << warnings[0];
+  EXPECT_NE(warnings[0].find("not a line on this network"), std::string::npos) << warnings[0];
+}
+
 TEST(MachineSettings, ANoisySmallRungDoesNotTurnTheSlopeNegative) {
   trace::MachineProfile profile = known_profile(2);
   profile.allreduce.steps = {{4096, exactly(1.399e-3), exactly(5.012e-3)},

@@ -200,10 +200,19 @@ std::vector<std::string> calibration_warnings(const Calibration& calibration) {
   }
   if (calibration.fit.relative_rms > kMaxTrustedRelativeRms) {
     std::ostringstream text;
-    text << "the line misses the measured all-reduces by " << std::fixed << std::setprecision(0)
-         << calibration.fit.relative_rms * 100
-         << " % RMS: this network model does not describe the trace (concurrent transfers? CPU "
-            "contention?), and predictions inherit the misfit";
+    text << std::fixed << std::setprecision(0);
+    if (calibration.fitted_to == kFittedToTrace) {
+      text << "the line misses the measured all-reduces by " << calibration.fit.relative_rms * 100
+           << " % RMS: this network model does not describe the trace (concurrent transfers? CPU "
+              "contention?), and predictions inherit the misfit";
+    } else {
+      // A shaped link (tc tbf) passes messages within its burst at the wire's speed: small rungs
+      // far faster than the rate, which a line through every rung cannot follow.
+      text << "the line through " << calibration.fitted_to << "'s all-reduce ladder misses its sizes by "
+           << calibration.fit.relative_rms * 100
+           << " % RMS: the ladder is not a line on this network (a shaped link passing small messages in "
+              "bursts?), and predictions inherit the misfit";
+    }
     warnings.push_back(text.str());
   }
   return warnings;
