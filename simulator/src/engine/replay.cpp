@@ -361,10 +361,16 @@ double autograd_end_estimate(const Simulation& sim, const RankState& state) {
          left_s / (state.pace_alone * sim.options.compute_fraction_during_allreduce * sim.core_pace());
 }
 
+// What an all-reduce of `bytes` carries over the simulated network: its bytes, or on a
+// machine profile's ladder the payload that takes the ladder's time (ReplayOptions::network_ladder).
+double carried_bytes(const Simulation& sim, std::int64_t bytes) {
+  return sim.options.network_ladder.carried_bytes(bytes, sim.group.world_size());
+}
+
 // The bytes that take as long at the network's full rate as `bytes` take when the transfer
 // starts at now() and goes at `fraction` of that rate until every class's autograd is done
 // (ReplayOptions::overlap_bandwidth_fraction). Bandwidth term only: 2(W−1)/W · S / β.
-double contended_bytes(const Simulation& sim, std::int64_t bytes) {
+double contended_bytes(const Simulation& sim, double bytes) {
   const double fraction = sim.options.overlap_bandwidth_fraction;
   double compute_done_s = 0;
   for (const RankState& state : sim.ranks) compute_done_s = std::max(compute_done_s, autograd_end_estimate(sim, state));
@@ -372,10 +378,10 @@ double contended_bytes(const Simulation& sim, std::int64_t bytes) {
   const double seconds_per_byte =
       allreduce_formula_shape(AllreduceAlgorithm::Ring, sim.group.world_size()).bandwidth_coefficient /
       sim.options.beta_bytes_per_s;
-  if (busy_s <= 0 || !(seconds_per_byte > 0)) return static_cast<double>(bytes);
+  if (busy_s <= 0 || !(seconds_per_byte > 0)) return bytes;
   const double busy_bytes = busy_s * fraction / seconds_per_byte;  // what the busy time carries
-  if (static_cast<double>(bytes) <= busy_bytes) return static_cast<double>(bytes) / fraction;
-  return busy_s / seconds_per_byte + (static_cast<double>(bytes) - busy_bytes);
+  if (bytes <= busy_bytes) return bytes / fraction;
+  return busy_s / seconds_per_byte + (bytes - busy_bytes);
 }
 
 // Paced autograd (compute-R waiting in autograd_for) learns at once that its pace changed.
@@ -454,7 +460,8 @@ void comm_actor(Simulation& sim, int index) {
         // The transfer starts once the previous bucket's is done (begin_s, the deadline's base).
         begin_s = now();
         const double deadline_s = sim.options.timeout_s > 0 ? begin_s + sim.options.timeout_s : -1;
-        std::int64_t sent = bytes;
+        const double carried = carried_bytes(sim, bytes);
+        std::int64_t sent = std::llround(carried);
         AllreduceAlgorithm algorithm = sim.options.algorithm;
         if (sim.options.overlap_bandwidth_fraction < 1 || sim.paced_autograd()) {
           // Transfers start together: the network and autograd slow each other only then.
@@ -462,7 +469,7 @@ void comm_actor(Simulation& sim, int index) {
           sim.transfer_start->join(index, deadline_s);
         }
         if (sim.options.overlap_bandwidth_fraction < 1) {
-          sent = std::llround(contended_bytes(sim, bytes));
+          sent = std::llround(contended_bytes(sim, carried));
           // --allreduce auto chooses by the bucket's real size, as NCCL's tuner would.
           if (algorithm == AllreduceAlgorithm::Auto) algorithm = sim.group.choose(bytes).algorithm;
         }
@@ -491,7 +498,8 @@ void lane_transfer(Simulation& sim, int index, std::int64_t label, int bucket) {
     sim.bucket_joins[static_cast<std::size_t>(bucket)]->join(index, deadline_s);
     if (state.in_flight++ == 0) set_transferring(state, true);
     const auto key = label * static_cast<std::int64_t>(sim.bucket_joins.size()) + bucket;
-    sim.transfers->run(key, closed_form_allreduce_s(sim.group, sim.options.algorithm, bytes), deadline_s);
+    const std::int64_t carried = std::llround(carried_bytes(sim, bytes));
+    sim.transfers->run(key, closed_form_allreduce_s(sim.group, sim.options.algorithm, carried), deadline_s);
     if (--state.in_flight == 0) set_transferring(state, false);
   } catch (const CollectiveTimeout& timeout) {
     fail_on_timeout(sim, state, rank, label, bucket, begin_s, timeout);

@@ -188,7 +188,7 @@ Calibration calibrate(const trace::Trace& trace, AllreduceAlgorithm algorithm) {
   return calibration;
 }
 
-std::vector<std::string> calibration_warnings(const Calibration& calibration) {
+std::vector<std::string> calibration_warnings(const Calibration& calibration, bool timed_by_ladder) {
   std::vector<std::string> warnings;
   const std::size_t sizes = calibration.points.size();
   if (sizes < 3) {
@@ -198,7 +198,7 @@ std::vector<std::string> calibration_warnings(const Calibration& calibration) {
                        "`ddp-launch ... ddp-machine-profile --out machine.json` and replay with "
                        "--machine machine.json, or record more bucket sizes");
   }
-  if (calibration.fit.relative_rms > kMaxTrustedRelativeRms) {
+  if (!timed_by_ladder && calibration.fit.relative_rms > kMaxTrustedRelativeRms) {
     std::ostringstream text;
     text << std::fixed << std::setprecision(0);
     if (calibration.fitted_to == kFittedToTrace) {

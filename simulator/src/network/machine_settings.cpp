@@ -57,15 +57,11 @@ LineFit fit_relative(const std::vector<double>& x, const std::vector<double>& y)
   return fit;
 }
 
-// The ladder's one-at-a-time median at `bytes`: linear between rungs, the first rung's below
-// it, the last segment extended beyond the last.
-double ladder_time_s(const std::vector<trace::LadderStep>& steps, std::int64_t bytes) {
-  if (steps.size() == 1 || bytes <= steps.front().bytes) return steps.front().one.median_s;
-  std::size_t high = 1;
-  while (high + 1 < steps.size() && steps[high].bytes < bytes) ++high;
-  const trace::LadderStep& low = steps[high - 1];
-  const double slope = (steps[high].one.median_s - low.one.median_s) / static_cast<double>(steps[high].bytes - low.bytes);
-  return low.one.median_s + slope * static_cast<double>(bytes - low.bytes);
+// The ladder of `profile` over the line `fit` (network_ladder.hpp).
+NetworkLadder ladder_of(const trace::MachineProfile& profile, const LineFit& fit) {
+  std::vector<LadderRung> rungs;
+  for (const trace::LadderStep& step : profile.allreduce.steps) rungs.push_back({step.bytes, step.one.median_s});
+  return NetworkLadder(profile.world_size, rungs, fit.intercept_s, fit.slope_s_per_byte);
 }
 
 std::string plural(std::size_t count, const std::string& word) {
@@ -96,6 +92,7 @@ MachineSettings machine_settings(const trace::MachineProfile& profile, Allreduce
                                         std::to_string(profile.allreduce.steps.back().bytes)));
   }
   calibration.fit = fit_relative(x, y);
+  settings.ladder = ladder_of(profile, calibration.fit);
   calibration.method = "least squares on the relative misfit over the ladder of " +
                        plural(profile.allreduce.steps.size(), "size") + ", one all-reduce at a time";
   const FormulaShape formula = allreduce_formula_shape(calibration.algorithm, profile.world_size);
@@ -172,6 +169,7 @@ std::optional<std::string> slow_profile_warning(const trace::MachineProfile& pro
   std::vector<trace::Timelines> timelines;  // [rank]
   for (const trace::RankTrace& rank : trace.ranks) timelines.push_back(trace::build_timelines(rank));
   const std::map<std::int64_t, std::int64_t> compute_done = autograd_done_ns(timelines, iterations);
+  const NetworkLadder ladder = ladder_of(profile, LineFit{});
   std::vector<double> ratios;
   for (const auto& [iteration, windows] : collective_windows(timelines, iterations)) {
     const auto done = compute_done.find(iteration);
@@ -181,7 +179,7 @@ std::optional<std::string> slow_profile_warning(const trace::MachineProfile& pro
       if (window.begin_ns >= compute_done_ns && window.begin_ns >= earlier_end_ns && window.bytes > 0 &&
           window.end_ns > window.begin_ns) {
         ratios.push_back(static_cast<double>(window.end_ns - window.begin_ns) * 1e-9 /
-                         ladder_time_s(profile.allreduce.steps, window.bytes));
+                         ladder.time_s(window.bytes));
       }
       earlier_end_ns = std::max(earlier_end_ns, window.end_ns);
     }

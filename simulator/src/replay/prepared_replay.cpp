@@ -112,6 +112,7 @@ void choose_network(const ReplayRequest& request, PreparedReplay& prepared) {
     if (prepared.calibration) {
       options.alpha_s = prepared.calibration->alpha_s;
       options.beta_bytes_per_s = prepared.calibration->beta_bytes_per_s;
+      if (request.network_ladder && !request.bandwidth) options.network_ladder = *request.network_ladder;
       // Contention between all-reduces and autograd belongs to the measured rate: a told
       // --bandwidth is the network's own and is used as it is.
       if (!request.bandwidth) {
@@ -202,6 +203,11 @@ ReplayRequest with_machine(const ReplayRequest& given, const trace::Trace& measu
   if (!request.calibration) {
     request.calibration = std::move(settings.calibration);
     request.calibration_file = given.machine_file;
+    // The line is the network where it describes the ladder; where it misses it beyond what a
+    // fit is trusted with, the ladder times each all-reduce (Note [the ladder as the network]).
+    if (!request.bandwidth && request.calibration->fit.relative_rms > kMaxTrustedRelativeRms) {
+      request.network_ladder = std::move(settings.ladder);
+    }
   }
   if (network_from_machine && !request.overlap_bandwidth_fraction) {
     request.overlap_bandwidth_fraction = settings.overlap_bandwidth_fraction;

@@ -102,6 +102,8 @@ std::string report_to_text(const ReplayReport& report) {
     text << ", fit R^2 " << format("%.4f", report.calibration->fit.r_squared) << ", rel. RMS "
          << format("%.2f%%", 100 * report.calibration->fit.relative_rms);
   }
+  const bool ladder = !options.network_ladder.empty();
+  if (ladder) text << "; each all-reduce timed by the ladder's " << options.network_ladder.rungs() << " sizes";
   if (options.overlap_bandwidth_fraction != 1) {
     text << "; x" << format("%.3g", options.overlap_bandwidth_fraction) << " of it while autograd runs";
   }
@@ -110,7 +112,7 @@ std::string report_to_text(const ReplayReport& report) {
   }
   text << "\n";
   if (report.calibration) {
-    for (const std::string& warning : calibration_warnings(*report.calibration)) {
+    for (const std::string& warning : calibration_warnings(*report.calibration, ladder)) {
       text << "  warning: " << warning << "\n";
     }
   }
@@ -207,7 +209,11 @@ nlohmann::json report_json(const ReplayReport& report) {
   if (const std::string note = few_sizes_headline_note(report.calibration, report.machine_given); !note.empty()) {
     json["headline_note"] = note;
   }
-  if (report.calibration) json["network"]["calibration"] = calibration_json(*report.calibration);
+  json["network"]["ladder_sizes"] = options.network_ladder.rungs();
+  if (report.calibration) {
+    json["network"]["calibration"] = calibration_json(*report.calibration);
+    json["network"]["calibration"]["warnings"] = calibration_warnings(*report.calibration, !options.network_ladder.empty());
+  }
   const auto rebucket_note = report.model->source_meta.settings.find("sim.rebucket");
   if (rebucket_note != report.model->source_meta.settings.end()) json["rebucket"] = rebucket_note->second;
   json["measured"] = trace::summary_json(report.measured);  // keys sorted, as in the rest of the report

@@ -123,8 +123,10 @@ Calibration calibrate(const trace::Trace& trace, AllreduceAlgorithm algorithm);
 
 // What a reader must know before trusting the fit, one sentence each (empty: nothing):
 // fewer than 3 distinct message sizes (a line through 2 points fits exactly, so R^2 says
-// nothing), or a relative RMS above kMaxTrustedRelativeRms. Printed by calibrate and replay.
-std::vector<std::string> calibration_warnings(const Calibration& calibration);
+// nothing), or a relative RMS above kMaxTrustedRelativeRms, unless `timed_by_ladder` (a replay
+// that times each all-reduce by a machine profile's ladder, network_ladder.hpp, does not inherit
+// the line's misfit). Printed by calibrate and replay.
+std::vector<std::string> calibration_warnings(const Calibration& calibration, bool timed_by_ladder = false);
 
 std::string calibration_to_json(const Calibration& calibration);
 std::string calibration_to_text(const Calibration& calibration);

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "ddpsim/sim/calibrate.hpp"
+#include "ddpsim/sim/network_ladder.hpp"
 #include "ddpsim/trace/machine_profile.hpp"
 #include "ddpsim/trace/model.hpp"
 
@@ -21,6 +22,9 @@ struct MachineSettings {
   // misfit (each size counts alike, from 4 KiB to 64 MiB), turned into α and β by the shape's
   // formula at the profile's world size. Its `fitted_to` names the file.
   Calibration calibration;
+  // The ladder itself, timing each all-reduce where the network is the profile's and the line
+  // misses the ladder (Note [the ladder as the network] in docs/model.md).
+  NetworkLadder ladder;
   // --allreduces-in-flight 2=G: the profile's in-flight gain when it timed 2 at once. The
   // replay takes it only with a network fitted to the trace (with_machine in prepared_replay).
   std::optional<double> in_flight_gain;

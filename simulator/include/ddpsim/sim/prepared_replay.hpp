@@ -16,6 +16,7 @@
 #include "ddpsim/sim/calibrate.hpp"
 #include "ddpsim/sim/replay.hpp"
 #include "ddpsim/sim/workload_model.hpp"
+#include "ddpsim/sim/network_ladder.hpp"
 #include "ddpsim/trace/machine_profile.hpp"
 #include "ddpsim/trace/model.hpp"
 #include "ddpsim/trace/skew.hpp"
@@ -58,6 +59,10 @@ struct ReplayRequest {
   // another number of hosts); PreparedReplay::warnings for what it approximates.
   std::optional<trace::MachineProfile> machine;
   std::string machine_file;  // where it came from, for errors
+  // Where the network is the calibration's: each all-reduce timed by this ladder
+  // (ReplayOptions::network_ladder). Set from the machine profile where its network is taken and
+  // the line fitted to its ladder misses it beyond kMaxTrustedRelativeRms.
+  std::optional<NetworkLadder> network_ladder;
   // The platform: kind, and the two-level shape's links (unset: the star's α, β).
   PlatformKind platform = PlatformKind::Star;
   std::string platform_file;

@@ -19,6 +19,7 @@
 #include <vector>
 
 #include "ddpsim/sim/allreduce.hpp"
+#include "ddpsim/sim/network_ladder.hpp"
 #include "ddpsim/sim/platform.hpp"
 #include "ddpsim/sim/workload_model.hpp"
 #include "ddpsim/trace/model.hpp"
@@ -38,6 +39,10 @@ struct ReplayOptions {
   // The α-β parameters: used by Analytic directly and recorded in the predicted trace.
   double alpha_s = 0;
   double beta_bytes_per_s = 0;
+  // Not empty: each all-reduce carries NetworkLadder::carried_bytes of its bytes, so that on
+  // this α and β (the line fitted to the ladder) it takes the ladder's time at its size.
+  // See Note [the ladder as the network] in docs/model.md.
+  NetworkLadder network_ladder;
   std::int64_t iterations = 3;
   // SimGrid configuration "key:value", applied after kDefaultSimgridConfig.
   std::vector<std::string> simgrid_config;
