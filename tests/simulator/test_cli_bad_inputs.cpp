@@ -14,6 +14,7 @@
 #include "cli_runner.hpp"
 #include "ddpsim/trace/io.hpp"
 #include "ddpsim/trace/machine_profile.hpp"
+#include "synthetic_profile.hpp"
 #include "synthetic_trace.hpp"
 
 namespace ddpsim::sim {
@@ -287,26 +288,9 @@ const std::vector<Subcommand> kSubcommands = {
 
 // A valid profile of the synthetic trace's machine but for `edit`: 1 host, 4 ranks, Gloo.
 void write_profile(const std::string& path, const std::function<void(trace::MachineProfile&)>& edit) {
-  trace::MachineProfile profile;
-  profile.tool_version = "test";
-  profile.created_utc = "2030-01-01T00:00:00Z";
-  profile.launcher = "torchrun";
-  profile.backend = "gloo";
-  profile.device = "cpu";
-  profile.world_size = 4;
-  profile.hosts = {"synthetic"};
-  profile.ranks_per_host = 4;
-  profile.threads = 1;
-  profile.torch_version = "2.13.0";
-  for (std::int64_t bytes = 4096; bytes <= (64 << 20); bytes *= 4) {
-    const double seconds = 1e-4 + static_cast<double>(bytes) / 1e9;
-    profile.allreduce.steps.push_back({bytes, trace::timing_of({seconds}), trace::timing_of({1.5 * seconds})});
-  }
-  profile.allreduce.in_flight_gain = 1.3;
-  profile.compute.kernel = "test";
-  profile.compute.alone = trace::timing_of({0.01});
-  profile.compute.together = trace::timing_of({0.02});
-  profile.compute.effective_cores = 2;
+  trace::MachineProfile profile = testing::synthetic_profile(
+      4, [](std::int64_t bytes) { return 1e-4 + static_cast<double>(bytes) / 1e9; }, 1.5);
+  profile.compute.effective_cores = 2;  // valid for the edits' 2 ranks a host too
   edit(profile);
   trace::write_machine_profile(path, profile);
 }

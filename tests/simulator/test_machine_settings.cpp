@@ -19,6 +19,7 @@
 #include "ddpsim/sim/workload_model.hpp"
 #include "ddpsim/trace/io.hpp"
 #include "ddpsim/trace/machine_profile.hpp"
+#include "synthetic_profile.hpp"
 #include "synthetic_trace.hpp"
 
 namespace ddpsim::sim {
@@ -31,28 +32,9 @@ trace::Timing exactly(double seconds) { return trace::timing_of({seconds}); }
 
 // A profile of `world_size` ranks whose ladder is the ring formula with kAlpha, kBeta exactly.
 trace::MachineProfile known_profile(int world_size = 4, AllreduceAlgorithm shape = AllreduceAlgorithm::Ring) {
-  trace::MachineProfile profile;
-  profile.tool_version = "test";
-  profile.created_utc = "2030-01-01T00:00:00Z";
-  profile.launcher = "torchrun";
-  profile.backend = "gloo";
-  profile.device = "cpu";
-  profile.world_size = world_size;
-  profile.hosts = {"synthetic"};
-  profile.ranks_per_host = world_size;
-  profile.threads = 1;
-  profile.torch_version = "2.13.0";
-  for (std::int64_t bytes = 4096; bytes <= (64 << 20); bytes *= 4) {
-    const double one = allreduce_formula_s(shape, world_size, static_cast<double>(bytes), kAlpha, kBeta);
-    profile.allreduce.steps.push_back({bytes, exactly(one), exactly(1.6 * one)});
-  }
-  profile.allreduce.in_flight = 2;
-  profile.allreduce.in_flight_gain = 1.25;
-  profile.compute.kernel = "test";
-  profile.compute.alone = exactly(0.010);
-  profile.compute.together = exactly(0.016);
-  profile.compute.effective_cores = std::min(2.5, static_cast<double>(world_size));
-  return profile;
+  return testing::synthetic_profile(world_size, [&](std::int64_t bytes) {
+    return allreduce_formula_s(shape, world_size, static_cast<double>(bytes), kAlpha, kBeta);
+  });
 }
 
 TEST(MachineSettings, AKnownLadderGivesItsAlphaAndBeta) {

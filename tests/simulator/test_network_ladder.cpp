@@ -16,6 +16,7 @@
 #include "cli_runner.hpp"
 #include "ddpsim/trace/io.hpp"
 #include "minimal_workload.hpp"
+#include "synthetic_profile.hpp"
 #include "synthetic_trace.hpp"
 
 namespace ddpsim::sim {
@@ -119,29 +120,11 @@ TEST(NetworkLadder, AnotherWorldSizeTakesTheLadderAtTheSameBytesEachRingLinkCarr
 
 // A 4-rank profile whose rungs fall `bend` above and below the line in turn.
 trace::MachineProfile curved_profile(double bend = 0.15) {
-  trace::MachineProfile profile;
-  profile.tool_version = "test";
-  profile.created_utc = "2030-01-01T00:00:00Z";
-  profile.launcher = "torchrun";
-  profile.backend = "gloo";
-  profile.device = "cpu";
-  profile.world_size = 4;
-  profile.hosts = {"synthetic"};
-  profile.ranks_per_host = 4;
-  profile.threads = 1;
-  profile.torch_version = "2.13.0";
-  double factor = 1 + bend;
-  for (std::int64_t bytes = 4096; bytes <= (64 << 20); bytes *= 4, factor = 2.0 - factor) {
-    const double one = line_s(4, static_cast<double>(bytes)) * factor;
-    profile.allreduce.steps.push_back({bytes, trace::timing_of({one}), trace::timing_of({1.6 * one})});
-  }
-  profile.allreduce.in_flight = 2;
-  profile.allreduce.in_flight_gain = 1.25;
-  profile.compute.kernel = "test";
-  profile.compute.alone = trace::timing_of({0.010});
-  profile.compute.together = trace::timing_of({0.016});
-  profile.compute.effective_cores = 2.5;
-  return profile;
+  return testing::synthetic_profile(4, [bend](std::int64_t bytes) {
+    int rung = 0;
+    for (std::int64_t size = 4096; size < bytes; size *= 4) ++rung;
+    return line_s(4, static_cast<double>(bytes)) * (rung % 2 == 0 ? 1 + bend : 1 - bend);
+  });
 }
 
 TEST(NetworkLadder, MachineGivesTheLadderWhereTheNetworkIsTheProfilesAndTheLineMissesIt) {
