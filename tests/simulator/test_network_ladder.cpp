@@ -5,6 +5,8 @@
 // and the line through the ladder misses it beyond kMaxTrustedRelativeRms.
 #include <gtest/gtest.h>
 
+#include <fstream>
+#include <nlohmann/json.hpp>
 #include <vector>
 
 #include "ddpsim/sim/allreduce.hpp"
@@ -158,10 +160,15 @@ TEST(NetworkLadder, TheReportNamesTheLadderAndNotTheLinesMisfit) {
   test_support::TempDir dir;
   trace::write_trace(dir / "run", testing::make_synthetic_trace(testing::SyntheticRun{}));
   trace::write_machine_profile(dir / "machine.json", curved_profile(0.45));
-  const Outcome replay = run_cli(dir, "replay " + (dir / "run") + " --compute median --machine " + (dir / "machine.json"));
+  const Outcome replay = run_cli(dir, "replay " + (dir / "run") + " --compute median --machine " +
+                                          (dir / "machine.json") + " --json " + (dir / "report.json"));
   ASSERT_EQ(replay.status, 0) << replay.err;
   EXPECT_NE(replay.out.find("each all-reduce timed by the ladder's 8 sizes"), std::string::npos) << replay.out;
-  EXPECT_EQ(replay.out.find("the line misses"), std::string::npos) << replay.out;
+  EXPECT_EQ(replay.out.find("% RMS:"), std::string::npos) << replay.out;  // either misfit warning's text
+  std::ifstream file(dir / "report.json");
+  const nlohmann::json report = nlohmann::json::parse(file);
+  EXPECT_EQ(report["network"]["ladder_sizes"], 8);
+  EXPECT_TRUE(report["network"]["calibration"]["warnings"].empty()) << report["network"]["calibration"].dump();
   // Where the line is the network (a fit given with --calibration), its misfit stays a warning.
   const Calibration line = machine_settings(curved_profile(0.45), AllreduceAlgorithm::Ring, "m.json").calibration;
   ASSERT_GT(line.fit.relative_rms, kMaxTrustedRelativeRms);

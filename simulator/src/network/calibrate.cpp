@@ -218,7 +218,7 @@ std::vector<std::string> calibration_warnings(const Calibration& calibration, bo
   return warnings;
 }
 
-nlohmann::json calibration_json(const Calibration& calibration) {
+nlohmann::json calibration_json(const Calibration& calibration, bool timed_by_ladder) {
   nlohmann::json json;
   json["algorithm"] = to_string(calibration.algorithm);
   json["world_size"] = calibration.world_size;
@@ -235,7 +235,7 @@ nlohmann::json calibration_json(const Calibration& calibration) {
   json["overlap_bandwidth_fraction"] = calibration.overlap_bandwidth_fraction;
   json["two_in_flight_busy"] = calibration.two_in_flight_busy;
   json["two_in_flight_free"] = calibration.two_in_flight_free;
-  json["warnings"] = calibration_warnings(calibration);
+  json["warnings"] = calibration_warnings(calibration, timed_by_ladder);
   json["points"] = nlohmann::json::array();
   for (const auto& point : calibration.points) {
     json["points"].push_back({{"bytes", point.bytes}, {"median_s", point.median_s}, {"samples", point.samples}});

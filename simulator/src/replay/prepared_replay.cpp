@@ -112,7 +112,7 @@ void choose_network(const ReplayRequest& request, PreparedReplay& prepared) {
     if (prepared.calibration) {
       options.alpha_s = prepared.calibration->alpha_s;
       options.beta_bytes_per_s = prepared.calibration->beta_bytes_per_s;
-      if (request.network_ladder && !request.bandwidth) options.network_ladder = *request.network_ladder;
+      if (request.network_ladder) options.network_ladder = *request.network_ladder;
       // Contention between all-reduces and autograd belongs to the measured rate: a told
       // --bandwidth is the network's own and is used as it is.
       if (!request.bandwidth) {

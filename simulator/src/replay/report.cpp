@@ -210,10 +210,7 @@ nlohmann::json report_json(const ReplayReport& report) {
     json["headline_note"] = note;
   }
   json["network"]["ladder_sizes"] = options.network_ladder.rungs();
-  if (report.calibration) {
-    json["network"]["calibration"] = calibration_json(*report.calibration);
-    json["network"]["calibration"]["warnings"] = calibration_warnings(*report.calibration, !options.network_ladder.empty());
-  }
+  if (report.calibration) json["network"]["calibration"] = calibration_json(*report.calibration, !options.network_ladder.empty());
   const auto rebucket_note = report.model->source_meta.settings.find("sim.rebucket");
   if (rebucket_note != report.model->source_meta.settings.end()) json["rebucket"] = rebucket_note->second;
   json["measured"] = trace::summary_json(report.measured);  // keys sorted, as in the rest of the report

@@ -11,7 +11,8 @@
 
 namespace ddpsim::sim {
 
-nlohmann::json calibration_json(const Calibration& calibration);
+// `timed_by_ladder`: its warnings as calibration_warnings gives them for a replay on a ladder.
+nlohmann::json calibration_json(const Calibration& calibration, bool timed_by_ladder = false);
 nlohmann::json distribution_json(const IterationDistribution& distribution);
 nlohmann::json report_json(const ReplayReport& report);
 

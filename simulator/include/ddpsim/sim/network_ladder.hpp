@@ -28,7 +28,6 @@ class NetworkLadder {
 
   bool empty() const { return bytes_.empty(); }
   std::size_t rungs() const { return bytes_.size(); }
-  int world_size() const { return world_size_; }
 
   // One all-reduce of `bytes` among the ladder's own ranks: linear between rungs, the first
   // rung's time below it, the last segment extended beyond the last.

@@ -55,8 +55,9 @@ struct ReplayRequest {
   std::string calibration_file;  // where it came from, for errors
   // A machine profile (--machine; traces/MACHINE.md): where the request leaves them unset, the
   // network (instead of fitting the trace), in_flight_gain (two lanes at one's rate on the
-  // profile's network) and effective_cores come from it (machine_settings.hpp). RequestError when it does not belong with the trace (another backend,
-  // another number of hosts); PreparedReplay::warnings for what it approximates.
+  // profile's network) and effective_cores come from it (machine_settings.hpp). RequestError
+  // when it does not belong with the trace (another backend, another number of hosts);
+  // PreparedReplay::warnings for what it approximates.
   std::optional<trace::MachineProfile> machine;
   std::string machine_file;  // where it came from, for errors
   // Where the network is the calibration's: each all-reduce timed by this ladder
