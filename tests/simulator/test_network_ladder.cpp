@@ -5,7 +5,9 @@
 // and the line through the ladder misses it beyond kMaxTrustedRelativeRms.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <fstream>
+#include <string>
 #include <nlohmann/json.hpp>
 #include <vector>
 
@@ -152,6 +154,31 @@ TEST(NetworkLadder, MachineGivesTheLadderWhereTheNetworkIsTheProfilesAndTheLineM
   ASSERT_LT(machine_settings(*near_line.machine, AllreduceAlgorithm::Ring, "m.json").calibration.fit.relative_rms,
             kMaxTrustedRelativeRms);
   EXPECT_TRUE(prepare_replay(near_line, measured).options.network_ladder.empty());
+}
+
+// A ladder of fewer than kMinLadderRungs sizes (a quick profile: --sizes 4K,64K,1M,4M) stays on
+// the line however far the line misses it, and the misfit warning says how many sizes to measure.
+TEST(NetworkLadder, ASparseLadderLeavesTheLineAsTheNetworkAndSaysSo) {
+  const trace::Trace measured = testing::make_synthetic_trace(testing::SyntheticRun{});
+  ReplayRequest request;
+  request.machine = curved_profile(0.45);
+  request.machine->allreduce.steps.resize(kMinLadderRungs - 1);
+  request.machine_file = "m.json";
+  ASSERT_GT(machine_settings(*request.machine, AllreduceAlgorithm::Ring, "m.json").calibration.fit.relative_rms,
+            kMaxTrustedRelativeRms);
+  const PreparedReplay prepared = prepare_replay(request, measured);
+  EXPECT_TRUE(prepared.options.network_ladder.empty());
+  const std::string expected = "its " + std::to_string(kMinLadderRungs - 1) + " sizes are too few";
+  ASSERT_TRUE(prepared.calibration);
+  const std::vector<std::string> warnings = calibration_warnings(*prepared.calibration);
+  EXPECT_TRUE(std::any_of(warnings.begin(), warnings.end(),
+                          [&](const std::string& w) { return w.find(expected) != std::string::npos; }))
+      << ::testing::PrintToString(warnings);
+  // A full ladder's misfit warning has no such clause.
+  for (const std::string& w : calibration_warnings(machine_settings(curved_profile(0.45), AllreduceAlgorithm::Ring,
+                                                                    "m.json").calibration)) {
+    EXPECT_EQ(w.find("too few"), std::string::npos) << w;
+  }
 }
 
 // Through the binary: where the line misses the ladder, the report says the ladder times the

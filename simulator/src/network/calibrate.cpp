@@ -1,6 +1,7 @@
 // Least-squares α-β calibration from a trace's all-reduce times (calibrate.hpp).
 #include "ddpsim/sim/calibrate.hpp"
 #include "ddpsim/sim/json_values.hpp"
+#include "ddpsim/sim/network_ladder.hpp"
 
 #include <nlohmann/json.hpp>
 
@@ -212,6 +213,10 @@ std::vector<std::string> calibration_warnings(const Calibration& calibration, bo
            << calibration.fit.relative_rms * 100
            << " % RMS: the ladder is not a line on this network (a shaped link passing small messages in "
               "bursts?), and predictions inherit the misfit";
+      if (sizes < kMinLadderRungs) {
+        text << "; its " << sizes << " sizes are too few for the ladder to time each all-reduce in the line's "
+             << "place: measure at least " << kMinLadderRungs << " (ddp-machine-profile's default --sizes)";
+      }
     }
     warnings.push_back(text.str());
   }

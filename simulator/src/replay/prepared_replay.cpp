@@ -203,9 +203,11 @@ ReplayRequest with_machine(const ReplayRequest& given, const trace::Trace& measu
   if (!request.calibration) {
     request.calibration = std::move(settings.calibration);
     request.calibration_file = given.machine_file;
-    // The line is the network where it describes the ladder; where it misses it beyond what a
-    // fit is trusted with, the ladder times each all-reduce (Note [the ladder as the network]).
-    if (!request.bandwidth && request.calibration->fit.relative_rms > kMaxTrustedRelativeRms) {
+    // The line is the network where it describes the ladder; where it misses a full ladder
+    // beyond what a fit is trusted with, the ladder times each all-reduce (Note [the ladder as
+    // the network]).
+    if (!request.bandwidth && request.calibration->fit.relative_rms > kMaxTrustedRelativeRms &&
+        settings.ladder.rungs() >= kMinLadderRungs) {
       request.network_ladder = std::move(settings.ladder);
     }
   }

@@ -12,6 +12,11 @@
 
 namespace ddpsim::sim {
 
+// The fewest rungs a ladder needs to replace the line: ddp-machine-profile's default ladder (4 KiB
+// to 64 MiB by ×4). A sparser ladder, interpolated between rungs far apart and each timed by few
+// repeats, is no better evidence than the line through it (Note [the ladder as the network]).
+inline constexpr std::size_t kMinLadderRungs = 8;
+
 struct LadderRung {
   std::int64_t bytes = 0;
   double seconds = 0;  // one all-reduce alone, median
