@@ -127,6 +127,21 @@ TEST(KinetoReal, DlrmHasThreeAllreducesPerStepOnEveryRankAndItsAllToAlls) {
       }
     }
   }
+  // Its 15 gradients with their shapes: the 112 floats DDP bucketed alone, between the top MLP's
+  // first six (the 1 MiB first bucket) and the rest, at DDP's default caps.
+  const auto& meta = trace.ranks.at(0).meta;
+  ASSERT_EQ(meta.settings.at("parameters"), "per-gradient") << meta.settings.at("parameters_reason");
+  ASSERT_EQ(meta.parameters.size(), 15u);
+  const auto& buckets = meta.bucket_assignments.at(0).buckets;
+  ASSERT_EQ(buckets.size(), 3u);
+  ASSERT_EQ(buckets[1].size(), 1u);
+  for (const auto& parameter : meta.parameters) {
+    EXPECT_EQ(parameter.alone, parameter.index == buckets[1][0]) << parameter.name;
+  }
+  EXPECT_EQ(meta.parameters.at(static_cast<std::size_t>(buckets[1][0])).numel, 112);
+  EXPECT_EQ(buckets[0].size(), 6u);
+  EXPECT_EQ(meta.bucket_cap_bytes, 25LL * 1024 * 1024);
+  EXPECT_EQ(meta.first_bucket_cap_bytes, 1024LL * 1024);
   const Trace back = round_trip(trace, "dlrm");
   const auto summary = ddpsim::trace::summarize(back);
   EXPECT_EQ(summary.world_size, 8);

@@ -439,6 +439,49 @@ TEST(KinetoStandardImport, GradientsWithoutShapesKeepOneParameterPerBucketAndSay
       << ddpsim::trace::describe_import(trace);
 }
 
+// A bucket of one gradient taken out of turn, as DLRM's profile has (c10d buckets a sparse
+// gradient alone): gradients of 10, 10x100, 250, 40 and 500 floats ready in that order, buckets
+// of 1010, then 40 (launched after its gradient), then 750 (the 250 and the 500). The 40 is that
+// parameter alone.
+TEST(KinetoStandardImport, ABucketOfOneGradientOutOfTurnIsThatParameterAlone) {
+  const TempDir scratch;
+  const fs::path dir = scratch.path();
+  const auto write = [&](double alone_ready) {
+    ProfileBuilder p("gloo", 0, 2);
+    p.steps(2);
+    const std::vector<std::pair<json, double>> gradients = {{json::array({10}), 200.0},
+                                                            {json::array({10, 100}), 300.0},
+                                                            {json::array({40}), alone_ready},
+                                                            {json::array({250}), 520.0},
+                                                            {json::array({500}), 560.0}};
+    for (int s = 0; s < 2; ++s) {
+      for (const auto& [dims, end] : gradients) {
+        p.add("torch::autograd::AccumulateGrad", "cpu_op", kMainThread, ProfileBuilder::step_start(s) + end - 5, 5,
+              {{"Input Dims", json::array({dims})}, {"Input type", {"float"}}});
+      }
+      for (int b = 0; b < 3; ++b) p.c10d_allreduce(s, b);  // launched at 500, 600 and 700 us
+      p.gloo_span(s, 0, 1010, 5.0, 50.0);
+      p.gloo_span(s, 1, 40, 5.0, 10.0);
+      p.gloo_span(s, 2, 750, 5.0, 50.0);
+    }
+    p.write(dir / "rank-0.json");
+    return ddpsim::trace::import_kineto({(dir / "rank-0.json").string()});
+  };
+  const Trace trace = write(540.0);
+  const auto& meta = trace.ranks.at(0).meta;
+  ASSERT_EQ(meta.settings.at("parameters"), "per-gradient") << meta.settings.at("parameters_reason");
+  ASSERT_EQ(meta.parameters.size(), 5u);
+  for (const auto& parameter : meta.parameters) EXPECT_EQ(parameter.alone, parameter.index == 1) << parameter.name;
+  EXPECT_EQ(meta.bucket_assignments.at(0).buckets, (std::vector<std::vector<int>>{{4, 3}, {1}, {2, 0}}));
+  // It bounds no cap: the first bucket closed in (40, 4040] bytes, the rest is one bucket.
+  EXPECT_NE(meta.settings.at("bucket_caps").find("bucket_cap_mb 25"), std::string::npos) << meta.settings.at("bucket_caps");
+  // A gradient of that size ready only after the bucket's all-reduce launched cannot be in it.
+  const Trace late = write(650.0);
+  EXPECT_EQ(late.ranks.at(0).meta.settings.at("parameters"), "per-bucket");
+  EXPECT_NE(late.ranks.at(0).meta.settings.at("parameters_reason").find("bucket 1 of 40 elements"), std::string::npos)
+      << late.ranks.at(0).meta.settings.at("parameters_reason");
+}
+
 TEST(KinetoStandardImport, GradientsThatDoNotFillTheBucketsKeepOneParameterPerBucketAndSayWhy) {
   const TempDir scratch;
   const fs::path dir = scratch.path();

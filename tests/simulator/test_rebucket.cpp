@@ -47,6 +47,25 @@ TEST(BucketAssignment, EachDtypeHasItsOwnBuckets) {
   EXPECT_EQ(buckets, (std::vector<std::vector<int>>{{3, 1}, {2, 0}}));
 }
 
+// A parameter DDP buckets alone (c10d: a sparse gradient) is a bucket where it stands in the
+// order, at every cap, and neither fills its dtype's open bucket nor moves its limit. DLRM's
+// profile has such a layout: buckets {0..5}, {the alone one}, {the rest}.
+TEST(BucketAssignment, AParameterAloneIsABucketWhereItStandsAtEveryCap) {
+  auto parameters = parameters_of({{kMiB, "float32"}, {kMiB / 4, "float32"}, {448, "float32"},
+                                   {kMiB / 2, "float32"}, {kMiB, "float32"}});
+  parameters[2].alone = true;
+  // Ready order 4, 3, 2, 1, 0: 4 reaches the 1 MiB first cap; 2 is its own bucket; 3, 1, 0 the rest.
+  EXPECT_EQ(compute_bucket_assignment(parameters, {4, 3, 2, 1, 0}, {25 * kMiB, kMiB}),
+            (std::vector<std::vector<int>>{{4}, {2}, {3, 1, 0}}));
+  // At a cap of 0.5 MiB the others split; 2 stays alone, in its place, and 3 still opens the
+  // second bucket at the second limit (2 moved no limit).
+  EXPECT_EQ(compute_bucket_assignment(parameters, {4, 3, 2, 1, 0}, {kMiB / 2, kMiB}),
+            (std::vector<std::vector<int>>{{4}, {3}, {2}, {1, 0}}));
+  parameters[2].alone = false;  // the same sizes, bucketed by the rule alone
+  EXPECT_EQ(compute_bucket_assignment(parameters, {4, 3, 2, 1, 0}, {25 * kMiB, kMiB}),
+            (std::vector<std::vector<int>>{{4}, {3, 2, 1, 0}}));
+}
+
 // DDP's bucket_cap_mb_list: bucket i closes at entry i, the last entry repeating.
 TEST(BucketAssignment, PerBucketListOfCapsLastRepeats) {
   // Ready order 7..0, each 1 MiB except 6 (0.5 MiB).

@@ -58,6 +58,23 @@ TEST(BucketCaps, ClosedBucketsBoundTheirCapOnBothSides) {
   EXPECT_NE(caps.describe().find("bucket_cap_mb 9 (any in (8, 16] MiB"), std::string::npos) << caps.describe();
 }
 
+// A parameter DDP bucketed alone (Parameter::alone) bounds no cap: DLRM's layout of 1.5 MiB,
+// then 448 bytes alone, then the rest, is DDP's defaults.
+TEST(BucketCaps, AParameterAloneBoundsNoCap) {
+  auto params = parameters_of({kMiB / 2, kMiB, 448, 3 * kMiB / 4});
+  const auto layout = layout_of({{0, 1}, {2}, {3}});
+  // By the rule alone, 448 bytes closed a bucket: a cap of at most 448 bytes, which no job sets.
+  EXPECT_EQ(infer_bucket_caps(params, layout).cap.at_most, 448);
+  params[2].alone = true;
+  const InferredCaps caps = infer_bucket_caps(params, layout);
+  ASSERT_TRUE(caps.consistent) << caps.describe();
+  EXPECT_EQ(caps.first.above, kMiB / 2);
+  EXPECT_EQ(caps.first.at_most, 3 * kMiB / 2);
+  EXPECT_EQ(caps.cap.above, 0);
+  EXPECT_EQ(caps.first_bytes, kMiB);
+  EXPECT_EQ(caps.cap_bytes, 25 * kMiB);
+}
+
 // DDP's defaults are taken where the layout admits them: 4.2 MB then the rest (12.6 MB) in one
 // bucket, as a 1024x4 MLP at 25 MiB.
 TEST(BucketCaps, DdpDefaultsAreTakenWhereTheyFit) {

@@ -32,6 +32,7 @@ void expect_meta_equal(const RunMeta& a, const RunMeta& b) {
     EXPECT_EQ(a.parameters[i].name, b.parameters[i].name);
     EXPECT_EQ(a.parameters[i].numel, b.parameters[i].numel);
     EXPECT_EQ(a.parameters[i].dtype, b.parameters[i].dtype);
+    EXPECT_EQ(a.parameters[i].alone, b.parameters[i].alone);
   }
   EXPECT_EQ(a.bucket_cap_bytes, b.bucket_cap_bytes);
   EXPECT_EQ(a.first_bucket_cap_bytes, b.first_bucket_cap_bytes);
@@ -66,6 +67,7 @@ TEST(RoundTrip, WriteTraceThenReadTraceGivesTheSameTrace) {
   TempDir dir;
   Trace trace = testing::example_trace(2, 4);
   trace.ranks[1].meta.skew = {{"slowdown", "1.5"}};
+  trace.ranks[1].meta.parameters.back().alone = true;
   // Text fields with the characters CSV must quote.
   Event failure;
   failure.rank = 1;

@@ -132,6 +132,12 @@ TEST(ValidateMeta, UnknownDtype) {
             "got \"int8\"");
 }
 
+TEST(ValidateMeta, AloneThatIsNotABoolean) {
+  json meta = good_meta();
+  meta["parameters"][1]["alone"] = 1;
+  EXPECT_EQ(parse_error(meta), "m.json:1: expected parameters[1].alone to be true or false, got number 1");
+}
+
 TEST(ValidateMeta, BucketWithUnknownParameter) {
   json meta = good_meta();
   meta["bucket_assignments"][0]["buckets"] = json::parse("[[2, 1, 3]]");

@@ -49,7 +49,8 @@ InferredCaps infer_bucket_caps(const std::vector<Parameter>& parameters, const B
   // Per dtype: its buckets in layout order (c10d keeps one limit iterator per dtype).
   std::map<std::string, std::vector<const std::vector<int>*>> by_dtype;
   for (const auto& bucket : layout.buckets) {
-    if (bucket.empty()) continue;
+    // A parameter alone (Parameter::alone) neither fills its dtype's bucket nor moves its limit.
+    if (bucket.empty() || (bucket.size() == 1 && parameters.at(static_cast<std::size_t>(bucket.front())).alone)) continue;
     by_dtype[parameters.at(static_cast<std::size_t>(bucket.front())).dtype].push_back(&bucket);
   }
   for (const auto& [dtype, buckets] : by_dtype) {

@@ -13,9 +13,9 @@
 //    and its kernel's start/end are allreduce_begin/end;
 //  - with record_shapes=True, every "torch::autograd::AccumulateGrad" carries its gradient's
 //    shape and ends when that gradient is ready: the parameters, in gradient-ready order, and
-//    the buckets as lists of them ("parameters": "per-gradient" in settings), so DDP's rule
-//    re-buckets the import exactly; the caps under which that rule gives the recorded buckets
-//    are inferred (settings.bucket_caps, bucket_caps.hpp). Without shapes each bucket becomes
+//    the buckets as lists of them, a parameter DDP bucketed alone marked so ("parameters":
+//    "per-gradient" in settings), so DDP's rule re-buckets the import exactly; the caps under
+//    which that rule gives the recorded buckets are inferred (settings.bucket_caps, bucket_caps.hpp). Without shapes each bucket becomes
 //    one pseudo-parameter ("parameters": "per-bucket", the reason in parameters_reason) and
 //    re-bucketing is approximate;
 //  - DDP's "DistributedDataParallel.forward", the autograd engine's first function and
@@ -159,7 +159,10 @@ struct GradientLayout {
 // first buckets a model (reverse registration order) and the one that breaks the replay's ties
 // as the profile ordered them. Each dtype's buckets take that dtype's gradients in the order
 // they became ready, as DDP's rebuilt buckets do, and a bucket's gradients must add up to its
-// all-reduce's elements. Nullopt, with `why`, where the profile cannot give this.
+// all-reduce's elements. A bucket those gradients overfill may be one parameter that DDP
+// bucketed alone (Parameter::alone: c10d does so for a sparse gradient), taken out of turn: the
+// last gradient of its dtype and exact size ready before its all-reduce launched. Nullopt, with
+// `why`, where the profile cannot give this.
 std::optional<GradientLayout> layout_from_gradients(const std::vector<Gradient>& gradients,
                                                     const std::vector<const Collective*>& buckets, std::string& why) {
   if (gradients.empty()) {
@@ -185,36 +188,54 @@ std::optional<GradientLayout> layout_from_gradients(const std::vector<Gradient>&
     parameter.dtype = g.dtype;
     queue[g.dtype].push_back(k);
   }
-  std::map<std::string, std::size_t> taken;
+  std::vector<bool> used(gradients.size(), false);
+  std::map<std::string, std::size_t> taken;  // dtype -> its first gradient not yet in a bucket
   std::int64_t gradient_elements = 0;
   std::int64_t bucket_elements = 0;
   for (const Gradient& g : gradients) gradient_elements += g.numel;
   for (const Collective* c : buckets) bucket_elements += c->numel;
   for (std::size_t b = 0; b < buckets.size(); ++b) {
-    const std::vector<int>& ready = queue[buckets[b]->dtype];
-    std::size_t& next = taken[buckets[b]->dtype];
-    std::vector<int> bucket;
+    const Collective& all_reduce = *buckets[b];
+    const std::vector<int>& ready = queue[all_reduce.dtype];
+    std::size_t& next = taken[all_reduce.dtype];
+    while (next < ready.size() && used[static_cast<std::size_t>(ready[next])]) ++next;
+    std::vector<int> in_turn;  // the dtype's next gradients until they reach the bucket's elements
     std::int64_t elements = 0;
-    while (elements < buckets[b]->numel && next < ready.size()) {
-      const int k = ready[next++];
+    for (std::size_t i = next; i < ready.size() && elements < all_reduce.numel; ++i) {
+      const int k = ready[i];
+      if (used[static_cast<std::size_t>(k)]) continue;
       elements += gradients[static_cast<std::size_t>(k)].numel;
-      bucket.push_back(n - 1 - k);
+      in_turn.push_back(k);
     }
-    if (elements != buckets[b]->numel) {
+    if (elements != all_reduce.numel) in_turn.clear();
+    if (in_turn.empty()) {
+      for (auto k = ready.rbegin(); k != ready.rend(); ++k) {
+        const Gradient& g = gradients[static_cast<std::size_t>(*k)];
+        if (!used[static_cast<std::size_t>(*k)] && g.numel == all_reduce.numel && g.event->end_ns <= all_reduce.op->begin_ns) {
+          in_turn = {*k};
+          result.parameters[static_cast<std::size_t>(n - 1 - *k)].alone = true;
+          break;
+        }
+      }
+    }
+    if (in_turn.empty()) {
       why = "the " + std::to_string(n) + " gradients (" + std::to_string(gradient_elements) +
             " elements) do not fill the all-reduced buckets (" + std::to_string(bucket_elements) +
             " elements) in the order they became ready: bucket " + std::to_string(b) + " of " +
-            std::to_string(buckets[b]->numel) + " elements";
+            std::to_string(all_reduce.numel) + " elements";
       return std::nullopt;
+    }
+    std::vector<int> bucket;
+    for (int k : in_turn) {
+      used[static_cast<std::size_t>(k)] = true;
+      bucket.push_back(n - 1 - k);
     }
     result.assignment.buckets.push_back(std::move(bucket));
   }
-  for (const auto& [dtype, ready] : queue) {
-    if (taken[dtype] != ready.size()) {
-      why = std::to_string(ready.size() - taken[dtype]) + " " + dtype +
-            " gradients are in no all-reduced bucket (parameters DDP does not own?)";
-      return std::nullopt;
-    }
+  const auto left = std::count(used.begin(), used.end(), false);
+  if (left > 0) {
+    why = std::to_string(left) + " gradients are in no all-reduced bucket (parameters DDP does not own?)";
+    return std::nullopt;
   }
   return result;
 }

@@ -36,8 +36,9 @@ std::string meta_to_json(const RunMeta& meta) {
   out["workload"] = workload;
   ordered_json parameters = ordered_json::array();
   for (const Parameter& p : meta.parameters) {
-    parameters.push_back(
-        {{"index", p.index}, {"name", p.name}, {"numel", p.numel}, {"dtype", p.dtype}});
+    ordered_json parameter = {{"index", p.index}, {"name", p.name}, {"numel", p.numel}, {"dtype", p.dtype}};
+    if (p.alone) parameter["alone"] = true;  // only when set: other traces read exactly as before
+    parameters.push_back(std::move(parameter));
   }
   out["parameters"] = parameters;
   out["bucket_cap_bytes"] = meta.bucket_cap_bytes;
@@ -219,6 +220,10 @@ void read_parameters(const MetaChecker& check, const json& root, RunMeta& meta) 
     if (dtype_size(parameter.dtype) == 0) {
       check.fail("parameters", path + ".dtype one of float32, float16, bfloat16, float64",
                  "\"" + parameter.dtype + "\"");
+    }
+    if (const auto alone = p.find("alone"); alone != p.end()) {
+      if (!alone->is_boolean()) check.fail("parameters", path + ".alone to be true or false", check.describe(*alone));
+      parameter.alone = alone->get<bool>();
     }
     meta.parameters.push_back(std::move(parameter));
   }

@@ -49,6 +49,10 @@ std::vector<std::vector<int>> compute_bucket_assignment(const std::vector<trace:
   std::vector<std::string> dtype_order;     // dtypes in order of first appearance
   for (int index : order) {
     const trace::Parameter& parameter = parameters.at(static_cast<std::size_t>(index));
+    if (parameter.alone) {  // c10d: a sparse gradient's parameter is a bucket where it stands
+      closed.push_back({index});
+      continue;
+    }
     if (!open.count(parameter.dtype)) dtype_order.push_back(parameter.dtype);
     OpenBucket& bucket = open[parameter.dtype];
     bucket.params.push_back(index);

@@ -22,6 +22,10 @@ struct Parameter {
   std::string name;
   std::int64_t numel = 0;
   std::string dtype = "float32";  // float32 | float16 | bfloat16 | float64
+  // DDP gives it a bucket of its own at every cap, where it stands in gradient-ready order, as
+  // c10d's bucketing does for a parameter with a sparse gradient. An import sets it where a
+  // recorded bucket holds this parameter alone, out of gradient-ready order.
+  bool alone = false;
 
   std::int64_t bytes() const;
 };
