@@ -475,6 +475,10 @@ TEST(KinetoStandardImport, ABucketOfOneGradientOutOfTurnIsThatParameterAlone) {
   EXPECT_EQ(meta.bucket_assignments.at(0).buckets, (std::vector<std::vector<int>>{{4, 3}, {1}, {2, 0}}));
   // It bounds no cap: the first bucket closed in (40, 4040] bytes, the rest is one bucket.
   EXPECT_NE(meta.settings.at("bucket_caps").find("bucket_cap_mb 25"), std::string::npos) << meta.settings.at("bucket_caps");
+  const std::string report = ddpsim::trace::describe_import(trace);
+  EXPECT_NE(report.find("; 1 parameter in a bucket of its own out of gradient-ready order, kept so at every cap"),
+            std::string::npos)
+      << report;
   // A gradient of that size ready only after the bucket's all-reduce launched cannot be in it.
   const Trace late = write(650.0);
   EXPECT_EQ(late.ranks.at(0).meta.settings.at("parameters"), "per-bucket");

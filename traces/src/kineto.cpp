@@ -103,9 +103,16 @@ std::string describe_import(const Trace& trace) {
   out << "\n";
   const std::size_t buckets = meta.bucket_assignments.empty() ? 0 : meta.bucket_assignments.front().buckets.size();
   if (setting("parameters") == "per-gradient") {
+    const auto alone = std::count_if(meta.parameters.begin(), meta.parameters.end(), [](const Parameter& p) { return p.alone; });
     out << "parameters: " << meta.parameters.size() << " gradients with their shapes in " << buckets
         << " buckets: re-bucketing is exact\n"
-        << "buckets: " << setting("bucket_caps") << "\n";
+        << "buckets: " << setting("bucket_caps");
+    if (alone > 0) {
+      out << "; " << alone << (alone == 1 ? " parameter" : " parameters")
+          << " in a bucket of its own out of gradient-ready order, kept so at every cap (as DDP buckets a sparse "
+             "gradient)";
+    }
+    out << "\n";
   } else {
     out << "parameters: one per bucket (" << buckets << "): re-bucketing is approximate, as "
         << setting("parameters_reason") << "\n";
