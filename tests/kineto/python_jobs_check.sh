@@ -9,12 +9,15 @@ set -u
 python=$1 bin=$2 scratch=$3
 rm -rf "$scratch" && mkdir -p "$scratch"
 fail() { echo "python_jobs_check: $*"; exit 1; }
-# A small machine profile of this machine, as a user measures it (fewer sizes and repeats).
+# A small machine profile of this machine (fewer sizes and repeats than a user takes), and a job
+# whose unprofiled step (about 2 ms) stays above its baseline's all-reduces alone even on a noisy
+# ladder (with 2 repeats one slow small rung lifts the line's latency above the step, and every
+# round refuses --unprofiled-iteration-ms).
 "$bin/ddp-launch" --nproc-per-node 2 --master-port 0 -- "$bin/ddp-machine-profile" --out "$scratch/machine.json" \
-  --sizes 4K,64K,1M,4M --overlap-size 1M --repeats 2 --warmup 1 --quiet >"$scratch/machine.txt" 2>&1 \
+  --sizes 4K,64K,1M,4M --overlap-size 1M --repeats 5 --warmup 2 --quiet >"$scratch/machine.txt" 2>&1 \
   || { cat "$scratch/machine.txt"; fail "the machine profile failed"; }
 "$python" -m ddpsim.bench.python_jobs --out "$scratch/r" --bin "$bin" --python "$python" --families mlp --caps 5 --repeats 2 \
-  --iterations 6 --machine "$scratch/machine.json" --job-args "--width 128 --depth 2 --batch-size 64" >"$scratch/out.txt" 2>&1 \
+  --iterations 6 --machine "$scratch/machine.json" --job-args "--width 128 --depth 2 --batch-size 256" >"$scratch/out.txt" 2>&1 \
   || { cat "$scratch/out.txt" "$scratch/r/log.txt"; fail "the small run failed"; }
 cat "$scratch/out.txt"
 rows=$(tail -n +2 "$scratch/r/pairs.csv" | wc -l)
