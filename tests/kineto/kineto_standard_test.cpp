@@ -161,6 +161,51 @@ TEST(KinetoStandardImport, GlooSpanOfAnotherSizeIsNotTakenForALaunch) {
   EXPECT_EQ(begins[1]->t_ns, static_cast<std::int64_t>((ProfileBuilder::launch(0, 0) + 60) * 1000));
 }
 
+TEST(KinetoStandardImport, GlooSpansRecordedOutOfOrderArePairedByTheSizesOfTheOtherSteps) {
+  // Launches that say no size (a TensorList, as torch 2.13 records on CPUs) take the first span
+  // after them; Gloo's two workers may record their begins out of the order they took the work.
+  // Here the first step's second work began first: its launches are paired again with the
+  // sizes the other steps show, each with the first span of that size that began after it.
+  const TempDir scratch;
+  const fs::path dir = scratch.path();
+  ProfileBuilder p("gloo", 0, 2);
+  p.steps(3);
+  for (int s = 0; s < 3; ++s) {
+    p.c10d_allreduce(s, 0);
+    p.c10d_allreduce(s, 1);
+    p.gloo_span(s, 0, 1000, s == 0 ? 150.0 : 5.0, 100.0);  // 650 us into the first step
+    p.gloo_span(s, 1, 3000, 20.0, 120.0);                  // 620 us
+  }
+  p.write(dir / "rank-0.json");
+  const Trace trace = ddpsim::trace::import_kineto({(dir / "rank-0.json").string()});
+  const auto& meta = trace.ranks.at(0).meta;
+  EXPECT_EQ(meta.settings.at("gloo_spans_paired_by_size"), "ProfilerStep#1");
+  EXPECT_EQ(meta.settings.count("skipped_steps"), 0u);
+  const auto begins = of_type(trace, 0, EventType::AllreduceBegin);
+  ASSERT_EQ(begins.size(), 6u);
+  // In time order within the first step: bucket 1's 3000 floats, then bucket 0's 1000.
+  EXPECT_EQ(begins[0]->bucket, 1);
+  EXPECT_EQ(begins[0]->bytes, 12000);
+  EXPECT_EQ(begins[1]->bucket, 0);
+  EXPECT_EQ(begins[1]->bytes, 4000);
+  EXPECT_EQ(begins[1]->t_ns, static_cast<std::int64_t>((ProfileBuilder::launch(0, 0) + 150) * 1000));
+  EXPECT_NE(ddpsim::trace::describe_import(trace).find("Gloo spans of ProfilerStep#1 paired with their launches by size"),
+            std::string::npos)
+      << ddpsim::trace::describe_import(trace);
+  // A span that began before the launch it would need is no pairing: the step stays odd.
+  ProfileBuilder q("gloo", 0, 2);
+  q.steps(3);
+  for (int s = 0; s < 3; ++s) {
+    q.c10d_allreduce(s, 0);
+    q.c10d_allreduce(s, 1);
+    q.gloo_span(s, 0, s == 2 ? 3000 : 1000, 5.0, 100.0);
+    q.gloo_span(s, 1, s == 2 ? 1000 : 3000, 5.0, 120.0);
+  }
+  q.write(dir / "rank-0.json");
+  const Trace odd = ddpsim::trace::import_kineto({(dir / "rank-0.json").string()});
+  EXPECT_EQ(odd.ranks.at(0).meta.settings.count("gloo_spans_paired_by_size"), 0u);
+}
+
 TEST(KinetoStandardImport, GlooLaunchWithoutWorkerSpanIsNamedInOneLine) {
   const TempDir scratch;
   const fs::path dir = scratch.path();

@@ -96,6 +96,10 @@ std::string describe_import(const Trace& trace) {
         << " left out whose all-reduces differ from the others': " << skipped
         << "; with gradient accumulation under no_sync() a what-if's iteration is a step that all-reduces)";
   }
+  // Gloo's workers recorded these steps' spans out of the order they took the work.
+  if (const std::string paired = setting("gloo_spans_paired_by_size"); !paired.empty()) {
+    out << " (Gloo spans of " << paired << " paired with their launches by size, as the other steps show them)";
+  }
   if (steps < kFewProfiledSteps) {
     out << ": few for a what-if to resample; profile more (schedule(..., active=10, repeat=1): a schedule that "
            "repeats writes its last cycle over the others)";

@@ -54,7 +54,61 @@ struct Collective {
   std::int64_t numel = -1;
   std::string dtype;  // ddpsim spelling when known, else the profiler's
   std::int64_t bytes = -1;
+  bool sized_by_span = false;  // the launch said no size: the Gloo span it was paired with did
 };
+
+// One step's bucket all-reduces, each as (elements, dtype), in launch order.
+using SizeSequence = std::vector<std::pair<std::int64_t, std::string>>;
+
+SizeSequence sizes_of(const std::vector<Collective*>& launches) {
+  SizeSequence sizes;
+  for (const Collective* c : launches) sizes.emplace_back(c->numel, c->dtype);
+  return sizes;
+}
+
+// Gloo's two worker threads take queued work in order but may record their spans' begins out of
+// it (one descheduled between taking its work and recording): where no launch says its size,
+// two works queued together can be paired with each other's span. A step whose sizes are
+// `layout`'s in another order is paired again, each launch with the first of the step's spans of
+// its layout size that began after it; unchanged where that fails. Whether it was.
+bool pair_again(std::vector<Collective*>& launches, const SizeSequence& layout) {
+  if (launches.size() != layout.size() || sizes_of(launches) == layout) return false;
+  std::vector<const KEvent*> spans;
+  for (const Collective* c : launches) {
+    if (!c->sized_by_span || c->worker == nullptr) return false;
+    spans.push_back(c->worker);
+  }
+  std::vector<const KEvent*> paired(launches.size(), nullptr);
+  std::vector<bool> taken(spans.size(), false);
+  for (std::size_t b = 0; b < launches.size(); ++b) {
+    const KEvent* first = nullptr;
+    std::size_t which = 0;
+    for (std::size_t s = 0; s < spans.size(); ++s) {
+      const Collective& owner = *launches[s];
+      if (taken[s] || owner.numel != layout[b].first || owner.dtype != layout[b].second ||
+          spans[s]->begin_ns < launches[b]->op->begin_ns) {
+        continue;
+      }
+      if (first == nullptr || spans[s]->begin_ns < first->begin_ns) {
+        first = spans[s];
+        which = s;
+      }
+    }
+    if (first == nullptr) return false;
+    taken[which] = true;
+    paired[b] = first;
+  }
+  std::vector<Collective> sized(launches.size());
+  for (std::size_t s = 0; s < launches.size(); ++s) sized[s] = *launches[s];
+  for (std::size_t b = 0; b < launches.size(); ++b) {
+    const auto from = std::find(spans.begin(), spans.end(), paired[b]) - spans.begin();
+    launches[b]->worker = paired[b];
+    launches[b]->numel = sized[static_cast<std::size_t>(from)].numel;
+    launches[b]->dtype = sized[static_cast<std::size_t>(from)].dtype;
+    launches[b]->bytes = sized[static_cast<std::size_t>(from)].bytes;
+  }
+  return true;
+}
 
 // Parses a standard profile keeping only the events the importer reads: a real profile is
 // mostly operators and kernels of the model, and holding all of them costs ~9x the file in
@@ -437,6 +491,7 @@ RankTrace import_standard(const std::string& path, int position, int file_count)
         c.numel = sized.numel;
         c.dtype = sized.dtype;
         c.bytes = sized.bytes;
+        c.sized_by_span = true;
       }
       break;
     }
@@ -545,15 +600,36 @@ RankTrace import_standard(const std::string& path, int position, int file_count)
     const bool known_not_float = c.numel >= 0 && c.bytes > 0 && dtype_size(c.dtype) == 0;
     return c.kind == "all_reduce" && !known_not_float;
   };
-  std::vector<std::vector<const Collective*>> step_allreduces(steps.size());
+  std::vector<std::vector<Collective*>> step_allreduces(steps.size());
   std::vector<std::vector<const Collective*>> step_others(steps.size());
-  for (const Collective& c : collectives) {
+  for (Collective& c : collectives) {
     for (std::size_t s = 0; s < steps.size(); ++s) {
       if (c.op->begin_ns >= steps[s].span->begin_ns && c.op->begin_ns <= steps[s].span->end_ns) {
-        (is_bucket(c) ? step_allreduces : step_others)[s].push_back(&c);
+        if (is_bucket(c)) {
+          step_allreduces[s].push_back(&c);
+        } else {
+          step_others[s].push_back(&c);
+        }
         break;
       }
     }
+  }
+  // The sizes most steps show are the buckets' when Gloo's spans paired
+  // a step's launches out of order (pair_again); a step they cannot explain stays as it was.
+  std::map<SizeSequence, int> seen;
+  SizeSequence most;
+  int most_count = 0;
+  for (const auto& launches : step_allreduces) {
+    if (launches.empty()) continue;
+    const int count = ++seen[sizes_of(launches)];
+    if (count > most_count) {
+      most_count = count;
+      most = sizes_of(launches);
+    }
+  }
+  std::vector<std::string> paired_again;
+  for (std::size_t s = 0; s < steps.size(); ++s) {
+    if (pair_again(step_allreduces[s], most)) paired_again.push_back("ProfilerStep#" + std::to_string(steps[s].number));
   }
   // The first step with all-reduces sets the layout; every step must match it (a cut last
   // step is dropped, like a rank's cut last line).
@@ -562,7 +638,12 @@ RankTrace import_standard(const std::string& path, int position, int file_count)
   if (reference == steps.size()) {
     throw TraceError(path, 0, "all-reduces inside a ProfilerStep", "none inside any step");
   }
-  const auto& layout = step_allreduces[reference];
+  const std::vector<const Collective*> layout(step_allreduces[reference].begin(), step_allreduces[reference].end());
+  if (!paired_again.empty()) {
+    std::string names;
+    for (const std::string& name : paired_again) names += (names.empty() ? "" : " ") + name;
+    meta.settings["gloo_spans_paired_by_size"] = names;
+  }
   for (std::size_t b = 0; b < layout.size(); ++b) {
     const Collective& c = *layout[b];
     if (c.numel < 0 || dtype_size(c.dtype) == 0) {
