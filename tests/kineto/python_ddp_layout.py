@@ -18,17 +18,17 @@ import shutil
 import subprocess
 import sys
 
-from ddpsim.bench.python_jobs import TEARDOWN_ABORT
+from ddpsim.bench.python_jobs import TEARDOWN_ABORT, TEARDOWN_ATTEMPTS
 
 CAPS = [25.0, 5.0, 1.0]
 
 
-def run(cmd, log, retried=False):
+def run(cmd, log, attempt=1):
     result = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
     with open(log, "a") as f:
         f.write("$ " + " ".join(cmd) + "\n" + result.stdout)
-    if result.returncode != 0 and not retried and TEARDOWN_ABORT in result.stdout:
-        return run(cmd, log, retried=True)  # a worker's abort as it ends: once more, as python_jobs does
+    if result.returncode != 0 and attempt < TEARDOWN_ATTEMPTS and TEARDOWN_ABORT in result.stdout:
+        return run(cmd, log, attempt + 1)  # a worker's abort as it ends: again, as python_jobs does
     if result.returncode != 0:
         sys.stdout.write(result.stdout)
         sys.exit(f"python_ddp_layout: failed ({result.returncode}): {' '.join(cmd)}")

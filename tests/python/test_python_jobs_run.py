@@ -1,5 +1,6 @@
-"""ddpsim.bench.python_jobs.run: a job whose worker aborts as it ends (TEARDOWN_ABORT) is run once
-more and said in the log; a second abort, or any other failure, stays a failure."""
+"""ddpsim.bench.python_jobs.run: a job whose worker aborts as it ends (TEARDOWN_ABORT) is run again,
+up to TEARDOWN_ATTEMPTS runs in all, and said in the log; one more abort, or any other failure,
+stays a failure."""
 import os
 import sys
 import tempfile
@@ -20,7 +21,7 @@ FAKE_JOB = textwrap.dedent('''\
 ''')
 
 
-class RunRetriesATeardownAbortOnce(unittest.TestCase):
+class RunRetriesATeardownAbort(unittest.TestCase):
     def setUp(self):
         self.dir = tempfile.TemporaryDirectory()
         self.job = os.path.join(self.dir.name, "job.py")
@@ -46,10 +47,14 @@ class RunRetriesATeardownAbortOnce(unittest.TestCase):
             self.assertIn("a worker aborted (terminate called without an active exception): running the job once more",
                           f.read())
 
-    def test_two_aborts_fail(self):
+    def test_aborts_until_the_last_attempt_are_run_again(self):
+        self.assertTrue(python_jobs.run(self.command(aborts=python_jobs.TEARDOWN_ATTEMPTS - 1), self.log))
+        self.assertEqual(self.calls(), python_jobs.TEARDOWN_ATTEMPTS)
+
+    def test_an_abort_on_every_attempt_fails(self):
         with self.assertRaises(RuntimeError):
-            python_jobs.run(self.command(aborts=2), self.log)
-        self.assertEqual(self.calls(), 2)
+            python_jobs.run(self.command(aborts=python_jobs.TEARDOWN_ATTEMPTS), self.log)
+        self.assertEqual(self.calls(), python_jobs.TEARDOWN_ATTEMPTS)
 
     def test_another_failure_is_not_run_again(self):
         with self.assertRaises(RuntimeError):

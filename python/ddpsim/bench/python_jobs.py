@@ -144,14 +144,16 @@ def configurations(args):
 
 # A torch worker now and then aborts as it ends ("terminate called without an active
 # exception", SIGABRT), profiled or not, in bursts on this machine: such a job wrote no result,
-# and is run once more (the log says so). Any other failure stays a failure.
+# and is run again, up to TEARDOWN_ATTEMPTS runs in all (the log says so). Any other failure
+# stays a failure.
 TEARDOWN_ABORT = "terminate called without an active exception"
+TEARDOWN_ATTEMPTS = 3
 
 
-def run(cmd, log, refusal=None, retried=False):
+def run(cmd, log, refusal=None, attempt=1):
     """Runs cmd, its output appended to log. False when it exits 2 with `refusal` in its output
-    (an expected refusal); a worker's abort at its end (TEARDOWN_ABORT) is run once more; any
-    other failure raises."""
+    (an expected refusal); a worker's abort at its end (TEARDOWN_ABORT) is run again, up to
+    TEARDOWN_ATTEMPTS runs; any other failure raises."""
     with open(log, "a") as f:
         f.write("$ " + " ".join(cmd) + "\n")
         f.flush()
@@ -162,10 +164,10 @@ def run(cmd, log, refusal=None, retried=False):
         output = f.read()
     if code == 2 and refusal is not None and refusal in output:
         return False
-    if code != 0 and not retried and TEARDOWN_ABORT in output:
+    if code != 0 and attempt < TEARDOWN_ATTEMPTS and TEARDOWN_ABORT in output:
         with open(log, "a") as f:
             f.write(f"python_jobs: a worker aborted ({TEARDOWN_ABORT}): running the job once more\n")
-        return run(cmd, log, refusal, retried=True)
+        return run(cmd, log, refusal, attempt + 1)
     if code != 0:
         raise RuntimeError(f"exit {code}: {' '.join(cmd)} (see {log})")
     return True
