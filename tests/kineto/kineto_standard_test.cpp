@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <cstdint>
 #include <filesystem>
+#include <functional>
 #include <fstream>
 #include <string>
 #include <utility>
@@ -89,6 +90,17 @@ std::vector<const Event*> of_type(const Trace& trace, int rank, EventType type) 
   return found;
 }
 
+// The first step's all-reduces in time order: bucket 1's 3000 floats, then bucket 0's 1000,
+// whose transfer began `wait_us` after its launch.
+void expect_bucket_1_then_bucket_0(const std::vector<const Event*>& begins, double wait_us) {
+  ASSERT_GE(begins.size(), 2u);
+  EXPECT_EQ(begins[0]->bucket, 1);
+  EXPECT_EQ(begins[0]->bytes, 12000);
+  EXPECT_EQ(begins[1]->bucket, 0);
+  EXPECT_EQ(begins[1]->bytes, 4000);
+  EXPECT_EQ(begins[1]->t_ns, static_cast<std::int64_t>((ProfileBuilder::launch(0, 0) + wait_us) * 1000));
+}
+
 
 // Two Gloo buckets of 1000 (launch reports no size) and 3000 floats; the worker takes the
 // second bucket's work late (wait 150 us) because it was busy with the first.
@@ -153,56 +165,58 @@ TEST(KinetoStandardImport, GlooSpanOfAnotherSizeIsNotTakenForALaunch) {
   const Trace trace = ddpsim::trace::import_kineto({(dir / "rank-0.json").string()});
   const auto begins = of_type(trace, 0, EventType::AllreduceBegin);
   ASSERT_EQ(begins.size(), 4u);
-  // Sorted by time within the step: the 3000-float transfer began first.
-  EXPECT_EQ(begins[0]->bytes, 12000);
-  EXPECT_EQ(begins[0]->bucket, 1);
-  EXPECT_EQ(begins[1]->bytes, 4000);
-  EXPECT_EQ(begins[1]->bucket, 0);
-  EXPECT_EQ(begins[1]->t_ns, static_cast<std::int64_t>((ProfileBuilder::launch(0, 0) + 60) * 1000));
+  expect_bucket_1_then_bucket_0(begins, 60);  // sorted by time within the step
 }
+
+namespace {
+
+// Gloo's worker span of one launch: its elements, and when it began after its launch.
+struct WorkerSpan {
+  std::int64_t numel;
+  double wait_us;
+};
+
+// Three steps of two launches that say no size (TensorLists), each step's two worker spans given
+// by `spans(step)`, written to `file`.
+std::string two_launch_profile(const fs::path& file, const std::function<std::pair<WorkerSpan, WorkerSpan>(int)>& spans) {
+  ProfileBuilder p("gloo", 0, 2);
+  p.steps(3);
+  for (int s = 0; s < 3; ++s) {
+    const auto [first, second] = spans(s);
+    p.c10d_allreduce(s, 0);
+    p.c10d_allreduce(s, 1);
+    p.gloo_span(s, 0, first.numel, first.wait_us, 100.0);
+    p.gloo_span(s, 1, second.numel, second.wait_us, 120.0);
+  }
+  p.write(file);
+  return file.string();
+}
+
+}  // namespace
 
 TEST(KinetoStandardImport, GlooSpansRecordedOutOfOrderArePairedByTheSizesOfTheOtherSteps) {
   // Launches that say no size (a TensorList, as torch 2.13 records on CPUs) take the first span
   // after them; Gloo's two workers may record their begins out of the order they took the work.
-  // Here the first step's second work began first: its launches are paired again with the
-  // sizes the other steps show, each with the first span of that size that began after it.
+  // Here the first step's second work began first (620 us into the step, the first's at 650):
+  // its launches are paired again with the sizes the other steps show, each with the first
+  // span of that size that began after it.
   const TempDir scratch;
-  const fs::path dir = scratch.path();
-  ProfileBuilder p("gloo", 0, 2);
-  p.steps(3);
-  for (int s = 0; s < 3; ++s) {
-    p.c10d_allreduce(s, 0);
-    p.c10d_allreduce(s, 1);
-    p.gloo_span(s, 0, 1000, s == 0 ? 150.0 : 5.0, 100.0);  // 650 us into the first step
-    p.gloo_span(s, 1, 3000, 20.0, 120.0);                  // 620 us
-  }
-  p.write(dir / "rank-0.json");
-  const Trace trace = ddpsim::trace::import_kineto({(dir / "rank-0.json").string()});
+  const Trace trace = ddpsim::trace::import_kineto({two_launch_profile(scratch.path() / "rank-0.json", [](int s) {
+    return std::pair{WorkerSpan{1000, s == 0 ? 150.0 : 5.0}, WorkerSpan{3000, 20.0}};
+  })});
   const auto& meta = trace.ranks.at(0).meta;
   EXPECT_EQ(meta.settings.at("gloo_spans_paired_by_size"), "ProfilerStep#1");
   EXPECT_EQ(meta.settings.count("skipped_steps"), 0u);
   const auto begins = of_type(trace, 0, EventType::AllreduceBegin);
   ASSERT_EQ(begins.size(), 6u);
-  // In time order within the first step: bucket 1's 3000 floats, then bucket 0's 1000.
-  EXPECT_EQ(begins[0]->bucket, 1);
-  EXPECT_EQ(begins[0]->bytes, 12000);
-  EXPECT_EQ(begins[1]->bucket, 0);
-  EXPECT_EQ(begins[1]->bytes, 4000);
-  EXPECT_EQ(begins[1]->t_ns, static_cast<std::int64_t>((ProfileBuilder::launch(0, 0) + 150) * 1000));
+  expect_bucket_1_then_bucket_0(begins, 150);
   EXPECT_NE(ddpsim::trace::describe_import(trace).find("Gloo spans of ProfilerStep#1 paired with their launches by size"),
             std::string::npos)
       << ddpsim::trace::describe_import(trace);
   // A span that began before the launch it would need is no pairing: the step stays odd.
-  ProfileBuilder q("gloo", 0, 2);
-  q.steps(3);
-  for (int s = 0; s < 3; ++s) {
-    q.c10d_allreduce(s, 0);
-    q.c10d_allreduce(s, 1);
-    q.gloo_span(s, 0, s == 2 ? 3000 : 1000, 5.0, 100.0);
-    q.gloo_span(s, 1, s == 2 ? 1000 : 3000, 5.0, 120.0);
-  }
-  q.write(dir / "rank-0.json");
-  const Trace odd = ddpsim::trace::import_kineto({(dir / "rank-0.json").string()});
+  const Trace odd = ddpsim::trace::import_kineto({two_launch_profile(scratch.path() / "odd.json", [](int s) {
+    return std::pair{WorkerSpan{s == 2 ? 3000 : 1000, 5.0}, WorkerSpan{s == 2 ? 1000 : 3000, 5.0}};
+  })});
   EXPECT_EQ(odd.ranks.at(0).meta.settings.count("gloo_spans_paired_by_size"), 0u);
 }
 
