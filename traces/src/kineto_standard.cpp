@@ -15,9 +15,9 @@
 //    shape and ends when that gradient is ready: the parameters, in gradient-ready order, and
 //    the buckets as lists of them, a parameter DDP bucketed alone marked so ("parameters":
 //    "per-gradient" in settings), so DDP's rule re-buckets the import exactly; the caps under
-//    which that rule gives the recorded buckets are inferred (settings.bucket_caps, bucket_caps.hpp). Without shapes each bucket becomes
-//    one pseudo-parameter ("parameters": "per-bucket", the reason in parameters_reason) and
-//    re-bucketing is approximate;
+//    which that rule gives the recorded buckets are inferred (settings.bucket_caps,
+//    bucket_caps.hpp). Without shapes each bucket becomes one pseudo-parameter ("parameters":
+//    "per-bucket", the reason in parameters_reason) and re-bucketing is approximate;
 //  - DDP's "DistributedDataParallel.forward", the autograd engine's first function and
 //    "Optimizer.step#..." give the phases (kineto_steps.cpp); the rest of the step (and the
 //    other collectives, recorded as "collective" events) is replayed as measured compute.
@@ -73,41 +73,39 @@ SizeSequence sizes_of(const std::vector<Collective*>& launches) {
 // its layout size that began after it; unchanged where that fails. Whether it was.
 bool pair_again(std::vector<Collective*>& launches, const SizeSequence& layout) {
   if (launches.size() != layout.size() || sizes_of(launches) == layout) return false;
-  std::vector<const KEvent*> spans;
   for (const Collective* c : launches) {
     if (!c->sized_by_span || c->worker == nullptr) return false;
-    spans.push_back(c->worker);
   }
-  std::vector<const KEvent*> paired(launches.size(), nullptr);
-  std::vector<bool> taken(spans.size(), false);
+  std::vector<std::size_t> owner(launches.size());  // launch b takes launch owner[b]'s span and size
+  std::vector<bool> taken(launches.size(), false);
   for (std::size_t b = 0; b < launches.size(); ++b) {
-    const KEvent* first = nullptr;
-    std::size_t which = 0;
-    for (std::size_t s = 0; s < spans.size(); ++s) {
-      const Collective& owner = *launches[s];
-      if (taken[s] || owner.numel != layout[b].first || owner.dtype != layout[b].second ||
-          spans[s]->begin_ns < launches[b]->op->begin_ns) {
-        continue;
-      }
-      if (first == nullptr || spans[s]->begin_ns < first->begin_ns) {
-        first = spans[s];
-        which = s;
-      }
+    std::optional<std::size_t> first;
+    for (std::size_t s = 0; s < launches.size(); ++s) {
+      const Collective& c = *launches[s];
+      if (taken[s] || std::pair(c.numel, c.dtype) != layout[b] || c.worker->begin_ns < launches[b]->op->begin_ns) continue;
+      if (!first || c.worker->begin_ns < launches[*first]->worker->begin_ns) first = s;
     }
-    if (first == nullptr) return false;
-    taken[which] = true;
-    paired[b] = first;
+    if (!first) return false;
+    taken[*first] = true;
+    owner[b] = *first;
   }
-  std::vector<Collective> sized(launches.size());
-  for (std::size_t s = 0; s < launches.size(); ++s) sized[s] = *launches[s];
+  std::vector<Collective> before;
+  for (const Collective* c : launches) before.push_back(*c);
   for (std::size_t b = 0; b < launches.size(); ++b) {
-    const auto from = std::find(spans.begin(), spans.end(), paired[b]) - spans.begin();
-    launches[b]->worker = paired[b];
-    launches[b]->numel = sized[static_cast<std::size_t>(from)].numel;
-    launches[b]->dtype = sized[static_cast<std::size_t>(from)].dtype;
-    launches[b]->bytes = sized[static_cast<std::size_t>(from)].bytes;
+    const Collective& from = before[owner[b]];
+    launches[b]->worker = from.worker;
+    launches[b]->numel = from.numel;
+    launches[b]->dtype = from.dtype;
+    launches[b]->bytes = from.bytes;
   }
   return true;
+}
+
+// Step names as settings list them: "ProfilerStep#N ...", space-separated.
+std::string step_list(const std::vector<std::string>& names) {
+  std::string list;
+  for (const std::string& name : names) list += (list.empty() ? "" : " ") + name;
+  return list;
 }
 
 // Parses a standard profile keeping only the events the importer reads: a real profile is
@@ -242,8 +240,7 @@ std::optional<GradientLayout> layout_from_gradients(const std::vector<Gradient>&
     parameter.dtype = g.dtype;
     queue[g.dtype].push_back(k);
   }
-  std::vector<bool> used(gradients.size(), false);
-  std::map<std::string, std::size_t> taken;  // dtype -> its first gradient not yet in a bucket
+  std::vector<bool> used(gradients.size(), false);  // in a bucket already
   std::int64_t gradient_elements = 0;
   std::int64_t bucket_elements = 0;
   for (const Gradient& g : gradients) gradient_elements += g.numel;
@@ -251,12 +248,10 @@ std::optional<GradientLayout> layout_from_gradients(const std::vector<Gradient>&
   for (std::size_t b = 0; b < buckets.size(); ++b) {
     const Collective& all_reduce = *buckets[b];
     const std::vector<int>& ready = queue[all_reduce.dtype];
-    std::size_t& next = taken[all_reduce.dtype];
-    while (next < ready.size() && used[static_cast<std::size_t>(ready[next])]) ++next;
     std::vector<int> in_turn;  // the dtype's next gradients until they reach the bucket's elements
     std::int64_t elements = 0;
-    for (std::size_t i = next; i < ready.size() && elements < all_reduce.numel; ++i) {
-      const int k = ready[i];
+    for (const int k : ready) {
+      if (elements >= all_reduce.numel) break;
       if (used[static_cast<std::size_t>(k)]) continue;
       elements += gradients[static_cast<std::size_t>(k)].numel;
       in_turn.push_back(k);
@@ -614,17 +609,18 @@ RankTrace import_standard(const std::string& path, int position, int file_count)
       }
     }
   }
-  // The sizes most steps show are the buckets' when Gloo's spans paired
-  // a step's launches out of order (pair_again); a step they cannot explain stays as it was.
+  // The sizes most steps show are the buckets' when Gloo's spans paired a step's launches out of
+  // order (pair_again); a step they cannot explain stays as it was.
   std::map<SizeSequence, int> seen;
   SizeSequence most;
   int most_count = 0;
   for (const auto& launches : step_allreduces) {
     if (launches.empty()) continue;
-    const int count = ++seen[sizes_of(launches)];
+    SizeSequence sizes = sizes_of(launches);
+    const int count = ++seen[sizes];
     if (count > most_count) {
       most_count = count;
-      most = sizes_of(launches);
+      most = std::move(sizes);
     }
   }
   std::vector<std::string> paired_again;
@@ -639,11 +635,7 @@ RankTrace import_standard(const std::string& path, int position, int file_count)
     throw TraceError(path, 0, "all-reduces inside a ProfilerStep", "none inside any step");
   }
   const std::vector<const Collective*> layout(step_allreduces[reference].begin(), step_allreduces[reference].end());
-  if (!paired_again.empty()) {
-    std::string names;
-    for (const std::string& name : paired_again) names += (names.empty() ? "" : " ") + name;
-    meta.settings["gloo_spans_paired_by_size"] = names;
-  }
+  if (!paired_again.empty()) meta.settings["gloo_spans_paired_by_size"] = step_list(paired_again);
   for (std::size_t b = 0; b < layout.size(); ++b) {
     const Collective& c = *layout[b];
     if (c.numel < 0 || dtype_size(c.dtype) == 0) {
@@ -786,11 +778,7 @@ RankTrace import_standard(const std::string& path, int position, int file_count)
                      [](const Event& a, const Event& b) { return a.t_ns < b.t_ns; });
     result.events.insert(result.events.end(), step.begin(), step.end());
   }
-  if (!skipped.empty()) {
-    std::string names;
-    for (const std::string& name : skipped) names += (names.empty() ? "" : " ") + name;
-    result.meta.settings["skipped_steps"] = names;
-  }
+  if (!skipped.empty()) result.meta.settings["skipped_steps"] = step_list(skipped);
   return result;
 }
 
