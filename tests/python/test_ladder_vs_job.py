@@ -69,7 +69,8 @@ class LadderVsJob(unittest.TestCase):
 
     def test_bad_flags_get_one_line_and_exit_2(self):
         out = os.path.join(self.tmp.name, "out.json")
-        for flags, expected in ((["--repetitions", "0"], "expected --repetitions >= 1"),
+        for flags, expected in ((["--repetitions", "0"], "--repetitions: expected >= 1 and --iterations >= 5"),
+                                (["--world-size", "1"], "--world-size: expected >= 2, got 1"),
                                 (["--bin-dir", self.tmp.name], f"--bin-dir: expected ddp-launch in {self.tmp.name}")):
             run = subprocess.run([sys.executable, "-m", "ddpsim.bench.ladder_vs_job", "--out", out, *flags],
                                  capture_output=True, text=True)

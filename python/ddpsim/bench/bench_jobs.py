@@ -3,8 +3,11 @@ anything runs (one line naming the flag), the folder the traces go to, one job u
 whose output goes to a log beside its trace, and the start time of the traces they make up."""
 import os
 import subprocess
+import sys
 import tempfile
 import time
+
+from ddpsim.input_error import InputError
 
 # The checkout this package is installed from (pip install -e .): python/ddpsim/bench/ is three
 # folders below it. Defaults such as build/release/bin and results/ are relative to it.
@@ -53,6 +56,33 @@ def launch(bin_dir, trace_dir, train_args, world_size=1):
                                stdout=handle, stderr=subprocess.STDOUT)
     if code != 0:
         raise RuntimeError(f"{log}: the run exited {code}")
+
+
+def add_run_counts(parser, repetitions, iterations, each):
+    """--repetitions (of `each`) and --iterations (per run), with these defaults."""
+    parser.add_argument("--repetitions", type=int, default=repetitions, help=f"{each} (default {repetitions})")
+    parser.add_argument("--iterations", type=int, default=iterations, help=f"iterations per run (default {iterations})")
+
+
+def run_counts_error(script, args, fewest_iterations):
+    """The one-line refusal of --repetitions below 1 or --iterations below fewest_iterations, or None."""
+    if args.repetitions < 1 or args.iterations < fewest_iterations:
+        return f"{script}: --repetitions: expected >= 1 and --iterations >= {fewest_iterations}"
+    return None
+
+
+def failure_status(script, body):
+    """Runs body(): None when it returns; when it raises, one line on stderr and the exit status,
+    2 for bad input (InputError), 1 for a failed run (RuntimeError)."""
+    try:
+        body()
+    except InputError as error:
+        print(f"{script}: {error}", file=sys.stderr)
+        return 2
+    except RuntimeError as error:
+        print(f"{script}: {error}", file=sys.stderr)
+        return 1
+    return None
 
 
 def add_job_arguments(parser, tools):

@@ -20,7 +20,8 @@ import statistics
 import subprocess
 import sys
 
-from ddpsim.bench.bench_jobs import add_job_arguments, launch, setup_error, trace_root
+from ddpsim.bench.bench_jobs import (add_job_arguments, add_run_counts, failure_status, launch, run_counts_error,
+                                     setup_error, trace_root)
 from ddpsim.input_error import InputError
 from ddpsim.trace import read_trace
 
@@ -86,24 +87,22 @@ def flag_value(args, flag, default):
 
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("--repetitions", type=int, default=3, help="job / profile pairs (default 3)")
-    parser.add_argument("--iterations", type=int, default=30, help="iterations per job (default 30)")
+    add_run_counts(parser, 3, 30, "job / profile pairs")
     parser.add_argument("--world-size", type=int, default=2, help="ranks of the job and the profile (default 2)")
     add_job_arguments(parser, "ddp-launch, ddp-train and ddp-machine-profile")
     args = parser.parse_args(argv)
-    if args.repetitions < 1 or args.iterations < FIRST_ITERATION + 3 or args.world_size < 2:
-        print(f"ladder_vs_job.py: expected --repetitions >= 1, --iterations >= {FIRST_ITERATION + 3} and "
-              "--world-size >= 2", file=sys.stderr)
-        return 2
-    refusal = setup_error("ladder_vs_job.py", args.bin_dir, ("ddp-launch", "ddp-train", "ddp-machine-profile"),
-                          args.out)
+    refusal = (run_counts_error("ladder_vs_job.py", args, FIRST_ITERATION + 3)
+               or (f"ladder_vs_job.py: --world-size: expected >= 2, got {args.world_size}" if args.world_size < 2 else None)
+               or setup_error("ladder_vs_job.py", args.bin_dir, ("ddp-launch", "ddp-train", "ddp-machine-profile"),
+                              args.out))
     if refusal:
         print(refusal, file=sys.stderr)
         return 2
     root = trace_root(args.keep, "ladder-vs-job-")
     threads = flag_value(args.train_args, "--threads", "1")
     reps = []
-    try:
+
+    def measure():
         for rep in range(args.repetitions):
             trace_dir = os.path.join(root, f"job-rep{rep}")
             launch(args.bin_dir, trace_dir, ["--iterations", str(args.iterations), *args.train_args], args.world_size)
@@ -117,12 +116,10 @@ def main(argv=None):
                 print(f"rep {rep} bucket {row['bucket']} ({row['bytes']} B): job {row['job_ms']:.2f} ms, ladder "
                       f"{row['ladder_ms']:.2f} ms, x{row['ratio']:.2f}; launched during autograd "
                       f"{row['during_autograd']:.0%}", flush=True)
-    except InputError as error:
-        print(f"ladder_vs_job.py: {error}", file=sys.stderr)
-        return 2
-    except RuntimeError as error:
-        print(f"ladder_vs_job.py: {error}", file=sys.stderr)
-        return 1
+
+    status = failure_status("ladder_vs_job.py", measure)
+    if status is not None:
+        return status
     summary = []
     for index, first in enumerate(reps[0]["buckets"]):
         ratios = [rep["buckets"][index]["ratio"] for rep in reps if len(rep["buckets"]) > index]

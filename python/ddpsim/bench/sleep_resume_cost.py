@@ -22,32 +22,30 @@ import os
 import statistics
 import sys
 
-from ddpsim.bench.bench_jobs import add_job_arguments, launch, setup_error, trace_root
+from ddpsim.bench.bench_jobs import (add_job_arguments, add_run_counts, failure_status, launch, run_counts_error,
+                                     setup_error, trace_root)
 from ddpsim.bench.stall_phases import iteration_compute
-from ddpsim.input_error import InputError
 
 
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--factor", type=float, default=3.0, help="the slowdown of the B runs (default 3)")
-    parser.add_argument("--repetitions", type=int, default=3, help="A/B pairs (default 3)")
-    parser.add_argument("--iterations", type=int, default=40, help="iterations per run (default 40)")
+    add_run_counts(parser, 3, 40, "A/B pairs")
     add_job_arguments(parser, "ddp-launch and ddp-train")
     args = parser.parse_args(argv)
     if not args.factor > 1:
         print(f"sleep_resume_cost.py: --factor: expected a slowdown > 1, got {args.factor}", file=sys.stderr)
         return 2
-    if args.repetitions < 1 or args.iterations < 8:
-        print("sleep_resume_cost.py: --repetitions: expected >= 1 and --iterations >= 8", file=sys.stderr)
-        return 2
-    refusal = setup_error("sleep_resume_cost.py", args.bin_dir, ("ddp-launch", "ddp-train"), args.out)
+    refusal = (run_counts_error("sleep_resume_cost.py", args, 8)
+               or setup_error("sleep_resume_cost.py", args.bin_dir, ("ddp-launch", "ddp-train"), args.out))
     if refusal:
         print(refusal, file=sys.stderr)
         return 2
     root = trace_root(args.keep, "sleep-resume-")
     common = ["--iterations", str(args.iterations), *args.train_args]
     pairs = []
-    try:
+
+    def measure():
         for rep in range(args.repetitions):
             measured = {}
             for side, extra in (("A", []), ("B", ["--slowdown", f"0={args.factor:g}"])):
@@ -59,12 +57,10 @@ def main(argv=None):
                           "resume_cost_ms": (compute_b - compute_a) / sleeps_b})
             print(f"rep {rep}: compute {compute_a:.3f} -> {compute_b:.3f} ms over {sleeps_b:g} sleeps: "
                   f"{pairs[-1]['resume_cost_ms']:.4f} ms per sleep", flush=True)
-    except InputError as error:
-        print(f"sleep_resume_cost.py: {error}", file=sys.stderr)
-        return 2
-    except RuntimeError as error:
-        print(f"sleep_resume_cost.py: {error}", file=sys.stderr)
-        return 1
+
+    status = failure_status("sleep_resume_cost.py", measure)
+    if status is not None:
+        return status
     costs = [pair["resume_cost_ms"] for pair in pairs]
     result = {"train_args": args.train_args, "factor": args.factor, "iterations": args.iterations, "pairs": pairs,
               "resume_cost_ms_median": statistics.median(costs), "resume_cost_ms_min": min(costs),
