@@ -38,6 +38,26 @@ class LadderVsJob(unittest.TestCase):
         # The first two buckets launch while autograd still computes the later ones; the last after it.
         self.assertEqual([transfers[b]["during_autograd"] for b in range(3)], [1.0, 1.0, 0.0])
 
+    def test_a_bucket_queued_behind_another_is_timed_from_the_others_end(self):
+        # Iteration 2 only: bucket 0 launched at 100 us on both ranks, bucket 1 at 300 and 350 us
+        # while bucket 0 still runs (to 1000 us); bucket 1 ends at 1500 us: 0.9 and 0.5 ms.
+        queued = os.path.join(self.tmp.name, "queued")
+        write_trace(queued, world_size=2, iterations=1)
+        for rank, bucket_1_begin in ((0, 300_000), (1, 350_000)):
+            rows = [(2, "iteration_begin", 0, ""), (2, "grad_ready", 100_000, ""), (2, "allreduce_begin", 100_000, 0),
+                    (2, "grad_ready", 300_000, ""), (2, "allreduce_begin", bucket_1_begin, 1),
+                    (2, "allreduce_end", 1_000_000, 0), (2, "allreduce_end", 1_500_000, 1),
+                    (2, "iteration_end", 1_600_000, "")]
+            with open(os.path.join(queued, f"rank-{rank}.events.csv"), "w") as handle:
+                handle.write("rank,iteration,event,t_ns,bucket,param,bytes,dur_ns,kind,message\n")
+                for iteration, event, t_ns, bucket in rows:
+                    size = "" if bucket == "" else 4096
+                    handle.write(f"{rank},{iteration},{event},{t_ns},{bucket},,{size},,,\n")
+        transfers = bucket_transfers(queued)
+        self.assertAlmostEqual(transfers[0]["transfer_ms"], 0.9)
+        self.assertAlmostEqual(transfers[1]["transfer_ms"], 0.5)
+        self.assertEqual([transfers[0]["during_autograd"], transfers[1]["during_autograd"]], [1.0, 0.0])
+
     def test_the_ratio_is_the_jobs_time_over_the_rung_of_its_size(self):
         transfers = bucket_transfers(self.trace)
         ladder = [{"bytes": size, "one": {"median_s": 1e-3 * (b + 1)}} for b, size in enumerate(SIZES)]
