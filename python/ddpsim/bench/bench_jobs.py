@@ -45,17 +45,25 @@ def trace_root(keep, prefix):
     return root
 
 
-def launch(bin_dir, trace_dir, train_args, world_size=1):
-    """One ddp-train job of world_size ranks tracing into trace_dir; its output in trace_dir.log.
-    Raises RuntimeError naming the log when the job fails."""
-    log = trace_dir + ".log"
+def default_launcher(bin_dir, world_size):
+    """ddp-launch of world_size ranks on this machine, a free port: the command a job follows."""
+    return [os.path.join(bin_dir, "ddp-launch"), "--nproc-per-node", str(world_size), "--master-port", "0", "--"]
+
+
+def run_logged(command, log):
+    """Runs command with its output in log. Raises RuntimeError naming the log when it fails."""
     with open(log, "w") as handle:
-        code = subprocess.call([os.path.join(bin_dir, "ddp-launch"), "--nproc-per-node", str(world_size),
-                                "--master-port", "0", "--", os.path.join(bin_dir, "ddp-train"),
-                                "--trace-dir", trace_dir, *train_args],
-                               stdout=handle, stderr=subprocess.STDOUT)
+        code = subprocess.call(command, stdout=handle, stderr=subprocess.STDOUT)
     if code != 0:
         raise RuntimeError(f"{log}: the run exited {code}")
+
+
+def launch(bin_dir, trace_dir, train_args, world_size=1, launcher=None):
+    """One ddp-train job tracing into trace_dir, started by launcher (default: default_launcher
+    with world_size ranks); its output in trace_dir.log. Raises RuntimeError naming the log when
+    the job fails."""
+    run_logged((launcher or default_launcher(bin_dir, world_size)) +
+               [os.path.join(bin_dir, "ddp-train"), "--trace-dir", trace_dir, *train_args], trace_dir + ".log")
 
 
 def add_run_counts(parser, repetitions, iterations, each):

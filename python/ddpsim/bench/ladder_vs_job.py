@@ -20,11 +20,12 @@ import json
 import os
 import shlex
 import statistics
-import subprocess
 import sys
 
-from ddpsim.bench.bench_jobs import (add_job_arguments, add_run_counts, failure_status, run_counts_error, setup_error,
-                                     trace_root)
+import pandas as pd
+
+from ddpsim.bench.bench_jobs import (add_job_arguments, add_run_counts, default_launcher, failure_status, launch,
+                                     run_counts_error, run_logged, setup_error, trace_root)
 from ddpsim.input_error import InputError
 from ddpsim.trace import read_trace
 
@@ -46,7 +47,7 @@ def bucket_transfers(trace_dir):
     autograd_end = grads.groupby("iteration")["t_ns"].max()
     rows = trace.buckets[trace.buckets["end_ns"].notna()].sort_values(["rank", "begin_ns"], kind="stable").copy()
     previous_end = rows.groupby("rank")["end_ns"].shift(1)
-    rows["start"] = rows["begin_ns"].where(previous_end.isna() | (rows["begin_ns"] >= previous_end), previous_end)
+    rows["start"] = pd.concat([rows["begin_ns"], previous_end], axis=1).max(axis=1)  # the previous end when later
     rows = rows[rows["iteration"] >= FIRST_ITERATION]
     joined = rows.groupby(["iteration", "bucket"]).agg(bytes=("bytes", "first"), ranks=("rank", "nunique"),
                                                        last_begin=("begin_ns", "max"), last_start=("start", "max"),
@@ -77,18 +78,10 @@ def against_ladder(transfers, profile, profile_path):
     return rows
 
 
-def run_logged(command, log, what):
-    """Runs one launched job with its output in `log`. Raises RuntimeError naming the log when it fails."""
-    with open(log, "w") as handle:
-        code = subprocess.call(command, stdout=handle, stderr=subprocess.STDOUT)
-    if code != 0:
-        raise RuntimeError(f"{log}: {what} exited {code}")
-
-
 def profile_machine(launcher, bin_dir, out, sizes, threads):
     """ddp-machine-profile started by `launcher`, as the job; its output in OUT.log."""
     run_logged(launcher + [os.path.join(bin_dir, "ddp-machine-profile"), "--sizes", ",".join(str(size) for size in sizes),
-                           "--threads", threads, "--out", out, "--quiet"], out + ".log", "the profile")
+                           "--threads", threads, "--out", out, "--quiet"], out + ".log")
     with open(out) as handle:
         return json.load(handle)
 
@@ -115,16 +108,13 @@ def main(argv=None):
         return 2
     root = trace_root(args.keep, "ladder-vs-job-")
     threads = flag_value(args.train_args, "--threads", "1")
-    launcher = (shlex.split(args.launcher) if args.launcher else
-                [os.path.join(args.bin_dir, "ddp-launch"), "--nproc-per-node", str(args.world_size), "--master-port",
-                 "0", "--"])
+    launcher = shlex.split(args.launcher) if args.launcher else default_launcher(args.bin_dir, args.world_size)
     reps = []
 
     def measure():
         for rep in range(args.repetitions):
             trace_dir = os.path.join(root, f"job-rep{rep}")
-            run_logged(launcher + [os.path.join(args.bin_dir, "ddp-train"), "--trace-dir", trace_dir, "--iterations",
-                                   str(args.iterations), *args.train_args], trace_dir + ".log", "the job")
+            launch(args.bin_dir, trace_dir, ["--iterations", str(args.iterations), *args.train_args], launcher=launcher)
             transfers = bucket_transfers(trace_dir)
             sizes = sorted(set(LADDER_SIZES) | {job["bytes"] for job in transfers.values()})
             profile_path = os.path.join(root, f"profile-rep{rep}.json")
@@ -139,16 +129,19 @@ def main(argv=None):
     status = failure_status("ladder_vs_job.py", measure)
     if status is not None:
         return status
+    by_bucket = {}
+    for rep in reps:
+        for row in rep["buckets"]:
+            by_bucket.setdefault((row["bucket"], row["bytes"]), []).append(row["ratio"])
     summary = []
-    for index, first in enumerate(reps[0]["buckets"]):
-        ratios = [rep["buckets"][index]["ratio"] for rep in reps if len(rep["buckets"]) > index]
-        summary.append({"bucket": first["bucket"], "bytes": first["bytes"], "ratio_median": statistics.median(ratios),
+    for (bucket, size), ratios in sorted(by_bucket.items()):
+        summary.append({"bucket": bucket, "bytes": size, "ratio_median": statistics.median(ratios),
                         "ratio_min": min(ratios), "ratio_max": max(ratios)})
-        print(f"bucket {first['bucket']} ({first['bytes']} B): job / ladder x{summary[-1]['ratio_median']:.2f} "
+        print(f"bucket {bucket} ({size} B): job / ladder x{summary[-1]['ratio_median']:.2f} "
               f"[{min(ratios):.2f}, {max(ratios):.2f}] over {len(ratios)} repetitions")
     with open(args.out, "w") as handle:
-        json.dump({"train_args": args.train_args, "iterations": args.iterations, "world_size": args.world_size, "launcher": args.launcher,
-                   "repetitions": reps, "buckets": summary}, handle, indent=1)
+        json.dump({"train_args": args.train_args, "iterations": args.iterations, "world_size": args.world_size,
+                   "launcher": args.launcher, "repetitions": reps, "buckets": summary}, handle, indent=1)
     return 0
 
 
