@@ -18,7 +18,7 @@ import shutil
 import subprocess
 import sys
 
-from ddpsim.bench.python_jobs import TEARDOWN_ABORT, TEARDOWN_ATTEMPTS
+from ddpsim.bench.python_jobs import worth_another_run
 
 CAPS = [25.0, 5.0, 1.0]
 
@@ -27,7 +27,7 @@ def run(cmd, log, attempt=1):
     result = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
     with open(log, "a") as f:
         f.write("$ " + " ".join(cmd) + "\n" + result.stdout)
-    if result.returncode != 0 and attempt < TEARDOWN_ATTEMPTS and TEARDOWN_ABORT in result.stdout:
+    if worth_another_run(result.returncode, result.stdout, attempt):
         return run(cmd, log, attempt + 1)  # a worker's abort as it ends: again, as python_jobs does
     if result.returncode != 0:
         sys.stdout.write(result.stdout)

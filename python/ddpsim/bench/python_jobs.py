@@ -150,6 +150,12 @@ TEARDOWN_ABORT = "terminate called without an active exception"
 TEARDOWN_ATTEMPTS = 3
 
 
+def worth_another_run(code, output, attempt):
+    """Whether a job that exited `code` with `output` on its `attempt`-th run (from 1) aborted as it
+    ended (TEARDOWN_ABORT) with runs left of TEARDOWN_ATTEMPTS: the one failure run again."""
+    return code != 0 and attempt < TEARDOWN_ATTEMPTS and TEARDOWN_ABORT in output
+
+
 def run(cmd, log, refusal=None, attempt=1):
     """Runs cmd, its output appended to log. False when it exits 2 with `refusal` in its output
     (an expected refusal); a worker's abort at its end (TEARDOWN_ABORT) is run again, up to
@@ -164,7 +170,7 @@ def run(cmd, log, refusal=None, attempt=1):
         output = f.read()
     if code == 2 and refusal is not None and refusal in output:
         return False
-    if code != 0 and attempt < TEARDOWN_ATTEMPTS and TEARDOWN_ABORT in output:
+    if worth_another_run(code, output, attempt):
         with open(log, "a") as f:
             f.write(f"python_jobs: a worker aborted ({TEARDOWN_ABORT}): running the job once more\n")
         return run(cmd, log, refusal, attempt + 1)
