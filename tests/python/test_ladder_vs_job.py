@@ -1,17 +1,41 @@
 """ddpsim.bench.ladder_vs_job against the fixture trace, whose all-reduces take a known time."""
+import json
 import os
 import subprocess
 import sys
 import tempfile
+import textwrap
 import unittest
 
-from fixtures import PARAMETERS, write_trace
+from fixtures import PARAMETERS, write_tools, write_trace
 
 from ddpsim.bench.ladder_vs_job import against_ladder, bucket_transfers
 from ddpsim.input_error import InputError
 
 # The fixture's layout from iteration 1: buckets [5, 4, 3], [2, 1], [0], in bytes.
 SIZES = [sum(PARAMETERS[p][1] * 4 for p in bucket) for bucket in ([5, 4, 3], [2, 1], [0])]
+
+
+# A stand-in launcher: the program after "--" is ddp-train (the fixture trace copied to its
+# --trace-dir; exit 3 where the file FAIL exists beside it) or ddp-machine-profile (a profile whose
+# ladder takes 1 ns per byte at each --sizes rung, or only at 4 KiB where NARROW exists). Each
+# call's arguments are appended to CALLS.
+FAKE_LAUNCH = textwrap.dedent('''\
+    #!{python}
+    import json, os, shutil, sys
+    here = os.path.dirname(os.path.abspath(__file__))
+    with open(os.path.join(here, "CALLS"), "a") as calls:
+        calls.write(" ".join(sys.argv[1:]) + "\\n")
+    args = sys.argv[sys.argv.index("--") + 1:]
+    if args[0].endswith("ddp-train"):
+        if os.path.exists(os.path.join(here, "FAIL")):
+            sys.exit(3)
+        shutil.copytree({template!r}, args[args.index("--trace-dir") + 1])
+    else:
+        sizes = [4096] if os.path.exists(os.path.join(here, "NARROW")) else [int(x) for x in args[args.index("--sizes") + 1].split(",")]
+        ladder = [{{"bytes": b, "one": {{"median_s": b * 1e-9}}}} for b in sizes]
+        json.dump({{"allreduce": {{"ladder": ladder}}}}, open(args[args.index("--out") + 1], "w"))
+    ''')
 
 
 def fixture_transfer_ms(size):
@@ -86,6 +110,67 @@ class LadderVsJob(unittest.TestCase):
             bucket_transfers(short_run)
         self.assertEqual(str(caught.exception),
                          f"{short_run}: expected all-reduces joined by all 2 ranks from iteration 2 on, got none")
+
+    def run_tool(self, *flags):
+        self.bin = os.path.join(self.tmp.name, "bin")
+        write_tools(self.bin, {"ddp-launch": FAKE_LAUNCH.format(python=sys.executable, template=self.trace),
+                               "ddp-train": "#!/bin/sh\nexit 0\n", "ddp-machine-profile": "#!/bin/sh\nexit 0\n"})
+        self.out = os.path.join(self.tmp.name, "out.json")
+        return subprocess.run([sys.executable, "-m", "ddpsim.bench.ladder_vs_job", "--out", self.out, "--bin-dir", self.bin,
+                               "--keep", os.path.join(self.tmp.name, "runs"), "--iterations", "6", *flags, "--",
+                               "--model", "mlp"], capture_output=True, text=True, timeout=120)
+
+    def calls(self):
+        with open(os.path.join(self.bin, "CALLS")) as handle:
+            return handle.read().splitlines()
+
+    def test_each_repetition_runs_the_job_then_the_profile_and_the_json_has_every_ratio(self):
+        run = self.run_tool("--repetitions", "2")
+        self.assertEqual(run.returncode, 0, run.stderr)
+        calls = self.calls()
+        self.assertEqual(len(calls), 4)
+        for job, profile in (calls[0:2], calls[2:4]):
+            self.assertIn("--nproc-per-node 2 --master-port 0 --", job)
+            self.assertIn("ddp-train", job)
+            self.assertIn("--iterations 6", job)
+            self.assertIn("ddp-machine-profile", profile)
+            for size in SIZES:  # the job's bucket sizes are rungs of the profile's ladder
+                self.assertIn(str(size), profile)
+        with open(self.out) as handle:
+            result = json.load(handle)
+        self.assertEqual(len(result["repetitions"]), 2)
+        for b, size in enumerate(SIZES):
+            row = result["buckets"][b]
+            self.assertEqual((row["bucket"], row["bytes"]), (b, size))
+            self.assertAlmostEqual(row["ratio_median"], fixture_transfer_ms(size) / (size * 1e-6))
+
+    def test_a_launcher_starts_the_job_and_the_profile(self):
+        launcher = f"{os.path.join(self.tmp.name, 'bin', 'ddp-launch')} --hosts-of-a-testbed --"
+        run = self.run_tool("--repetitions", "1", "--launcher", launcher)
+        self.assertEqual(run.returncode, 0, run.stderr)
+        calls = self.calls()
+        self.assertEqual(len(calls), 2)
+        for call in calls:
+            self.assertTrue(call.startswith("--hosts-of-a-testbed -- "), call)
+
+    def test_a_failed_job_is_one_line_naming_its_log_and_exit_1(self):
+        os.makedirs(os.path.join(self.tmp.name, "bin"), exist_ok=True)
+        open(os.path.join(self.tmp.name, "bin", "FAIL"), "w").close()
+        run = self.run_tool("--repetitions", "1")
+        self.assertEqual(run.returncode, 1, run.stderr)
+        self.assertEqual(run.stderr.strip(),
+                         f"ladder_vs_job.py: {os.path.join(self.tmp.name, 'runs', 'job-rep0.log')}: the run exited 3")
+        self.assertFalse(os.path.exists(self.out))
+
+    def test_a_profile_without_the_buckets_rungs_is_one_line_and_exit_2(self):
+        os.makedirs(os.path.join(self.tmp.name, "bin"), exist_ok=True)
+        open(os.path.join(self.tmp.name, "bin", "NARROW"), "w").close()
+        run = self.run_tool("--repetitions", "1")
+        self.assertEqual(run.returncode, 2, run.stderr)
+        profile = os.path.join(self.tmp.name, "runs", "profile-rep0.json")
+        self.assertEqual(run.stderr.strip(),
+                         f"ladder_vs_job.py: {profile}: expected a ladder rung of {SIZES[0]} bytes (bucket 0)")
+        self.assertFalse(os.path.exists(self.out))
 
     def test_bad_flags_get_one_line_and_exit_2(self):
         out = os.path.join(self.tmp.name, "out.json")
