@@ -27,6 +27,23 @@ std::string write_measured(const test_support::TempDir& dir) {
   return dir / "measured";
 }
 
+// A trace without a batch size (a profiler import) has no throughput: the report leaves the row
+// out rather than print 0 against 0; with one, the row is there.
+TEST(Cli, ReplayLeavesOutAThroughputNeitherSideKnows) {
+  test_support::TempDir dir;
+  const std::string with_batch = write_measured(dir);
+  trace::Trace trace = testing::make_synthetic_trace(testing::SyntheticRun{});
+  for (trace::RankTrace& rank : trace.ranks) rank.meta.workload.erase("batch_size");
+  trace::write_trace(dir / "no-batch", trace);
+  const Outcome known = run_cli(dir, "replay " + with_batch + " --iterations 4");
+  ASSERT_EQ(known.status, 0) << known.err;
+  EXPECT_NE(known.out.find("\n  samples/s "), std::string::npos) << known.out;
+  const Outcome unknown = run_cli(dir, "replay " + std::string(dir / "no-batch") + " --iterations 4");
+  ASSERT_EQ(unknown.status, 0) << unknown.err;
+  EXPECT_NE(unknown.out.find("iteration time (s)"), std::string::npos) << unknown.out;
+  EXPECT_EQ(unknown.out.find("samples/s"), std::string::npos) << unknown.out;
+}
+
 TEST(Cli, ReplayWritesPredictionAndReport) {
   test_support::TempDir dir;
   const std::string measured = write_measured(dir);

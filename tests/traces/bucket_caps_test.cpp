@@ -86,6 +86,19 @@ TEST(BucketCaps, DdpDefaultsAreTakenWhereTheyFit) {
   EXPECT_EQ(caps.first_bytes, kMiB);
 }
 
+// One bucket bounds only the first cap (from below: it never closed); any bucket_cap_mb gives it,
+// and the report says so rather than "any MiB".
+TEST(BucketCaps, OneBucketLeavesTheCapFree) {
+  const auto params = parameters_of({kMiB / 4, 2 * kMiB, kMiB / 8});
+  const InferredCaps caps = infer_bucket_caps(params, layout_of({{0, 1, 2}}));
+  ASSERT_TRUE(caps.consistent) << caps.describe();
+  EXPECT_FALSE(caps.cap.constrained);
+  EXPECT_EQ(caps.first.above, 9 * kMiB / 4);
+  EXPECT_NE(caps.describe().find("bucket_cap_mb 25 (any cap gives the recorded buckets), first bucket 25 MiB (any above "),
+            std::string::npos)
+      << caps.describe();
+}
+
 // A first bucket as large as the others: DDP(bucket_cap_mb=X) given explicitly caps it at X too.
 TEST(BucketCaps, FirstCapTakesTheOtherCapWhenDefaultDoesNotFit) {
   const auto params = parameters_of({3 * kMiB, 3 * kMiB, 3 * kMiB, 3 * kMiB, 3 * kMiB});

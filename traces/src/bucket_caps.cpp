@@ -74,7 +74,8 @@ std::string InferredCaps::describe() const {
     return "no pair of caps gives the recorded buckets by DDP's rule (first bucket " + describe_range(first) +
            " MiB, later buckets " + describe_range(cap) + " MiB)";
   }
-  return "bucket_cap_mb " + mib(cap_bytes) + " (" + describe_range(cap) + " MiB gives the recorded buckets), " +
+  const std::string caps_that_fit = cap.constrained ? describe_range(cap) + " MiB" : std::string("any cap");
+  return "bucket_cap_mb " + mib(cap_bytes) + " (" + caps_that_fit + " gives the recorded buckets), " +
          "first bucket " + mib(first_bytes) + " MiB (" + describe_range(first) + ")";
 }
 

@@ -109,7 +109,7 @@ std::string describe_import(const Trace& trace) {
   if (setting("parameters") == "per-gradient") {
     const auto alone = std::count_if(meta.parameters.begin(), meta.parameters.end(), [](const Parameter& p) { return p.alone; });
     out << "parameters: " << meta.parameters.size() << " gradients with their shapes in " << buckets
-        << " buckets: re-bucketing is exact\n"
+        << (buckets == 1 ? " bucket" : " buckets") << ": re-bucketing is exact\n"
         << "buckets: " << setting("bucket_caps");
     if (alone > 0) {
       out << "; " << alone << (alone == 1 ? " parameter" : " parameters")

@@ -143,7 +143,10 @@ std::string report_to_text(const ReplayReport& report) {
   if (report.unprofiled_iteration_s) {
     text << row("  unprofiled (given)", *report.unprofiled_iteration_s, report.predicted.median_iteration_s, "%.6f");
   }
-  text << row("samples/s", report.measured.samples_per_s, report.predicted.samples_per_s, "%.2f");
+  // A profile import records no batch size: a throughput neither side knows is left out.
+  if (report.measured.samples_per_s > 0 || report.predicted.samples_per_s > 0) {
+    text << row("samples/s", report.measured.samples_per_s, report.predicted.samples_per_s, "%.2f");
+  }
   text << row("all-reduce per iter (s)", report.measured.total_allreduce_s_per_iter,
               report.predicted.total_allreduce_s_per_iter, "%.6f");
   text << row("overlap", report.measured.overlap_fraction, report.predicted.overlap_fraction, "%.3f");
