@@ -167,6 +167,11 @@ TEST(MachineSettings, TheReplayTakesTheProfile) {
   const PreparedReplay eight = prepare_replay(wider, measured);
   EXPECT_EQ(eight.compute_stretch, corun_stretch({{4, 2.5}}, 4, 8));
   EXPECT_GT(eight.compute_stretch, 1);
+  // ... and says that 8 ranks a host were not measured, and how to measure them.
+  ASSERT_EQ(eight.warnings.size(), 1u);
+  EXPECT_EQ(eight.warnings[0],
+            "--machine m.json: co-location measured for up to 4 ranks on its host; 8 ranks take 4's 2.5 effective "
+            "cores: measure it launched as the what-if (ddp-launch --nproc-per-node 8 -- ddp-machine-profile)");
   // With a fit to the trace's pairs (--calibration), the gain turns its rates into one's.
   ReplayRequest fitted = request_with(known_profile());
   fitted.calibration = calibrate(measured, AllreduceAlgorithm::Ring);
@@ -195,6 +200,7 @@ TEST(MachineSettings, FlagsOverrideTheProfile) {
   request.effective_cores = {{4, 3.0}};
   request.world_size = 8;
   const PreparedReplay prepared = prepare_replay(request, measured);
+  EXPECT_TRUE(prepared.warnings.empty());  // the cores told, the profile's co-location is not used
   EXPECT_EQ(prepared.options.beta_bytes_per_s, 5e8);
   EXPECT_NEAR(prepared.options.alpha_s, kAlpha, kAlpha * 1e-9);  // no --latency: the profile's
   EXPECT_EQ(prepared.options.in_flight_gain, 1.5);

@@ -354,7 +354,7 @@ std::string advice_to_text(const Advice& advice) {
   }
   text << "\n";
   if (!advice.few_iterations.empty()) text << "warning: " << advice.few_iterations << "\n";
-  for (const std::string& lack : advice.import_lacks) text << "profiler import: lacks " << lack << "\n";
+  for (const std::string& lack : advice.import_lacks) text << "profiler import: " << lack << "\n";
   if (!advice.import_lacks.empty() || !advice.few_iterations.empty()) text << "\n";
   bucket_text(advice.bucket, advice.network_note, text);
   timeout_text(advice.timeout, text);

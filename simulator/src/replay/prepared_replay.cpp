@@ -220,7 +220,22 @@ ReplayRequest with_machine(const ReplayRequest& given, const trace::Trace& measu
   if (!request.in_flight_gain && settings.in_flight_gain) {
     request.in_flight_gain = network_from_machine ? 1.0 : *settings.in_flight_gain;
   }
-  if (request.effective_cores.empty() && request.cores == 0) request.effective_cores = settings.effective_cores;
+  if (request.effective_cores.empty() && request.cores == 0) {
+    request.effective_cores = settings.effective_cores;
+    // Co-location past the most ranks the profile ran on its host is C(k) held flat: say so, as
+    // a what-if at that world size is better answered by a profile launched at it.
+    const int profiled = settings.effective_cores.empty() ? 0 : settings.effective_cores.rbegin()->first;
+    if (profiled > 0 && request.world_size > profiled) {
+      char line[400];
+      std::snprintf(line, sizeof line,
+                    "--machine %s: co-location measured for up to %d ranks on its host; %d ranks take %d's %.3g "
+                    "effective cores: measure it launched as the what-if (ddp-launch --nproc-per-node %d -- "
+                    "ddp-machine-profile)",
+                    given.machine_file.c_str(), profiled, request.world_size, profiled,
+                    settings.effective_cores.rbegin()->second, request.world_size);
+      warnings.emplace_back(line);
+    }
+  }
   if (!request.compute_fraction_during_allreduce) {
     request.compute_fraction_during_allreduce = settings.compute_fraction_during_allreduce;
   }

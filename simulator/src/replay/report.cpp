@@ -75,7 +75,8 @@ std::string report_to_text(const ReplayReport& report) {
   std::ostringstream text;
   text << "ddp-sim replay " << report.trace_dir << "\n";
   text << "  workload: " << model.world_size << " ranks measured, " << result.world_size()
-       << " simulated, " << model.bucket_bytes.size() << " buckets, compute " << to_string(model.mode)
+       << " simulated, " << model.bucket_bytes.size() << (model.bucket_bytes.size() == 1 ? " bucket" : " buckets")
+       << ", compute " << to_string(model.mode)
        << " over " << model.source_iterations.size() << " iterations";
   if (report.compute_stretch != 1) {
     text << ", stretched x" << format("%.3g", report.compute_stretch) << " (ranks sharing cores)";
