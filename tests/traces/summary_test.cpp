@@ -200,6 +200,14 @@ TEST(Summary, TableShowsTheHeadlineFigures) {
   EXPECT_NE(table.find("4 ranks"), std::string::npos) << table;
   EXPECT_NE(table.find("median 1.050 ms"), std::string::npos) << table;
   EXPECT_NE(table.find("20.1% hidden"), std::string::npos) << table;
+  // One of a thing is singular (a 1-rank run, a profile import's one bucket).
+  Summary one = summarize(four_rank_trace());
+  one.world_size = 1;
+  one.num_parameters = 1;
+  one.num_buckets = 1;
+  const std::string single = summary_to_table(one);
+  EXPECT_NE(single.find(", 1 rank\nmodel:       1 parameter, "), std::string::npos) << single;
+  EXPECT_NE(single.find(", 1 bucket (last layout)"), std::string::npos) << single;
 }
 
 // #20: AMP's skipped steps and loss scale, and the evaluation phases, as notes (rank 0's file).

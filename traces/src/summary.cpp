@@ -410,10 +410,10 @@ std::string ms(double s) { return format("%.3f ms", s * 1e3); }
 std::string summary_to_table(const Summary& s) {
   std::string out;
   out += "trace:       " + s.source + ", workload " + s.workload + ", backend " + s.backend + ", " +
-         std::to_string(s.world_size) + " ranks\n";
-  out += "model:       " + std::to_string(s.num_parameters) + " parameters, " +
+         std::to_string(s.world_size) + (s.world_size == 1 ? " rank\n" : " ranks\n");
+  out += "model:       " + std::to_string(s.num_parameters) + (s.num_parameters == 1 ? " parameter, " : " parameters, ") +
          human_bytes(s.parameter_bytes) + ", " + std::to_string(s.num_buckets) +
-         " buckets (last layout)\n";
+         (s.num_buckets == 1 ? " bucket" : " buckets") + " (last layout)\n";
   out += "iterations:  " + std::to_string(s.iterations.size()) + " complete on every rank";
   if (!s.iterations.empty()) {
     out += "; median " + ms(s.median_iteration_s) + ", mean " + ms(s.mean_iteration_s) +
