@@ -5,7 +5,8 @@
 #   1. 2 ranks over Gloo with CUDA tensors sharing GPU 0 (as ddp-train --device cuda);
 #   2. with 2 GPUs or more, one rank per GPU over NCCL (NCCL refuses two ranks on one GPU);
 #   3. a refusal in one line: --backend nccl with --device cpu.
-# Each profile is checked against traces/MACHINE.md's rules (python's json, no torch needed).
+# Each profile is checked against traces/MACHINE.md's rules by scripts/gpu_machine_profile_check.py
+# (python's json, no torch needed), which a ctest also runs on a CPU profile.
 # Writes OUT_DIR (default gpu-machine-profile/): log.txt, env.txt, gloo-cuda.json, nccl.json.
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
@@ -17,21 +18,8 @@ source scripts/gpu_common.sh
 gpu_env "$out"
 gpu_build ddp-machine-profile ddp-launch
 
-check() {  # FILE BACKEND DEVICE: the profile holds what MACHINE.md says
-  python3 - "$@" <<'PY'
-import json, sys
-path, backend, device = sys.argv[1:]
-p = json.load(open(path))
-assert p["ddpsim_machine_profile"] == 1, p
-assert p["backend"] == backend and p["device"] == device, (p["backend"], p["device"])
-steps = p["allreduce"]["ladder"]
-assert len(steps) >= 8, len(steps)
-assert all(s["one"]["median_s"] > 0 and s["together"]["median_s"] > 0 for s in steps)
-assert 0 < p["allreduce"]["in_flight_gain"] <= p["allreduce"]["in_flight"]
-assert 0 < p["compute"]["effective_cores"] <= p["ranks_per_host"]
-print(f"{path}: ok, {len(steps)} sizes, torch {p['versions']['torch']}, nccl {p['versions']['nccl'] or '-'}, "
-      f"gain x{p['allreduce']['in_flight_gain']:.3f}, {p['compute']['effective_cores']:.3f} effective cores")
-PY
+check() {  # FILE BACKEND DEVICE: the profile holds what MACHINE.md says (also a ctest on the CPU)
+  python3 scripts/gpu_machine_profile_check.py "$@"
 }
 
 echo "== 1. Gloo, CUDA tensors, 2 ranks on GPU 0"
