@@ -46,7 +46,8 @@ void add_replay_options(CLI::App* command, ReplayFlags& flags) {
       ->group(what_if);
   command->add_option("--bucket-cap-mb", flags.request.bucket_cap_mb,
                       "Re-bucket with this bucket_cap_mb (MiB), from the measured gradient times (a profiler "
-                      "import has none: approximated from its recorded buckets, said in the report)")
+                      "import has them where it was recorded with record_shapes=True; without, the recorded "
+                      "buckets are merged and split, approximately, and the report says so)")
       ->check(bucket_cap_mb(false))
       ->group(what_if);
   command->add_option("--bucket-caps-mb", flags.request.bucket_caps_mb,
