@@ -118,6 +118,37 @@ TEST(CliUnprofiledCompute, TheReportShowsTheGivenTimeAndTheScale) {
   EXPECT_NEAR(json["predicted"]["median_iteration_s"].get<double>() / (0.8 * as_profiled_s), 1, 0.01);
 }
 
+// A what-if on a profiled baseline without the job's own speed says so in its headline (its
+// change against the profiled run carries the profiler's overhead); with --unprofiled-iteration-ms,
+// or as a reconstruction, or on a trace ddp-train measured, it does not.
+TEST(CliUnprofiledCompute, AWhatIfOnAProfileWithoutTheJobsSpeedSaysSoInItsHeadline) {
+  test_support::TempDir dir;
+  const double as_profiled_s = synthetic_trace_as_profiled_s(dir);
+  trace::Trace imported = testing::make_synthetic_trace(testing::SyntheticRun{});
+  for (trace::RankTrace& rank : imported.ranks) rank.meta.source = "imported";
+  trace::write_trace(dir / "imported", imported);
+  const std::string network = " --bandwidth 2e9 --latency 4e-5 --iterations 4";
+  const std::string note = "<- the source run was profiled, and profiled steps run slower than the job: give "
+                           "--unprofiled-iteration-ms";
+  const auto headline = [](const std::string& out) { return out.substr(out.find("iteration time (s)")).substr(0, 400); };
+  const Outcome whatif = run_cli(dir, "replay " + std::string(dir / "imported") + network + " --slowdown 1=2 --json " +
+                                          std::string(dir / "w.json"));
+  ASSERT_EQ(whatif.status, 0) << whatif.err;
+  EXPECT_NE(headline(whatif.out).find(note), std::string::npos) << whatif.out;
+  EXPECT_NE(nlohmann::json::parse(slurp(dir / "w.json"))["headline_note"].get<std::string>().find("--unprofiled-iteration-ms"),
+            std::string::npos);
+  const Outcome given = run_cli(dir, "replay " + std::string(dir / "imported") + network + " --slowdown 1=2 " +
+                                         "--unprofiled-iteration-ms " + std::to_string(0.8 * as_profiled_s * 1e3));
+  ASSERT_EQ(given.status, 0) << given.err;
+  EXPECT_EQ(given.out.find(note), std::string::npos) << given.out;
+  const Outcome reconstruction = run_cli(dir, "replay " + std::string(dir / "imported") + network);
+  ASSERT_EQ(reconstruction.status, 0) << reconstruction.err;
+  EXPECT_EQ(reconstruction.out.find(note), std::string::npos) << reconstruction.out;
+  const Outcome measured = run_cli(dir, "replay " + std::string(dir / "t") + network + " --slowdown 1=2");
+  ASSERT_EQ(measured.status, 0) << measured.err;
+  EXPECT_EQ(measured.out.find(note), std::string::npos) << measured.out;
+}
+
 // advise takes it too: its replays run at the job's own speed.
 TEST(CliUnprofiledCompute, AdviseReplaysAtTheGivenSpeed) {
   test_support::TempDir dir;

@@ -68,6 +68,20 @@ std::vector<std::string> whatif_changes(const ReplayReport& report) {
   return whatif_changes(*report.model, *report.options, report.compute_stretch, report.measured);
 }
 
+// What the headline must say of itself: a network fitted to too few sizes, and a what-if on a
+// profiled baseline without the job's own speed, whose change against the profiled run carries
+// the profiler's overhead (Note [profiler overhead] in docs/model.md).
+std::string headline_note(const ReplayReport& report) {
+  std::string note = few_sizes_headline_note(report.calibration, report.machine_given);
+  if (report.model->source_meta.source == "imported" && !report.unprofiled_iteration_s &&
+      !whatif_changes(report).empty()) {
+    note += std::string(note.empty() ? "" : "; ") +
+            "the source run was profiled, and profiled steps run slower than the job: give "
+            "--unprofiled-iteration-ms (the job's median step without the profiler)";
+  }
+  return note;
+}
+
 std::string report_to_text(const ReplayReport& report) {
   const ReplayOptions& options = *report.options;
   const ReplayResult& result = *report.result;
@@ -138,7 +152,7 @@ std::string report_to_text(const ReplayReport& report) {
   text << header;
   // The headline: when it rests on a network fitted to too few sizes, it says so itself.
   std::string headline = row("iteration time (s)", report.measured.median_iteration_s, report.predicted.median_iteration_s, "%.6f");
-  const std::string note = few_sizes_headline_note(report.calibration, report.machine_given);
+  const std::string note = headline_note(report);
   if (!note.empty()) headline.insert(headline.size() - 1, "  <- " + note);
   text << headline;
   if (report.unprofiled_iteration_s) {
@@ -210,7 +224,7 @@ nlohmann::json report_json(const ReplayReport& report) {
                      {"in_flight_gain", options.in_flight_gain},
                      {"source", report.calibration ? "calibrated" : "given"}};
   if (report.calibration) json["network"]["fitted_to"] = report.calibration->fitted_to;
-  if (const std::string note = few_sizes_headline_note(report.calibration, report.machine_given); !note.empty()) {
+  if (const std::string note = headline_note(report); !note.empty()) {
     json["headline_note"] = note;
   }
   json["network"]["ladder_sizes"] = options.network_ladder.rungs();
