@@ -173,6 +173,11 @@ int run_advise(const AdviseFlags& flags) {
       advice.stragglers = sim::attribute_stragglers(setup, flags.runs, flags.seed);
       advice.network_note = sim::few_sizes_headline_note(setup.calibration, machine.has_value());
       advice.import_lacks = sim::import_lacks(trace);
+      if (!advice.import_lacks.empty() && !unprofiled_s) {
+        advice.import_lacks.push_back(
+            "no --unprofiled-iteration-ms (the job's median step without the profiler): the replays run at "
+            "the profiled steps' slower compute (Note [profiler overhead])");
+      }
       advice.few_iterations = sim::few_iterations_warning(setup);
       return advice;
     };

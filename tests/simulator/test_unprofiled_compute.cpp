@@ -164,6 +164,26 @@ TEST(CliUnprofiledCompute, AdviseReplaysAtTheGivenSpeed) {
   EXPECT_NEAR(scaled_s / as_profiled_s, 0.7, 0.05);
 }
 
+// advise on a profiler import lists the job's speed among what the import lacks until it is given.
+TEST(CliUnprofiledCompute, AdviseOnAProfileWithoutTheJobsSpeedListsIt) {
+  test_support::TempDir dir;
+  trace::Trace imported = testing::make_synthetic_trace(testing::SyntheticRun{});
+  for (trace::RankTrace& rank : imported.ranks) rank.meta.source = "imported";
+  trace::write_trace(dir / "imported", imported);
+  const std::string lack = "profiler import: no --unprofiled-iteration-ms (the job's median step without the profiler)";
+  const std::string advise = "advise " + std::string(dir / "imported") + " --runs 11 --bucket-caps 25 --json " +
+                             std::string(dir / "a.json");
+  const Outcome without = run_cli(dir, advise);
+  ASSERT_EQ(without.status, 0) << without.err;
+  EXPECT_NE(without.out.find(lack), std::string::npos) << without.out;
+  const double as_profiled_s =
+      nlohmann::json::parse(slurp(dir / "a.json"))["stragglers"]["replayed_mean_iteration_s"].get<double>();
+  const Outcome given = run_cli(dir, advise + " --unprofiled-iteration-ms " + std::to_string(0.9 * as_profiled_s * 1e3));
+  ASSERT_EQ(given.status, 0) << given.err;
+  EXPECT_NE(given.out.find("profiler import: no evaluation"), std::string::npos) << given.out;
+  EXPECT_EQ(given.out.find(lack), std::string::npos) << given.out;
+}
+
 // A sweep's point at the trace's own layout takes the given time, as replay's reconstruction
 // does; an unreachable time is refused once, before any point.
 TEST(CliUnprofiledCompute, SweepPointsRunAtTheGivenSpeed) {
