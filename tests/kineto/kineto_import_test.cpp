@@ -188,12 +188,28 @@ TEST(KinetoImport, AProfileWithoutShapesIsApproximateAndSaysSo) {
   EXPECT_NE(meta.settings.at("parameters_reason").find("record_shapes=True"), std::string::npos);
 }
 
-TEST(KinetoImport, SwappedRanksAndNoFilesAreNamed) {
+// Files come in any order (tensorboard_trace_handler names them by host and pid): each file's
+// distributedInfo gives its rank. A rank given twice, and no file, are refused in one line.
+TEST(KinetoImport, FilesInAnyOrderImportAsTheirRanks) {
   auto swapped = rank_files();
   std::swap(swapped[0], swapped[1]);
-  const std::string wrong_rank = kineto_test::import_error(swapped);
-  EXPECT_NE(wrong_rank.find("expected rank 0 of 2"), std::string::npos) << wrong_rank;
-  EXPECT_EQ(wrong_rank.find('\n'), std::string::npos) << wrong_rank;
+  const Trace in_order = ddpsim::trace::import_kineto(rank_files());
+  const Trace reversed = ddpsim::trace::import_kineto(swapped);
+  ASSERT_EQ(reversed.world_size(), 2);
+  for (int rank = 0; rank < 2; ++rank) {
+    EXPECT_EQ(reversed.ranks[rank].meta.rank, rank);
+    const auto& got = reversed.ranks[rank].events;
+    const auto& want = in_order.ranks[rank].events;
+    ASSERT_EQ(got.size(), want.size()) << "rank " << rank;
+    for (std::size_t i = 0; i < got.size(); ++i) {
+      EXPECT_TRUE(got[i].type == want[i].type && got[i].t_ns == want[i].t_ns && got[i].rank == rank &&
+                  got[i].bytes == want[i].bytes)
+          << "rank " << rank << " event " << i;
+    }
+  }
+  const std::string twice = kineto_test::import_error({rank_files()[1], rank_files()[1]});
+  EXPECT_EQ(twice.rfind(rank_files()[1] + ":0: expected each rank's profile once, got rank 1 again", 0), 0u) << twice;
+  EXPECT_EQ(twice.find('\n'), std::string::npos) << twice;
   EXPECT_THROW(ddpsim::trace::import_kineto({}), TraceError);
 }
 

@@ -144,6 +144,24 @@ TEST_F(DdpTraceCli, ImportSaysHowManyStepsItKept) {
   EXPECT_NE(enough.out.find("\nsteps: 10 profiled steps\n"), std::string::npos) << enough.out;
 }
 
+// A folder stands for its profiler traces (tensorboard_trace_handler writes one per rank, named
+// by host and pid): it imports as the files do; a folder without any is one line.
+TEST_F(DdpTraceCli, ImportTakesAFolderOfProfiles) {
+  const std::string h100 = DDPSIM_KINETO_EXAMPLES "/kineto-h100/gloo-cuda-2ranks";
+  const CliResult folder = ddp_trace("import --kineto " + (scratch / "folder") + " " + h100, scratch);
+  ASSERT_EQ(folder.exit_code, 0) << folder.err;
+  const CliResult files = ddp_trace("import --kineto " + (scratch / "files") + " " + h100 + "/rank-1.json.gz " + h100 +
+                                        "/rank-0.json.gz",
+                                    scratch);
+  ASSERT_EQ(files.exit_code, 0) << files.err;
+  EXPECT_EQ(testing::read_text(scratch / "folder/rank-1.events.csv"), testing::read_text(scratch / "files/rank-1.events.csv"));
+  std::filesystem::create_directories(scratch / "empty");
+  const CliResult empty = ddp_trace("import --kineto " + (scratch / "out") + " " + (scratch / "empty"), scratch);
+  EXPECT_EQ(empty.exit_code, 2);
+  EXPECT_EQ(empty.err, (scratch / "empty") + ":0: expected a folder of PyTorch profiler traces (*.json, *.json.gz), got none in it\n");
+  EXPECT_FALSE(std::filesystem::exists(scratch / "out"));
+}
+
 TEST(DdpTraceSample, CommittedSampleValidates) {
   TempDir scratch;
   const CliResult run = ddp_trace(std::string("validate ") + DDPSIM_SAMPLE_TRACE_DIR, scratch);

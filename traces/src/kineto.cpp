@@ -49,10 +49,24 @@ Trace import_kineto(const std::vector<std::string>& rank_files) {
   }
   Trace trace;
   const int world_size = static_cast<int>(rank_files.size());
-  for (int rank = 0; rank < world_size; ++rank) {
-    const std::string& path = rank_files[static_cast<std::size_t>(rank)];
-    trace.ranks.push_back(detail::import_standard(path, rank, world_size));
+  // Each file's rank is its distributedInfo's (its place in the list where it has none): the
+  // files may come in any order, each rank once.
+  std::vector<std::string> path_of_rank(static_cast<std::size_t>(world_size));
+  for (int position = 0; position < world_size; ++position) {
+    const std::string& path = rank_files[static_cast<std::size_t>(position)];
+    RankTrace imported = detail::import_standard(path, position, world_size);
+    if (world_size > 1) {
+      std::string& first = path_of_rank[static_cast<std::size_t>(imported.meta.rank)];
+      if (!first.empty()) {
+        throw TraceError(path, 0, "each rank's profile once",
+                         "rank " + std::to_string(imported.meta.rank) + " again (also " + first + ")");
+      }
+      first = path;
+    }
+    trace.ranks.push_back(std::move(imported));
   }
+  std::sort(trace.ranks.begin(), trace.ranks.end(),
+            [](const RankTrace& a, const RankTrace& b) { return a.meta.rank < b.meta.rank; });
   // One rank's profile of a bigger job: the other ranks are copies of it (said in settings).
   if (world_size == 1 && trace.ranks.front().meta.world_size > 1) {
     const RankTrace source = trace.ranks.front();

@@ -548,12 +548,12 @@ RankTrace import_standard(const std::string& path, int position, int file_count)
                                             "or filtered trace?)"));
   }
 
-  if (file_count > 1 && (world_size != file_count || rank != position)) {
+  // Files may come in any order (tensorboard_trace_handler names them by host and pid):
+  // import_kineto orders them by rank and refuses a rank given twice.
+  if (file_count > 1 && world_size != file_count) {
     throw TraceError(path, 0,
-                     "rank " + std::to_string(position) + " of " + std::to_string(file_count) +
-                         " (one file per rank, in rank order, or a single rank's file)",
-                     "rank " + std::to_string(rank) + " of " + std::to_string(world_size) +
-                         " (distributedInfo)");
+                     "a rank of a " + std::to_string(file_count) + "-rank job (one file per rank, or a single rank's file)",
+                     "rank " + std::to_string(rank) + " of " + std::to_string(world_size) + " (distributedInfo)");
   }
 
   // Per step: its all-reduces (buckets, in launch order) and other collectives.
