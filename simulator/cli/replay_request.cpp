@@ -77,6 +77,7 @@ sim::ReplayRequest to_request(const ReplayFlags& flags) {
                        platform + "'");
     }
     // The preset fills what the flags left unset.
+    request.cluster = flags.cluster;
     request.gpus_per_node = flags.gpus_per_node.value_or(preset->gpus_per_node);
     request.intra_bandwidth = request.intra_bandwidth.value_or(preset->intra_bandwidth);
     request.intra_latency = request.intra_latency.value_or(preset->intra_latency_s);

@@ -149,6 +149,24 @@ TEST(CliUnprofiledCompute, AWhatIfOnAProfileWithoutTheJobsSpeedSaysSoInItsHeadli
   EXPECT_EQ(measured.out.find(note), std::string::npos) << measured.out;
 }
 
+// The job's speed was measured on the network the trace ran on: a --cluster preset, where the
+// what-if runs, does not change the scale that speed gives (the trace's own fit times it).
+TEST(CliUnprofiledCompute, AClusterPresetDoesNotChangeTheScale) {
+  test_support::TempDir dir;
+  trace::write_trace(dir / "t", testing::make_synthetic_trace(testing::SyntheticRun{}));
+  const auto scale = [&](const std::string& extra) {
+    const Outcome outcome = run_cli(dir, "replay " + std::string(dir / "t") + " --iterations 4 " + extra +
+                                             " --json " + std::string(dir / "s.json"));
+    EXPECT_EQ(outcome.status, 0) << outcome.err;
+    return nlohmann::json::parse(slurp(dir / "s.json"))["unprofiled_scale"].get<double>();
+  };
+  const double plain = synthetic_trace_as_profiled_s(dir);  // (its own --bandwidth; the scale below fits the trace)
+  const std::string given = "--unprofiled-iteration-ms " + std::to_string(0.8 * plain * 1e3);
+  const double own = scale(given);
+  EXPECT_LT(own, 1);
+  EXPECT_DOUBLE_EQ(scale(given + " --cluster dgx-a100 --world-size 64"), own);
+}
+
 // advise takes it too: its replays run at the job's own speed.
 TEST(CliUnprofiledCompute, AdviseReplaysAtTheGivenSpeed) {
   test_support::TempDir dir;

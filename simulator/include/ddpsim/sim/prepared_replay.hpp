@@ -65,6 +65,9 @@ struct ReplayRequest {
   // the line fitted to its ladder misses it beyond kMaxTrustedRelativeRms.
   std::optional<NetworkLadder> network_ladder;
   // The platform: kind, and the two-level shape's links (unset: the star's α, β).
+  // `cluster` names the preset (--cluster) that filled them: a what-if's platform, not the one
+  // the trace ran on (unprofiled_compute_scale leaves it out).
+  std::string cluster;
   PlatformKind platform = PlatformKind::Star;
   std::string platform_file;
   int gpus_per_node = 1;
