@@ -178,7 +178,7 @@ void add_replay_options(CLI::App* command, ReplayFlags& flags) {
       ->group(runs);
   command->add_option("--runs", flags.plan.runs,
                       "Monte Carlo: replay N times with different stall draws (default 1; replay and sweep: 21 with "
-                      "--bootstrap for a what-if at the trace's world size)")
+                      "--bootstrap for a what-if at the trace's world size; timeout-curve: 100 with --delay-dist)")
       ->check(integer_in(1, kIntMax))
       ->group(runs);
   command->add_option("--seed", flags.request.skew.seed, "Seed of the random stalls (run i uses seed + i)")

@@ -22,10 +22,15 @@ struct Flags {
   std::string json_file;
 };
 
-int run(const Flags& flags) {
+// Drawn stalls make P(fail) a frequency: without --runs, this many draws a timeout. Without drawn
+// stalls every run replays the same, and one run is the answer.
+constexpr int kRunsWithDrawnStalls = 100;
+
+int run(const Flags& flags, bool runs_given) {
   sim::check_timeout_curve(flags.timeouts_s, flags.epsilon);
   const sim::ReplayRequest request = to_request(flags.replay);
-  const sim::MonteCarloPlan plan = to_plan(flags.replay);
+  sim::MonteCarloPlan plan = to_plan(flags.replay);
+  if (!runs_given && !request.skew.distributions.empty()) plan.runs = kRunsWithDrawnStalls;
   if (!flags.csv_file.empty()) check_output_file(flags.csv_file, "--csv");
   if (!flags.json_file.empty()) check_output_file(flags.json_file, "--json");
   sim::PreparedReplay prepared = sim::prepare_replay(request);
@@ -62,7 +67,7 @@ Command add_timeout_curve_command(CLI::App& app) {
   add_replay_options(command, flags->replay);
   command->add_option("--csv", flags->csv_file, "Write one row per timeout as CSV")->group("Output");
   command->add_option("--json", flags->json_file, "Write the curve as JSON")->group("Output");
-  return {command, [flags] { return run(*flags); }};
+  return {command, [flags, command] { return run(*flags, command->count("--runs") > 0); }};
 }
 
 }  // namespace ddpsim::cli

@@ -428,6 +428,23 @@ TEST(CliWhatIfs, TimeoutCurveFindsTheSmallestSafeTimeout) {
   EXPECT_EQ(count_lines(slurp(dir / "curve.csv")), 3);
 }
 
+// With drawn stalls and no --runs, a curve takes 100 draws a timeout (P(fail) a frequency, not 0
+// or 1); --runs overrides it; without drawn stalls every run is the same and one is taken.
+TEST(CliWhatIfs, TimeoutCurveDrawsStallsManyTimesUnlessToldOtherwise) {
+  test_support::TempDir dir;
+  const std::string measured = write_measured(dir);
+  const auto runs = [&](const std::string& extra) {
+    const Outcome outcome = run_cli(dir, "timeout-curve " + measured + " --timeouts 0.05 --iterations 4 " + extra +
+                                             " --json " + dir / "c.json");
+    EXPECT_EQ(outcome.status, 0) << outcome.err;
+    EXPECT_NE(outcome.out.find(" per timeout)"), std::string::npos) << outcome.out;
+    return nlohmann::json::parse(slurp(dir / "c.json"))["runs"].get<int>();
+  };
+  EXPECT_EQ(runs("--delay-dist 1=exp:20"), 100);
+  EXPECT_EQ(runs("--delay-dist 1=exp:20 --runs 7"), 7);
+  EXPECT_EQ(runs(""), 1);
+}
+
 TEST(CliWhatIfs, MonteCarloRunsReportADistribution) {
   test_support::TempDir dir;
   const std::string measured = write_measured(dir);

@@ -45,7 +45,7 @@ TimeoutCurve timeout_curve(PreparedReplay prepared, std::vector<double> timeouts
 
 std::string timeout_curve_to_text(const TimeoutCurve& curve) {
   std::ostringstream text;
-  text << "timeout curve (" << curve.runs << " runs per timeout)\n"
+  text << "timeout curve (" << curve.runs << (curve.runs == 1 ? " run" : " runs") << " per timeout)\n"
        << "  timeout_s  P(fail)  mean time to failure s  mean iteration s\n";
   for (const TimeoutPoint& point : curve.points) {
     const IterationDistribution& d = point.distribution;
