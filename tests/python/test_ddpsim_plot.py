@@ -180,6 +180,21 @@ class Timeline(PlotTest):
         self.assertTrue(any(r["phase"] == "allreduce" for r in rows))
 
 
+    def test_legend_names_only_the_bucket_colours_drawn(self):
+        import pandas as pd
+        from ddpsim.plot.timeline import legend_handles
+
+        def labels(buckets):
+            bars = pd.DataFrame({"phase": ["forward"] + ["allreduce"] * len(buckets),
+                                 "bucket": [-1] + buckets})
+            return [h.get_label() for h in legend_handles(bars)]
+        one = labels([0, 0])
+        self.assertIn("all-reduce (bucket 0, 2, …)", one)
+        self.assertNotIn("all-reduce (bucket 1, 3, …)", one)
+        self.assertIn("all-reduce (bucket 1, 3, …)", labels([0, 1, 2]))
+        self.assertNotIn("injected delay", labels([0]))
+
+
 class TimeoutCurve(PlotTest):
     def test_failure_fractions_per_delay_and_timeout(self):
         rows, measured, predicted = [], {}, {}

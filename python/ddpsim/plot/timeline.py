@@ -103,6 +103,20 @@ def _draw(ax, bars, title, world_size):
     ax.set_title(title, loc="left", pad=3)
 
 
+def legend_handles(bars):
+    """The legend of what `bars` draws: the phases, one entry per bucket colour drawn (a one-bucket
+    job shows no odd buckets), and injected delays where there are any."""
+    legend = [Patch(facecolor=style.PHASE_COLOURS[p], label=p) for p in PHASES]
+    drawn = bars.loc[bars["phase"] == "allreduce", "bucket"].astype(int)
+    if (drawn % 2 == 0).any():
+        legend.append(Patch(facecolor=style.BUCKET_COLOURS[0], label="all-reduce (bucket 0, 2, …)"))
+    if (drawn % 2 == 1).any():
+        legend.append(Patch(facecolor=style.BUCKET_COLOURS[1], label="all-reduce (bucket 1, 3, …)"))
+    if (bars["phase"] == "delay").any():
+        legend.append(Patch(facecolor=style.PHASE_COLOURS["delay"], hatch="////", label="injected delay"))
+    return legend
+
+
 def plot(trace_dir, out_dir, name="timeline", predicted_dir=None, iteration=None):
     metas, events = read_metas_and_events(trace_dir)
     chosen = pick_iteration(events, trace_dir, iteration)
@@ -125,11 +139,7 @@ def plot(trace_dir, out_dir, name="timeline", predicted_dir=None, iteration=None
         _draw(ax, bars[bars["source"] == source], f"{source.capitalize()}, iteration {it}",
               world_size)
     axes[-1, 0].set_xlabel("Time since iteration start (ms)")
-    legend = [Patch(facecolor=style.PHASE_COLOURS[p], label=p) for p in PHASES]
-    legend += [Patch(facecolor=style.BUCKET_COLOURS[0], label="all-reduce (bucket 0, 2, …)"),
-               Patch(facecolor=style.BUCKET_COLOURS[1], label="all-reduce (bucket 1, 3, …)")]
-    if (bars["phase"] == "delay").any():
-        legend.append(Patch(facecolor=style.PHASE_COLOURS["delay"], hatch="////", label="injected delay"))
+    legend = legend_handles(bars)
     axes[0, 0].legend(handles=legend, ncol=len(legend), loc="lower left",
                       bbox_to_anchor=(0, 1.12), borderaxespad=0, handlelength=1.2,
                       columnspacing=1.0)
