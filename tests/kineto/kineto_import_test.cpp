@@ -188,6 +188,50 @@ TEST(KinetoImport, AProfileWithoutShapesIsApproximateAndSaysSo) {
   EXPECT_NE(meta.settings.at("parameters_reason").find("record_shapes=True"), std::string::npos);
 }
 
+// A profile taken without a schedule (`with profile(...)`, no prof.step()) has no ProfilerStep:
+// its steps are cut at DDP's forwards. The committed profile without its ProfilerStep events
+// gives the same layout and, step for step, the same forward, backward and all-reduces.
+TEST(KinetoImport, AProfileWithoutStepsIsCutAtDdpsForwards) {
+  const TempDir scratch;
+  const auto copies = edited_copies(scratch.path(), [](json& event) {
+    return event.value("name", "").rfind("ProfilerStep#", 0) != 0;
+  });
+  const Trace with_steps = ddpsim::trace::import_kineto(rank_files());
+  const Trace cut = ddpsim::trace::import_kineto(copies);
+  ASSERT_EQ(cut.world_size(), 2);
+  for (int r = 0; r < 2; ++r) {
+    const RankTrace& marked = with_steps.ranks[static_cast<std::size_t>(r)];
+    const RankTrace& rank = cut.ranks[static_cast<std::size_t>(r)];
+    EXPECT_NE(rank.meta.settings.at("steps_from").find("DistributedDataParallel.forward"), std::string::npos);
+    EXPECT_EQ(marked.meta.settings.count("steps_from"), 0u);
+    EXPECT_EQ(rank.meta.bucket_assignments.back().buckets, marked.meta.bucket_assignments.back().buckets);
+    // The k-th complete step of each holds the same phase bounds and all-reduce ends.
+    const auto marked_its = marked.complete_iterations();
+    const auto cut_its = rank.complete_iterations();
+    ASSERT_GE(cut_its.size(), 3u);
+    const std::size_t shift = cut_its.size() >= marked_its.size() ? 0 : marked_its.size() - cut_its.size();
+    for (std::size_t k = 0; k + shift < marked_its.size() && k < cut_its.size(); ++k) {
+      for (const EventType type : {EventType::ForwardBegin, EventType::BackwardBegin, EventType::OptimizerBegin,
+                                   EventType::AllreduceEnd}) {
+        const auto a = of_type(marked, marked_its[k + shift], type);
+        const auto b = of_type(rank, cut_its[k], type);
+        ASSERT_EQ(a.size(), b.size()) << "rank " << r << " step " << k << " " << ddpsim::trace::to_string(type);
+        for (std::size_t i = 0; i < a.size(); ++i) EXPECT_EQ(a[i]->t_ns, b[i]->t_ns) << "rank " << r << " step " << k;
+      }
+    }
+  }
+  // Neither steps nor DDP's forwards: one line naming both.
+  const auto bare = edited_copies(scratch.path(), [](json& event) {
+    const std::string name = event.value("name", "");
+    return name.rfind("ProfilerStep#", 0) != 0 && name != "DistributedDataParallel.forward";
+  });
+  const std::string none = kineto_test::import_error(bare);
+  EXPECT_NE(none.find("expected ProfilerStep#N events (torch.profiler with a schedule and prof.step()), or "
+                      "DistributedDataParallel.forward events"),
+            std::string::npos)
+      << none;
+}
+
 // Files come in any order (tensorboard_trace_handler names them by host and pid): each file's
 // distributedInfo gives its rank. A rank given twice, and no file, are refused in one line.
 TEST(KinetoImport, FilesInAnyOrderImportAsTheirRanks) {

@@ -103,6 +103,7 @@ std::string describe_import(const Trace& trace) {
   // others.
   const auto steps = static_cast<long>(trace.complete_iterations().size());
   out << "steps: " << steps << " profiled step" << (steps == 1 ? "" : "s");
+  if (!setting("steps_from").empty()) out << " (cut at DDP's forwards: the profile has no ProfilerStep)";
   // Steps whose all-reduces differ from the layout (none at all: gradient accumulation under
   // no_sync()) are left out: a what-if's iteration is then a step that all-reduces.
   if (const std::string skipped = setting("skipped_steps"); !skipped.empty()) {

@@ -7,6 +7,7 @@
 #include <cctype>
 #include <cmath>
 #include <cstdint>
+#include <deque>
 #include <string>
 #include <vector>
 
@@ -46,6 +47,18 @@ struct Gradient {
   std::string dtype;        // ddpsim's spelling ("float32", ...)
   std::string shape;        // e.g. "1024x1024"
 };
+
+// One iteration of a profile: "ProfilerStep#N" where prof.step() marked them. Where nothing did
+// (a profile taken with `with profile(...)`, no schedule), one step runs from each
+// "DistributedDataParallel.forward" to the next, the last to the end of the optimizer step after
+// it, numbered from 0; `synthesized` holds those spans (named "DistributedDataParallel step #N").
+// TraceError, naming `path`, for step labels out of order or overlapping, or no steps at all.
+struct ProfileStep {
+  std::int64_t number;
+  const KEvent* span;
+};
+std::vector<ProfileStep> profile_steps(const std::vector<KEvent>& events, const std::string& path,
+                                       std::deque<KEvent>& synthesized);
 
 // Whether the standard importer keeps an event of this name and category (the filter of its
 // parse: a real profile is mostly operators and kernels it does not read).

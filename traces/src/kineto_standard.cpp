@@ -2,7 +2,8 @@
 //
 // What a torch.profiler trace of a DDP job holds, and what we use (PyTorch 1.13-2.x,
 // schemaVersion 1; see /work/shared/kineto-real/README.md for the real ones tested):
-//  - "ProfilerStep#N" (cpu_op / user_annotation) bounds iteration N;
+//  - "ProfilerStep#N" (cpu_op / user_annotation) bounds iteration N; a profile without them
+//    (no schedule, no prof.step()) is cut at DDP's forwards instead (kineto_steps.cpp);
 //  - every collective is a "c10d::<name>_" cpu_op (allreduce_, alltoall_base_,
 //    _allgather_base_, broadcast_, ...). Inside it, on the same thread: "record_param_comms"
 //    ("Collective name", "In msg nelems", "dtype" in newer PyTorch), the "nccl:<name>"
@@ -27,6 +28,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
+#include <deque>
 #include <limits>
 #include <map>
 #include <optional>
@@ -360,45 +362,14 @@ RankTrace import_standard(const std::string& path, int position, int file_count)
                    [](const KEvent& a, const KEvent& b) { return a.begin_ns < b.begin_ns; });
   const auto& events = file.events;
 
-  // Steps.
-  struct Step {
-    std::int64_t number;
-    const KEvent* span;
+  // Steps: prof.step()'s, else one per DDP forward (a profile taken without a schedule).
+  std::deque<KEvent> synthesized_steps;
+  const std::vector<ProfileStep> steps = profile_steps(events, path, synthesized_steps);
+  // A step as settings name it: its number, not its raw name (a profile's bytes are anything).
+  const auto step_label = [&synthesized_steps](const ProfileStep& step) {
+    return (synthesized_steps.empty() ? std::string(kProfilerStepPrefix) : std::string("DistributedDataParallel step #")) +
+           std::to_string(step.number);
   };
-  std::vector<Step> steps;
-  for (const KEvent& e : events) {
-    if (!starts_with(e.name, kProfilerStepPrefix) || e.cat == "gpu_user_annotation") continue;
-    const std::string number = e.name.substr(std::char_traits<char>::length(kProfilerStepPrefix));
-    std::size_t used = 0;
-    long long value = -1;
-    try {
-      value = std::stoll(number, &used);
-    } catch (const std::exception&) {
-      used = 0;
-    }
-    if (used != number.size() || value < 0) {
-      throw TraceError(path, 0, std::string("step labels ") + kProfilerStepPrefix + "N",
-                       "\"" + e.name + "\"");
-    }
-    if (!steps.empty() && value <= steps.back().number) {
-      throw TraceError(path, 0, "ProfilerStep numbers increasing with time",
-                       e.name + " after " + steps.back().span->name);
-    }
-    // prof.step() ends one step where the next begins: overlapping steps are not one job's
-    // iterations, and their events would go back in time in the ddpsim trace (found by
-    // fuzz_kineto_import: the importer wrote a trace its own reader refused).
-    if (!steps.empty() && e.begin_ns < steps.back().span->end_ns) {
-      throw TraceError(path, 0, "each ProfilerStep to begin after the previous one ends",
-                       e.name + " beginning " + std::to_string(steps.back().span->end_ns - e.begin_ns) +
-                           " ns before " + steps.back().span->name + " ends");
-    }
-    steps.push_back({value, &e});
-  }
-  if (steps.empty()) {
-    throw TraceError(path, 0,
-                     "ProfilerStep#N events (torch.profiler with a schedule and prof.step())",
-                     "none");
-  }
 
   // Kernels by correlation id; GPU presence.
   std::map<std::int64_t, const KEvent*> kernels;
@@ -462,7 +433,7 @@ RankTrace import_standard(const std::string& path, int position, int file_count)
   // A launch's work begins before its step ends (DDP waits for it in backward), so a launch
   // with no span in its own step never takes the next step's.
   auto end_of_step_at = [&steps](std::int64_t t_ns) {
-    for (const Step& step : steps) {
+    for (const ProfileStep& step : steps) {
       if (t_ns >= step.span->begin_ns && t_ns <= step.span->end_ns) return step.span->end_ns;
     }
     return std::numeric_limits<std::int64_t>::max();
@@ -569,6 +540,9 @@ RankTrace import_standard(const std::string& path, int position, int file_count)
   meta.settings["profiler"] = "kineto";
   meta.settings["imported_from"] = path;
   meta.settings["comm_hook"] = "allreduce";
+  if (!synthesized_steps.empty()) {
+    meta.settings["steps_from"] = "DistributedDataParallel.forward (the profile has no ProfilerStep: no prof.step())";
+  }
   meta.settings["allreduce_timing"] = !gloo_spans.empty() ? "gloo worker spans"
                                       : lone_nccl_rank && !any_allreduce_kernel
                                           ? "none (one NCCL rank transfers nothing)"
@@ -625,7 +599,7 @@ RankTrace import_standard(const std::string& path, int position, int file_count)
   }
   std::vector<std::string> paired_again;
   for (std::size_t s = 0; s < steps.size(); ++s) {
-    if (pair_again(step_allreduces[s], most)) paired_again.push_back("ProfilerStep#" + std::to_string(steps[s].number));
+    if (pair_again(step_allreduces[s], most)) paired_again.push_back(step_label(steps[s]));
   }
   // The first step with all-reduces sets the layout; every step must match it (a cut last
   // step is dropped, like a rank's cut last line).
@@ -710,7 +684,7 @@ RankTrace import_standard(const std::string& path, int position, int file_count)
     }
     if (!same) {
       if (s + 1 == steps.size() && s > reference) break;
-      skipped.push_back("ProfilerStep#" + std::to_string(steps[s].number));  // not the raw name: any bytes
+      skipped.push_back(step_label(steps[s]));
       if (2 * skipped.size() >= steps.size() - reference) throw refusal(s);
       continue;
     }

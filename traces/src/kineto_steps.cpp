@@ -1,10 +1,15 @@
-// What a standard profile says of one step besides its collectives: DDP's forward, the autograd
+// What a standard profile says of its steps: where each begins and ends (prof.step()'s, else DDP's
+// forwards), and of one step besides its collectives: DDP's forward, the autograd
 // engine's backward, the optimizer step, and each gradient as it becomes ready (kineto_detail.hpp).
 #include <algorithm>
+#include <deque>
+#include <exception>
 #include <limits>
 #include <map>
+#include <string>
 #include <utility>
 
+#include "ddpsim/trace/io.hpp"
 #include "kineto_detail.hpp"
 
 namespace ddpsim::trace::detail {
@@ -44,6 +49,94 @@ std::int64_t numel_of(const nlohmann::json& shape) {
 }
 
 }  // namespace
+
+namespace {
+
+// prof.step()'s steps, checked: labels "ProfilerStep#N", N increasing, one after the other.
+std::vector<ProfileStep> marked_steps(const std::vector<KEvent>& events, const std::string& path) {
+  std::vector<ProfileStep> steps;
+  for (const KEvent& e : events) {
+    if (!starts_with(e.name, kProfilerStepPrefix) || e.cat == "gpu_user_annotation") continue;
+    const std::string number = e.name.substr(std::char_traits<char>::length(kProfilerStepPrefix));
+    std::size_t used = 0;
+    long long value = -1;
+    try {
+      value = std::stoll(number, &used);
+    } catch (const std::exception&) {
+      used = 0;
+    }
+    if (used != number.size() || value < 0) {
+      throw TraceError(path, 0, std::string("step labels ") + kProfilerStepPrefix + "N", "\"" + e.name + "\"");
+    }
+    if (!steps.empty() && value <= steps.back().number) {
+      throw TraceError(path, 0, "ProfilerStep numbers increasing with time", e.name + " after " + steps.back().span->name);
+    }
+    // prof.step() ends one step where the next begins: overlapping steps are not one job's
+    // iterations, and their events would go back in time in the ddpsim trace (found by
+    // fuzz_kineto_import: the importer wrote a trace its own reader refused).
+    if (!steps.empty() && e.begin_ns < steps.back().span->end_ns) {
+      throw TraceError(path, 0, "each ProfilerStep to begin after the previous one ends",
+                       e.name + " beginning " + std::to_string(steps.back().span->end_ns - e.begin_ns) +
+                           " ns before " + steps.back().span->name + " ends");
+    }
+    steps.push_back({value, &e});
+  }
+  return steps;
+}
+
+// Steps from DDP's forwards, for a profile without prof.step(): [forward i, forward i + 1), the
+// last to the end of the first optimizer step after its forward (without one it is left out).
+std::vector<ProfileStep> forward_steps(const std::vector<KEvent>& events, std::deque<KEvent>& synthesized) {
+  std::vector<const KEvent*> forwards;
+  for (const KEvent& e : events) {
+    if (e.name != kDdpForward || !on_cpu(e)) continue;
+    // A forward inside the previous one is the same call recorded twice (cpu_op and annotation).
+    if (!forwards.empty() && e.begin_ns < forwards.back()->end_ns) continue;
+    forwards.push_back(&e);
+  }
+  std::vector<ProfileStep> steps;
+  for (std::size_t i = 0; i < forwards.size(); ++i) {
+    std::int64_t end_ns = -1;
+    if (i + 1 < forwards.size()) {
+      end_ns = forwards[i + 1]->begin_ns - 1;
+    } else {
+      for (const KEvent& e : events) {
+        if (e.begin_ns >= forwards[i]->end_ns && on_cpu(e) && starts_with(e.name, kOptimizerStep)) {
+          end_ns = e.end_ns;
+          break;
+        }
+      }
+    }
+    if (end_ns < forwards[i]->end_ns) continue;
+    // Numbered from 0, as prof.step() numbers them: the first step is read as a warm-up, as a
+    // profile that starts with the job holds DDP's first iteration and its bucket rebuild.
+    const auto number = static_cast<std::int64_t>(steps.size());
+    KEvent span;
+    span.name = "DistributedDataParallel step #" + std::to_string(number);
+    span.cat = "user_annotation";
+    span.thread = forwards[i]->thread;
+    span.begin_ns = forwards[i]->begin_ns;
+    span.end_ns = end_ns;
+    synthesized.push_back(std::move(span));
+    steps.push_back({number, &synthesized.back()});
+  }
+  return steps;
+}
+
+}  // namespace
+
+std::vector<ProfileStep> profile_steps(const std::vector<KEvent>& events, const std::string& path,
+                                       std::deque<KEvent>& synthesized) {
+  std::vector<ProfileStep> steps = marked_steps(events, path);
+  if (steps.empty()) steps = forward_steps(events, synthesized);
+  if (steps.empty()) {
+    throw TraceError(path, 0,
+                     "ProfilerStep#N events (torch.profiler with a schedule and prof.step()), or "
+                     "DistributedDataParallel.forward events to tell the steps apart",
+                     "none");
+  }
+  return steps;
+}
 
 bool is_step_structure(const std::string& name, const std::string& cat) {
   if (cat == "gpu_user_annotation") return false;
