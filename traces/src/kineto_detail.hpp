@@ -51,7 +51,7 @@ struct Gradient {
 // One iteration of a profile: "ProfilerStep#N" where prof.step() marked them. Where nothing did
 // (a profile taken with `with profile(...)`, no schedule), one step runs from each
 // "DistributedDataParallel.forward" to the next, the last to the end of the optimizer step after
-// it, numbered from 0; `synthesized` holds those spans (named "DistributedDataParallel step #N").
+// it, numbered from 0; `synthesized` holds those spans (named kForwardStepPrefix + N).
 // TraceError, naming `path`, for step labels out of order or overlapping, or no steps at all.
 struct ProfileStep {
   std::int64_t number;
@@ -85,6 +85,8 @@ std::int64_t first_dims_numel(const nlohmann::json& args, std::size_t* which = n
 
 // prof.step() with a schedule labels each iteration "ProfilerStep#N".
 inline constexpr const char* kProfilerStepPrefix = "ProfilerStep#";
+// A step cut at DDP's forwards where the profile has no ProfilerStep (profile_steps).
+inline constexpr const char* kForwardStepPrefix = "DistributedDataParallel step #";
 
 inline std::string lower(std::string text) {
   std::transform(text.begin(), text.end(), text.begin(),

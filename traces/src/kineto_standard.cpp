@@ -367,8 +367,7 @@ RankTrace import_standard(const std::string& path, int position, int file_count)
   const std::vector<ProfileStep> steps = profile_steps(events, path, synthesized_steps);
   // A step as settings name it: its number, not its raw name (a profile's bytes are anything).
   const auto step_label = [&synthesized_steps](const ProfileStep& step) {
-    return (synthesized_steps.empty() ? std::string(kProfilerStepPrefix) : std::string("DistributedDataParallel step #")) +
-           std::to_string(step.number);
+    return std::string(synthesized_steps.empty() ? kProfilerStepPrefix : kForwardStepPrefix) + std::to_string(step.number);
   };
 
   // Kernels by correlation id; GPU presence.

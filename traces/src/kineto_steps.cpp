@@ -48,10 +48,6 @@ std::int64_t numel_of(const nlohmann::json& shape) {
   return numel;
 }
 
-}  // namespace
-
-namespace {
-
 // prof.step()'s steps, checked: labels "ProfilerStep#N", N increasing, one after the other.
 std::vector<ProfileStep> marked_steps(const std::vector<KEvent>& events, const std::string& path) {
   std::vector<ProfileStep> steps;
@@ -112,7 +108,7 @@ std::vector<ProfileStep> forward_steps(const std::vector<KEvent>& events, std::d
     // profile that starts with the job holds DDP's first iteration and its bucket rebuild.
     const auto number = static_cast<std::int64_t>(steps.size());
     KEvent span;
-    span.name = "DistributedDataParallel step #" + std::to_string(number);
+    span.name = kForwardStepPrefix + std::to_string(number);
     span.cat = "user_annotation";
     span.thread = forwards[i]->thread;
     span.begin_ns = forwards[i]->begin_ns;
