@@ -10,9 +10,9 @@ Per repetition, interleaved: one ddp-train job (by default ddp-launch with --wor
 its ladder given the job's bucket sizes beside its default ones, so that each bucket has a rung of
 exactly its size. Per bucket: the job's transfer, from the last rank to launch it to its end (the
 replay's "from the last rank to start"), median over iterations 2..; the share of those launched
-while a rank's autograd still ran; the ladder's median at its size; and job / ladder. A replay on the profile's network times an all-reduce
-after autograd at the ladder's rate, so a ratio above 1 there is what it misses
-(Note [the job's all-reduce and the ladder] in docs/model.md).
+while a rank's autograd still ran; the ladder's median at its size; and job / ladder. A replay on
+the profile's network times an all-reduce after autograd at the ladder's rate, so a ratio above 1
+there is what it misses (Note [the job's all-reduce and the ladder] in docs/model.md).
 Bad input: one line on stderr, exit 2; a failed run: its log's path, exit 1.
 """
 import argparse
