@@ -109,8 +109,10 @@ trace::Trace make_synthetic_trace(const SyntheticRun& run) {
       double last_start = 0;
       std::vector<double> start(static_cast<std::size_t>(world));
       for (int r = 0; r < world; ++r) {
-        start[static_cast<std::size_t>(r)] = std::max(ready[static_cast<std::size_t>(r)][b], previous_end);
-        last_start = std::max(last_start, start[static_cast<std::size_t>(r)]);
+        const double launch = ready[static_cast<std::size_t>(r)][b];
+        start[static_cast<std::size_t>(r)] = std::max(launch, previous_end);
+        const double local_done = launch + run.local_seconds_per_byte * static_cast<double>(bytes);
+        last_start = std::max(last_start, std::max(start[static_cast<std::size_t>(r)], local_done));
       }
       double duration = ring_allreduce_s(world, static_cast<double>(bytes), run.alpha_s, run.beta_bytes_per_s);
       if (iteration == run.straggler_iteration && static_cast<int>(b) == run.straggler_bucket) {

@@ -30,6 +30,9 @@ struct SyntheticRun {
   // bucket order once autograd is done and the bucket's all-reduce ended (Note [reducer
   // finalize]); the same on every rank.
   double finalize_seconds_per_byte = 0;
+  // > 0: each rank works this long per byte on a bucket from its launch before the bucket's
+  // transfer can start (a comm hook's averaging pass; Note [local all-reduce work]).
+  double local_seconds_per_byte = 0;
   double before_optimizer_s = 0.0002;
   double optimizer_s = 0.004;
   double after_optimizer_s = 0.0003;

@@ -394,8 +394,8 @@ void set_transferring(RankState& state, bool transferring) {
 
 // Waits until `bucket` is ready (known when autograd reaches it, with paced autograd) and
 // records it as DDP's reducer does: bucket_ready, and allreduce_begin at the same time, the
-// launch (FORMAT.md).
-void launch_when_ready(Simulation& sim, RankState& state, int rank, std::int64_t label,
+// launch (FORMAT.md). Returns the launch time.
+double launch_when_ready(Simulation& sim, RankState& state, int rank, std::int64_t label,
                          const RankIterationCosts& costs, double factor, int bucket) {
   const std::int64_t bytes = sim.model.bucket_bytes[static_cast<std::size_t>(bucket)];
   double ready_s = state.backward_begin_s + factor * costs.bucket_ready_s[static_cast<std::size_t>(bucket)];
@@ -411,6 +411,15 @@ void launch_when_ready(Simulation& sim, RankState& state, int rank, std::int64_t
     state.events.push_back(event);
   }
   if (sg4::Engine::get_clock() < ready_s) sg4::this_actor::sleep_until(ready_s);
+  return ready_s;
+}
+
+// The rank's own work on a bucket launched at `launch_s` before its transfer can start (a comm
+// hook's averaging pass; WorkloadModel::local_seconds_per_byte): done by then unless the transfer
+// would start sooner.
+void finish_local_work(const Simulation& sim, double launch_s, std::int64_t bytes) {
+  const double done_s = launch_s + sim.model.local_seconds_per_byte * static_cast<double>(bytes);
+  if (sg4::Engine::get_clock() < done_s) sg4::this_actor::sleep_until(done_s);
 }
 
 void record_allreduce_end(RankState& state, int rank, std::int64_t label, int bucket, std::int64_t bytes) {
@@ -456,7 +465,8 @@ void comm_actor(Simulation& sim, int index) {
       state.allreduce_end_s.assign(sim.model.bucket_bytes.size(), -1.0);
       for (bucket = 0; bucket < static_cast<int>(sim.model.bucket_bytes.size()); ++bucket) {
         const std::int64_t bytes = sim.model.bucket_bytes[static_cast<std::size_t>(bucket)];
-        launch_when_ready(sim, state, rank, label, costs, factor, bucket);
+        const double launch_s = launch_when_ready(sim, state, rank, label, costs, factor, bucket);
+        finish_local_work(sim, launch_s, bytes);
         // The transfer starts once the previous bucket's is done (begin_s, the deadline's base).
         begin_s = now();
         const double deadline_s = sim.options.timeout_s > 0 ? begin_s + sim.options.timeout_s : -1;
@@ -488,10 +498,11 @@ void comm_actor(Simulation& sim, int index) {
 // One bucket's all-reduce on a lane of class `index` (two lanes): from when it had a lane
 // (the deadline's base) it joins the other classes, transfers paced with whatever else is in
 // flight, and frees the lane; the iteration's last to end lets the reducer finalize.
-void lane_transfer(Simulation& sim, int index, std::int64_t label, int bucket) {
+void lane_transfer(Simulation& sim, int index, std::int64_t label, int bucket, double launch_s) {
   RankState& state = sim.ranks[static_cast<std::size_t>(index)];
   const int rank = sim.classes.members[static_cast<std::size_t>(index)].front();
   const std::int64_t bytes = sim.model.bucket_bytes[static_cast<std::size_t>(bucket)];
+  finish_local_work(sim, launch_s, bytes);
   const double begin_s = sg4::Engine::get_clock();
   const double deadline_s = sim.options.timeout_s > 0 ? begin_s + sim.options.timeout_s : -1;
   try {
@@ -525,10 +536,10 @@ void lanes_comm_actor(Simulation& sim, int index) {
     state.allreduce_end_s.assign(static_cast<std::size_t>(buckets), -1.0);
     if (buckets == 0) state.all_reduced->release();
     for (int bucket = 0; bucket < buckets; ++bucket) {
-      launch_when_ready(sim, state, rank, label, costs, factor, bucket);
+      const double launch_s = launch_when_ready(sim, state, rank, label, costs, factor, bucket);
       state.lanes_free->acquire();
       sg4::Actor::create("allreduce-" + std::to_string(rank) + "-" + std::to_string(bucket), sg4::this_actor::get_host(),
-                         [&sim, index, label, bucket] { lane_transfer(sim, index, label, bucket); });
+                         [&sim, index, label, bucket, launch_s] { lane_transfer(sim, index, label, bucket, launch_s); });
     }
   }
 }

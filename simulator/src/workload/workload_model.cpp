@@ -124,6 +124,23 @@ std::vector<std::pair<std::int64_t, std::int64_t>> eval_phases(const trace::Iter
   return phases;
 }
 
+// A one-rank trace's all-reduce windows per byte: per iteration, the windows' total over their
+// bytes; the median over iterations (0 where none has both).
+double local_seconds_per_byte(const trace::Timelines& timelines, const std::vector<std::int64_t>& iterations) {
+  std::vector<double> per_byte;
+  for (std::int64_t iteration : iterations) {
+    std::int64_t window_ns = 0;
+    std::int64_t bytes = 0;
+    for (const trace::BucketAllreduce& allreduce : timelines.at(iteration).allreduces) {
+      if (allreduce.bytes <= 0 || !allreduce.interval.complete()) continue;
+      window_ns += allreduce.interval.duration_ns();
+      bytes += allreduce.bytes;
+    }
+    if (bytes > 0) per_byte.push_back(static_cast<double>(window_ns) * 1e-9 / static_cast<double>(bytes));
+  }
+  return per_byte.empty() ? 0 : median_of(per_byte);
+}
+
 // Autograd's time alone up to `offset` after backward_begin. Where the collective was
 // transferring (its windows), autograd ran at `fraction` of its rate alone, so that time counts
 // `fraction` of its length (ReplayOptions::compute_fraction_during_allreduce); on shared cores
@@ -363,10 +380,12 @@ WorkloadModel extract_workload(const trace::Trace& trace, ComputeMode mode, doub
   std::vector<std::vector<double>> observed_bytes(model.buckets.size());
   const std::size_t num_params = meta.parameters.size();
 
-  // The collective's transfers, only needed where they slowed autograd.
+  // The collective's transfers, only needed where they slowed autograd; one rank transfers
+  // nothing (Note [local all-reduce work]).
   const std::map<std::int64_t, std::vector<CollectiveWindow>> windows =
-      compute_fraction_during_allreduce < 1 ? collective_windows(timelines, model.source_iterations)
-                                            : std::map<std::int64_t, std::vector<CollectiveWindow>>{};
+      compute_fraction_during_allreduce < 1 && model.world_size > 1
+          ? collective_windows(timelines, model.source_iterations)
+          : std::map<std::int64_t, std::vector<CollectiveWindow>>{};
   static const std::vector<CollectiveWindow> kNoWindows;
   // Per iteration and host: when the last all-reduce ended on the first rank to leave it. Only
   // ranks of one host share a clock (traces/FORMAT.md: CLOCK_MONOTONIC of the rank's machine).
@@ -415,6 +434,7 @@ WorkloadModel extract_workload(const trace::Trace& trace, ComputeMode mode, doub
   // One copy cost for the trace, from every rank's tails; each iteration keeps the rest of its
   // tail as measured (Note [reducer finalize]).
   model.finalize_seconds_per_byte = fit_finalize_seconds_per_byte(finalizes, model.bucket_bytes);
+  if (model.world_size == 1) model.local_seconds_per_byte = local_seconds_per_byte(timelines.front(), model.source_iterations);
   for (std::size_t r = 0; r < trace.ranks.size(); ++r) {
     for (std::size_t k = 0; k < samples[r].size(); ++k) {
       const RecordedFinalize& recorded = finalizes[r * model.source_iterations.size() + k];

@@ -1,0 +1,82 @@
+// A one-rank trace's all-reduces cross no network: their windows are the rank's own work on the
+// bucket (a comm hook's averaging pass), which a replay at any world size still does before the
+// transfer (Note [local all-reduce work]).
+#include <gtest/gtest.h>
+
+#include "ddpsim/sim/predicted_trace.hpp"
+#include "ddpsim/sim/replay.hpp"
+#include "minimal_workload.hpp"
+#include "synthetic_trace.hpp"
+
+namespace ddpsim::sim {
+namespace {
+
+constexpr double kLocal = 6e-11;  // s per byte: the averaging pass ddp-train's hook makes on loopback
+
+testing::SyntheticRun one_rank_run() {
+  testing::SyntheticRun run;
+  run.world_size = 1;
+  run.local_seconds_per_byte = kLocal;
+  run.rank_skew = 0;
+  run.straggler_extra_s = 0;
+  // The last bucket, all-reduced after autograd, holds the largest parameter (8 MiB), and no
+  // finalize tail hides its end (Note [reducer finalize]).
+  run.param_numel = {2097152, 512, 1048576, 1024, 524288, 256, 262144, 128};
+  run.backward_tail_s = 0;
+  return run;
+}
+
+// The pass over the last bucket: 8 MiB at 60 ps per byte, about 0.5 ms.
+double last_pass_s(const WorkloadModel& model) {
+  return kLocal * static_cast<double>(model.bucket_bytes.back());
+}
+
+double replayed_iteration_s(const WorkloadModel& model, const ReplayOptions& options) {
+  return testing::median_iteration_s(make_predicted_trace(model, options, replay_isolated(model, options)));
+}
+
+TEST(LocalAllreduceWork, IsFittedFromAOneRankTracesWindowsOnly) {
+  const testing::SyntheticRun run = one_rank_run();
+  const WorkloadModel one = extract_workload(testing::make_synthetic_trace(run), ComputeMode::PerIteration);
+  EXPECT_NEAR(one.local_seconds_per_byte, kLocal, 1e-3 * kLocal);
+  // With more ranks the windows hold transfers too, and the trace's network fit takes them.
+  testing::SyntheticRun two = run;
+  two.world_size = 2;
+  EXPECT_EQ(extract_workload(testing::make_synthetic_trace(two), ComputeMode::PerIteration).local_seconds_per_byte, 0);
+}
+
+TEST(LocalAllreduceWork, AOneRankTraceIsReplayedAsItRan) {
+  const testing::SyntheticRun run = one_rank_run();
+  const trace::Trace trace = testing::make_synthetic_trace(run);
+  const WorkloadModel model = extract_workload(trace, ComputeMode::PerIteration);
+  ReplayOptions options = testing::star_options(AllreduceAlgorithm::RingAggregated, run.alpha_s, run.beta_bytes_per_s);
+  options.iterations = run.iterations - 1;
+  const double measured = testing::median_iteration_s(trace);
+  const double replayed = replayed_iteration_s(model, options);
+  EXPECT_NEAR(replayed, measured, 0.01 * measured);
+  // Without it the pass over the last bucket, after autograd, goes missing.
+  WorkloadModel without = model;
+  without.local_seconds_per_byte = 0;
+  EXPECT_NEAR(replayed - replayed_iteration_s(without, options), last_pass_s(model), 0.05 * last_pass_s(model));
+}
+
+TEST(LocalAllreduceWork, PrecedesEachTransferAtMoreRanks) {
+  // The same job recorded on 1 rank and on 2: replayed at 2 ranks on the 2-rank run's network,
+  // the 1-rank trace gives the 2-rank run's iteration, its pass before each transfer.
+  const testing::SyntheticRun run = one_rank_run();
+  testing::SyntheticRun two = run;
+  two.world_size = 2;
+  const WorkloadModel model = extract_workload(testing::make_synthetic_trace(run), ComputeMode::PerIteration);
+  ReplayOptions options = testing::star_options(AllreduceAlgorithm::RingAggregated, run.alpha_s, run.beta_bytes_per_s);
+  options.iterations = run.iterations - 1;
+  options.world_size = 2;
+  const double measured = testing::median_iteration_s(testing::make_synthetic_trace(two));
+  const double replayed = replayed_iteration_s(model, options);
+  EXPECT_NEAR(replayed, measured, 0.01 * measured);
+  WorkloadModel without = model;
+  without.local_seconds_per_byte = 0;
+  EXPECT_NEAR(replayed - replayed_iteration_s(without, options), last_pass_s(model), 0.05 * last_pass_s(model));
+}
+
+}  // namespace
+}  // namespace ddpsim::sim
