@@ -35,7 +35,7 @@ double replayed_iteration_s(const WorkloadModel& model, const ReplayOptions& opt
   return testing::median_iteration_s(make_predicted_trace(model, options, replay_isolated(model, options)));
 }
 
-TEST(LocalAllreduceWork, IsFittedFromAOneRankTracesWindowsOnly) {
+TEST(LocalAllreduceWork, IsFittedFromAOneGlooRankTracesWindowsOnly) {
   const testing::SyntheticRun run = one_rank_run();
   const WorkloadModel one = extract_workload(testing::make_synthetic_trace(run), ComputeMode::PerIteration);
   EXPECT_NEAR(one.local_seconds_per_byte, kLocal, 1e-3 * kLocal);
@@ -43,6 +43,10 @@ TEST(LocalAllreduceWork, IsFittedFromAOneRankTracesWindowsOnly) {
   testing::SyntheticRun two = run;
   two.world_size = 2;
   EXPECT_EQ(extract_workload(testing::make_synthetic_trace(two), ComputeMode::PerIteration).local_seconds_per_byte, 0);
+  // A lone NCCL rank's window is the stream's queue, not the rank's work.
+  trace::Trace nccl = testing::make_synthetic_trace(run);
+  for (trace::RankTrace& rank : nccl.ranks) rank.meta.backend = "nccl";
+  EXPECT_EQ(extract_workload(nccl, ComputeMode::PerIteration).local_seconds_per_byte, 0);
 }
 
 TEST(LocalAllreduceWork, AOneRankTraceIsReplayedAsItRan) {

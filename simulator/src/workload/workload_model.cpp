@@ -434,7 +434,11 @@ WorkloadModel extract_workload(const trace::Trace& trace, ComputeMode mode, doub
   // One copy cost for the trace, from every rank's tails; each iteration keeps the rest of its
   // tail as measured (Note [reducer finalize]).
   model.finalize_seconds_per_byte = fit_finalize_seconds_per_byte(finalizes, model.bucket_bytes);
-  if (model.world_size == 1) model.local_seconds_per_byte = local_seconds_per_byte(timelines.front(), model.source_iterations);
+  // On a GPU the pass is a kernel on the stream; a lone NCCL rank's window times the stream's
+  // queue, not work (Note [local all-reduce work]).
+  if (model.world_size == 1 && meta.backend == "gloo") {
+    model.local_seconds_per_byte = local_seconds_per_byte(timelines.front(), model.source_iterations);
+  }
   for (std::size_t r = 0; r < trace.ranks.size(); ++r) {
     for (std::size_t k = 0; k < samples[r].size(); ++k) {
       const RecordedFinalize& recorded = finalizes[r * model.source_iterations.size() + k];

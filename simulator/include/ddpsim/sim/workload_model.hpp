@@ -76,7 +76,8 @@ struct WorkloadModel {
   // A one-rank trace's all-reduces cross no network: each window is the rank's own work around
   // the collective (a comm hook's averaging pass over the bucket, the process group's call),
   // fitted per byte; the replay starts each transfer this long per byte after its launch. 0 for
-  // a trace of more ranks, whose network fit already holds it. Note [local all-reduce work].
+  // a trace of more ranks, whose network fit already holds it, and for NCCL's (a kernel on the
+  // stream). Note [local all-reduce work].
   double local_seconds_per_byte = 0;
   // costs[rank][k]: one entry per rank for Median/Mean; one per source iteration for
   // PerIteration (simulated iteration i uses entry i mod size).
