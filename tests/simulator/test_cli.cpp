@@ -76,6 +76,25 @@ TEST(Cli, ReplayWritesPredictionAndReport) {
             1.05 * measured_buckets[0]["median_transfer_s"].get<double>());
 }
 
+// A lone Gloo rank's all-reduce windows are its own pass over each bucket: the report names the
+// cost per MB in text and JSON; a trace of more ranks has none (Note [local all-reduce work]).
+TEST(Cli, ReportNamesALoneRanksOwnPassOverEachBucket) {
+  test_support::TempDir dir;
+  testing::SyntheticRun one;
+  one.world_size = 1;
+  one.local_seconds_per_byte = 6e-11;
+  trace::write_trace(dir / "one", testing::make_synthetic_trace(one));
+  const Outcome lone = run_cli(dir, "replay " + std::string(dir / "one") + " --iterations 3 --world-size 2 "
+                                    "--latency 40e-6 --bandwidth 2e9 --json " + dir / "one.json");
+  ASSERT_EQ(lone.status, 0) << lone.err;
+  EXPECT_NE(lone.out.find("each bucket's own pass before its transfer 0.06 ms per MB"), std::string::npos) << lone.out;
+  EXPECT_NEAR(nlohmann::json::parse(slurp(dir / "one.json"))["local_seconds_per_byte"].get<double>(), 6e-11, 1e-13);
+  const Outcome many = run_cli(dir, "replay " + write_measured(dir) + " --iterations 3 --json " + dir / "many.json");
+  ASSERT_EQ(many.status, 0) << many.err;
+  EXPECT_EQ(many.out.find("own pass"), std::string::npos) << many.out;
+  EXPECT_EQ(nlohmann::json::parse(slurp(dir / "many.json"))["local_seconds_per_byte"].get<double>(), 0.0);
+}
+
 // The report says which core sharing and resume cost the replay used, in text and JSON.
 TEST(Cli, ReportNamesPacedCoreSharingAndTheResumeCost) {
   test_support::TempDir dir;

@@ -108,6 +108,10 @@ std::string report_to_text(const ReplayReport& report) {
     text << ", autograd at x" << format("%.3g", options.compute_fraction_during_allreduce)
          << " while its all-reduces transfer";
   }
+  if (model.local_seconds_per_byte > 0) {
+    text << ", each bucket's own pass before its transfer " << format("%.3g", model.local_seconds_per_byte * 1e9)
+         << " ms per MB (the one rank's all-reduces)";
+  }
   text << "\n";
   text << "  network: " << to_string(options.algorithm) << " on " << options.platform.describe() << "\n";
   text << "  alpha " << format("%.3f", options.alpha_s * 1e6) << " us, beta "
@@ -213,6 +217,7 @@ nlohmann::json report_json(const ReplayReport& report) {
     json["unprofiled_scale"] = report.unprofiled_scale;
   }
   json["compute_fraction_during_allreduce"] = options.compute_fraction_during_allreduce;
+  json["local_seconds_per_byte"] = report.model->local_seconds_per_byte;
   json["core_sharing"] = options.core_slowdown ? "paced" : "uniform";
   json["sleep_resume_cost_s"] = options.sleep_resume_cost_s;
   json["independent_copies"] = options.independent_copies;
