@@ -294,6 +294,19 @@ TEST(MachineSettings, AProfileOfAnotherMachineIsRefusedInOneLine) {
             "--machine m.json: measured on 2 ranks, the trace has 4: alpha and beta carry over through the all-reduce "
             "formula's factors for each");
   EXPECT_NEAR(two_ranks.options.alpha_s, kAlpha, kAlpha * 1e-9);
+  // A lone rank's trace, with a profile of ranks sharing one host: the warning also says the
+  // sharing of its cores is the profile kernel's; not where the profile's ranks have hosts of their own.
+  testing::SyntheticRun one;
+  one.world_size = 1;
+  const trace::Trace lone = testing::make_synthetic_trace(one);
+  const PreparedReplay shared = prepare_replay(request_with(known_profile(2)), lone);
+  ASSERT_EQ(shared.warnings.size(), 1u);
+  EXPECT_EQ(shared.warnings[0],
+            "--machine m.json: measured on 2 ranks, the trace has 1: alpha and beta carry over through the all-reduce "
+            "formula's factors for each; how ranks and their all-reduces share this host's cores comes from the "
+            "profile's kernel, not this job (a trace of 2 ranks holds it)");
+  EXPECT_EQ(prepare_replay(request_with(known_profile(2)), measured).warnings[0].find("share this host"),
+            std::string::npos);
 }
 
 TEST(MachineSettings, AProfileTimedWhileTheMachineWasSlowerIsNamed) {

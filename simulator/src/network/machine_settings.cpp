@@ -138,9 +138,16 @@ std::vector<std::string> check_machine_matches(const trace::MachineProfile& prof
                        plural(profile.hosts.size(), "host"));
   }
   if (trace.world_size() != profile.world_size) {
-    warnings.push_back("--machine " + file + ": measured on " + std::to_string(profile.world_size) +
-                       " ranks, the trace has " + std::to_string(trace.world_size()) +
-                       ": alpha and beta carry over through the all-reduce formula's factors for each");
+    std::string warning = "--machine " + file + ": measured on " + std::to_string(profile.world_size) +
+                          " ranks, the trace has " + std::to_string(trace.world_size()) +
+                          ": alpha and beta carry over through the all-reduce formula's factors for each";
+    // One rank on a host shows nothing of how ranks and the process group's threads share its
+    // cores; the profile's kernel stands in for the job (docs/validation.md, Known limits).
+    if (trace.world_size() == 1 && profile.hosts.size() == 1 && profile.ranks_per_host >= 2) {
+      warning += "; how ranks and their all-reduces share this host's cores comes from the profile's kernel, not "
+                 "this job (a trace of 2 ranks holds it)";
+    }
+    warnings.push_back(warning);
   }
   const auto device = meta.settings.find("device");
   if (device != meta.settings.end() && (device->second == "cpu" || device->second == "cuda") &&
