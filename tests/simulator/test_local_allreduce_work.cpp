@@ -82,5 +82,20 @@ TEST(LocalAllreduceWork, PrecedesEachTransferAtMoreRanks) {
   EXPECT_NEAR(replayed - replayed_iteration_s(without, options), last_pass_s(model), 0.05 * last_pass_s(model));
 }
 
+TEST(LocalAllreduceWork, PrecedesEachTransferOnTwoLanesToo) {
+  // Gloo's two workers (--allreduces-in-flight 2=G): the pass is the rank's, before either lane.
+  const testing::SyntheticRun run = one_rank_run();
+  const WorkloadModel model = extract_workload(testing::make_synthetic_trace(run), ComputeMode::PerIteration);
+  ReplayOptions options = testing::star_options(AllreduceAlgorithm::RingAggregated, run.alpha_s, run.beta_bytes_per_s);
+  options.iterations = run.iterations - 1;
+  options.world_size = 2;
+  options.allreduces_in_flight = 2;
+  options.in_flight_gain = 1;
+  WorkloadModel without = model;
+  without.local_seconds_per_byte = 0;
+  EXPECT_NEAR(replayed_iteration_s(model, options) - replayed_iteration_s(without, options), last_pass_s(model),
+              0.05 * last_pass_s(model));
+}
+
 }  // namespace
 }  // namespace ddpsim::sim
