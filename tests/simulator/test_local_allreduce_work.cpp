@@ -35,6 +35,21 @@ double replayed_iteration_s(const WorkloadModel& model, const ReplayOptions& opt
   return testing::median_iteration_s(make_predicted_trace(model, options, replay_isolated(model, options)));
 }
 
+// Every iteration but the rebuild's, at `world_size` ranks on the synthetic run's own network.
+ReplayOptions options_at(const testing::SyntheticRun& run, int world_size) {
+  ReplayOptions options = testing::star_options(AllreduceAlgorithm::RingAggregated, run.alpha_s, run.beta_bytes_per_s);
+  options.iterations = run.iterations - 1;
+  options.world_size = world_size;
+  return options;
+}
+
+// The replay with the pass less the replay without it.
+double pass_cost_s(const WorkloadModel& model, const ReplayOptions& options) {
+  WorkloadModel without = model;
+  without.local_seconds_per_byte = 0;
+  return replayed_iteration_s(model, options) - replayed_iteration_s(without, options);
+}
+
 TEST(LocalAllreduceWork, IsFittedFromAOneGlooRankTracesWindowsOnly) {
   const testing::SyntheticRun run = one_rank_run();
   const WorkloadModel one = extract_workload(testing::make_synthetic_trace(run), ComputeMode::PerIteration);
@@ -53,15 +68,11 @@ TEST(LocalAllreduceWork, AOneRankTraceIsReplayedAsItRan) {
   const testing::SyntheticRun run = one_rank_run();
   const trace::Trace trace = testing::make_synthetic_trace(run);
   const WorkloadModel model = extract_workload(trace, ComputeMode::PerIteration);
-  ReplayOptions options = testing::star_options(AllreduceAlgorithm::RingAggregated, run.alpha_s, run.beta_bytes_per_s);
-  options.iterations = run.iterations - 1;
+  const ReplayOptions options = options_at(run, 1);
   const double measured = testing::median_iteration_s(trace);
-  const double replayed = replayed_iteration_s(model, options);
-  EXPECT_NEAR(replayed, measured, 0.01 * measured);
+  EXPECT_NEAR(replayed_iteration_s(model, options), measured, 0.01 * measured);
   // Without it the pass over the last bucket, after autograd, goes missing.
-  WorkloadModel without = model;
-  without.local_seconds_per_byte = 0;
-  EXPECT_NEAR(replayed - replayed_iteration_s(without, options), last_pass_s(model), 0.05 * last_pass_s(model));
+  EXPECT_NEAR(pass_cost_s(model, options), last_pass_s(model), 0.05 * last_pass_s(model));
 }
 
 TEST(LocalAllreduceWork, PrecedesEachTransferAtMoreRanks) {
@@ -71,30 +82,15 @@ TEST(LocalAllreduceWork, PrecedesEachTransferAtMoreRanks) {
   testing::SyntheticRun two = run;
   two.world_size = 2;
   const WorkloadModel model = extract_workload(testing::make_synthetic_trace(run), ComputeMode::PerIteration);
-  ReplayOptions options = testing::star_options(AllreduceAlgorithm::RingAggregated, run.alpha_s, run.beta_bytes_per_s);
-  options.iterations = run.iterations - 1;
-  options.world_size = 2;
+  const ReplayOptions options = options_at(run, 2);
   const double measured = testing::median_iteration_s(testing::make_synthetic_trace(two));
-  const double replayed = replayed_iteration_s(model, options);
-  EXPECT_NEAR(replayed, measured, 0.01 * measured);
-  WorkloadModel without = model;
-  without.local_seconds_per_byte = 0;
-  EXPECT_NEAR(replayed - replayed_iteration_s(without, options), last_pass_s(model), 0.05 * last_pass_s(model));
-}
-
-TEST(LocalAllreduceWork, PrecedesEachTransferOnTwoLanesToo) {
+  EXPECT_NEAR(replayed_iteration_s(model, options), measured, 0.01 * measured);
+  EXPECT_NEAR(pass_cost_s(model, options), last_pass_s(model), 0.05 * last_pass_s(model));
   // Gloo's two workers (--allreduces-in-flight 2=G): the pass is the rank's, before either lane.
-  const testing::SyntheticRun run = one_rank_run();
-  const WorkloadModel model = extract_workload(testing::make_synthetic_trace(run), ComputeMode::PerIteration);
-  ReplayOptions options = testing::star_options(AllreduceAlgorithm::RingAggregated, run.alpha_s, run.beta_bytes_per_s);
-  options.iterations = run.iterations - 1;
-  options.world_size = 2;
-  options.allreduces_in_flight = 2;
-  options.in_flight_gain = 1;
-  WorkloadModel without = model;
-  without.local_seconds_per_byte = 0;
-  EXPECT_NEAR(replayed_iteration_s(model, options) - replayed_iteration_s(without, options), last_pass_s(model),
-              0.05 * last_pass_s(model));
+  ReplayOptions lanes = options;
+  lanes.allreduces_in_flight = 2;
+  lanes.in_flight_gain = 1;
+  EXPECT_NEAR(pass_cost_s(model, lanes), last_pass_s(model), 0.05 * last_pass_s(model));
 }
 
 }  // namespace
