@@ -148,16 +148,16 @@ void add_replay_options(CLI::App* command, ReplayFlags& flags) {
   command->add_option("--gpus-per-node", flags.gpus_per_node, "two-level: ranks per node (default 1)")
       ->check(integer_in(1, kIntMax))
       ->group(platform);
-  command->add_option("--intra-bandwidth", flags.request.intra_bandwidth, "two-level: rank link bandwidth, bytes/s")
+  command->add_option("--intra-bandwidth", flags.request.platform.intra_bandwidth, "two-level: rank link bandwidth, bytes/s")
       ->check(bandwidth())
       ->group(platform);
-  command->add_option("--intra-latency", flags.request.intra_latency, "two-level: latency between ranks of a node, s")
+  command->add_option("--intra-latency", flags.request.platform.intra_latency, "two-level: latency between ranks of a node, s")
       ->check(non_negative_number())
       ->group(platform);
-  command->add_option("--inter-bandwidth", flags.request.inter_bandwidth, "two-level: node uplink bandwidth, bytes/s")
+  command->add_option("--inter-bandwidth", flags.request.platform.inter_bandwidth, "two-level: node uplink bandwidth, bytes/s")
       ->check(bandwidth())
       ->group(platform);
-  command->add_option("--inter-latency", flags.request.inter_latency, "two-level: extra latency between nodes, s")
+  command->add_option("--inter-latency", flags.request.platform.inter_latency, "two-level: extra latency between nodes, s")
       ->check(non_negative_number())
       ->group(platform);
 

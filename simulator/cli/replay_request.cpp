@@ -57,16 +57,16 @@ sim::ReplayRequest to_request(const ReplayFlags& flags) {
   }
   const std::string platform = flags.platform.value_or(flags.cluster.empty() ? "star" : "two-level");
   if (platform == "star") {
-    request.platform = sim::PlatformKind::Star;
+    request.platform.kind = sim::PlatformKind::Star;
   } else if (platform == "two-level") {
-    request.platform = sim::PlatformKind::TwoLevel;
+    request.platform.kind = sim::PlatformKind::TwoLevel;
   } else if (is_regular_file(platform)) {
-    request.platform = sim::PlatformKind::File;
-    request.platform_file = platform;
+    request.platform.kind = sim::PlatformKind::File;
+    request.platform.file = platform;
   } else {
     throw UsageError("--platform: expected star, two-level or a readable SimGrid XML file, got '" + platform + "'");
   }
-  if (flags.gpus_per_node) request.gpus_per_node = *flags.gpus_per_node;
+  if (flags.gpus_per_node) request.platform.gpus_per_node = *flags.gpus_per_node;
   if (!flags.cluster.empty()) {
     const sim::ClusterPreset* preset = sim::find_cluster_preset(flags.cluster);
     if (preset == nullptr) {
@@ -77,12 +77,12 @@ sim::ReplayRequest to_request(const ReplayFlags& flags) {
                        platform + "'");
     }
     // The preset fills what the flags left unset.
-    request.cluster = flags.cluster;
-    request.gpus_per_node = flags.gpus_per_node.value_or(preset->gpus_per_node);
-    request.intra_bandwidth = request.intra_bandwidth.value_or(preset->intra_bandwidth);
-    request.intra_latency = request.intra_latency.value_or(preset->intra_latency_s);
-    request.inter_bandwidth = request.inter_bandwidth.value_or(preset->inter_bandwidth);
-    request.inter_latency = request.inter_latency.value_or(preset->inter_latency_s);
+    request.platform.cluster = flags.cluster;
+    request.platform.gpus_per_node = flags.gpus_per_node.value_or(preset->gpus_per_node);
+    request.platform.intra_bandwidth = request.platform.intra_bandwidth.value_or(preset->intra_bandwidth);
+    request.platform.intra_latency = request.platform.intra_latency.value_or(preset->intra_latency_s);
+    request.platform.inter_bandwidth = request.platform.inter_bandwidth.value_or(preset->inter_bandwidth);
+    request.platform.inter_latency = request.platform.inter_latency.value_or(preset->inter_latency_s);
   }
   for (const auto& text : flags.slowdown) request.skew.slowdowns.push_back(trace::parse_slowdown(text));
   for (const auto& text : flags.delay) request.skew.delays.push_back(trace::parse_delay(text));

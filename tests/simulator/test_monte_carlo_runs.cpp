@@ -199,12 +199,12 @@ TEST(PreparedReplay, FullyGivenTwoLevelPlatformIsNotCalibrated) {
     trace::write_trace(path, testing::make_synthetic_trace(run));
     ReplayRequest request;
     request.trace_dir = path;
-    request.platform = PlatformKind::TwoLevel;
-    request.gpus_per_node = 8;
-    request.intra_bandwidth = 2e11;
-    request.intra_latency = 5e-6;
-    request.inter_bandwidth = 1.9e11;
-    request.inter_latency = 4.9e-6;
+    request.platform.kind = PlatformKind::TwoLevel;
+    request.platform.gpus_per_node = 8;
+    request.platform.intra_bandwidth = 2e11;
+    request.platform.intra_latency = 5e-6;
+    request.platform.inter_bandwidth = 1.9e11;
+    request.platform.inter_latency = 4.9e-6;
     request.world_size = 64;
     const PreparedReplay prepared = prepare_replay(request);
     EXPECT_FALSE(prepared.calibration.has_value()) << world;

@@ -78,11 +78,12 @@ void choose_network(const ReplayRequest& request, PreparedReplay& prepared) {
   ReplayOptions& options = prepared.options;
   // A two-level platform given in full (a --cluster preset) takes nothing from the trace: no
   // calibration to report as if it were used, and none to fail on a trace that cannot give one.
-  const bool two_level_given = request.platform == PlatformKind::TwoLevel && request.intra_bandwidth &&
-                               request.intra_latency && request.inter_bandwidth && request.inter_latency;
+  const PlatformRequest& platform = request.platform;
+  const bool two_level_given = platform.kind == PlatformKind::TwoLevel && platform.intra_bandwidth &&
+                               platform.intra_latency && platform.inter_bandwidth && platform.inter_latency;
   if (two_level_given) {
-    options.alpha_s = *request.inter_latency;
-    options.beta_bytes_per_s = *request.inter_bandwidth;
+    options.alpha_s = *platform.inter_latency;
+    options.beta_bytes_per_s = *platform.inter_bandwidth;
   } else if (!request.bandwidth || !request.latency) {
     const auto shape = options.algorithm == AllreduceAlgorithm::Tree ? AllreduceAlgorithm::Tree
                                                                     : AllreduceAlgorithm::Ring;
@@ -137,17 +138,17 @@ void choose_network(const ReplayRequest& request, PreparedReplay& prepared) {
 
 void choose_platform(const ReplayRequest& request, ReplayOptions& options) {
   PlatformSpec& platform = options.platform;
-  platform.kind = request.platform;
+  platform.kind = request.platform.kind;
   platform.alpha_s = options.alpha_s;
   platform.beta_bytes_per_s = options.beta_bytes_per_s;
-  if (request.platform == PlatformKind::TwoLevel) {
-    platform.gpus_per_node = request.gpus_per_node;
-    platform.intra_bandwidth = request.intra_bandwidth.value_or(options.beta_bytes_per_s);
-    platform.intra_latency_s = request.intra_latency.value_or(options.alpha_s);
-    platform.inter_bandwidth = request.inter_bandwidth.value_or(options.beta_bytes_per_s);
-    platform.inter_latency_s = request.inter_latency.value_or(options.alpha_s);
+  if (request.platform.kind == PlatformKind::TwoLevel) {
+    platform.gpus_per_node = request.platform.gpus_per_node;
+    platform.intra_bandwidth = request.platform.intra_bandwidth.value_or(options.beta_bytes_per_s);
+    platform.intra_latency_s = request.platform.intra_latency.value_or(options.alpha_s);
+    platform.inter_bandwidth = request.platform.inter_bandwidth.value_or(options.beta_bytes_per_s);
+    platform.inter_latency_s = request.platform.inter_latency.value_or(options.alpha_s);
   }
-  if (request.platform == PlatformKind::File) platform.xml_file = request.platform_file;
+  if (request.platform.kind == PlatformKind::File) platform.xml_file = request.platform.file;
 }
 
 // Unless asked: per-iteration compute replays every source iteration once. Median and mean

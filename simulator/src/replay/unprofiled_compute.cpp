@@ -48,16 +48,7 @@ double unprofiled_compute_scale(const ReplayRequest& request, const trace::Trace
   as_recorded.independent_copies = false;
   // A cluster preset is where the what-if runs, not where the trace ran: the trace's own network
   // (its fit, or --machine's) times the job whose speed was given.
-  if (!as_recorded.cluster.empty()) {
-    const ReplayRequest defaults;
-    as_recorded.cluster.clear();
-    as_recorded.platform = defaults.platform;
-    as_recorded.gpus_per_node = defaults.gpus_per_node;
-    as_recorded.intra_bandwidth = defaults.intra_bandwidth;
-    as_recorded.intra_latency = defaults.intra_latency;
-    as_recorded.inter_bandwidth = defaults.inter_bandwidth;
-    as_recorded.inter_latency = defaults.inter_latency;
-  }
+  if (!as_recorded.platform.cluster.empty()) as_recorded.platform = {};
   const PreparedReplay prepared = prepare_replay(as_recorded, measured);
 
   // T(scale) grows with the scale, about linearly (compute plus what does not overlap it):

@@ -33,6 +33,20 @@ class RequestError : public std::runtime_error {
 // How ranks sharing one machine's cores slow each other's compute (ReplayRequest::core_sharing).
 enum class CoreSharing { Uniform, Paced };
 
+// The platform a replay runs on: kind, and the two-level shape's links (unset: the star's α, β).
+// `cluster` names the preset (--cluster) that filled them: a what-if's platform, not the one the
+// trace ran on (unprofiled_compute_scale leaves it out, back to the default).
+struct PlatformRequest {
+  std::string cluster;
+  PlatformKind kind = PlatformKind::Star;
+  std::string file;
+  int gpus_per_node = 1;
+  std::optional<double> intra_bandwidth;
+  std::optional<double> intra_latency;
+  std::optional<double> inter_bandwidth;
+  std::optional<double> inter_latency;
+};
+
 struct ReplayRequest {
   std::string trace_dir;
   // Other measured runs of trace_dir's configuration replayed with it as one run, their
@@ -64,17 +78,7 @@ struct ReplayRequest {
   // (ReplayOptions::network_ladder). Set from the machine profile where its network is taken and
   // the line fitted to its ladder misses it beyond kMaxTrustedRelativeRms.
   std::optional<NetworkLadder> network_ladder;
-  // The platform: kind, and the two-level shape's links (unset: the star's α, β).
-  // `cluster` names the preset (--cluster) that filled them: a what-if's platform, not the one
-  // the trace ran on (unprofiled_compute_scale leaves it out).
-  std::string cluster;
-  PlatformKind platform = PlatformKind::Star;
-  std::string platform_file;
-  int gpus_per_node = 1;
-  std::optional<double> intra_bandwidth;
-  std::optional<double> intra_latency;
-  std::optional<double> inter_bandwidth;
-  std::optional<double> inter_latency;
+  PlatformRequest platform;
   std::vector<std::string> simgrid_config;
   int world_size = 0;  // 0: the trace's
   double timeout_s = 0;
