@@ -30,8 +30,10 @@ void print_summary(const trace::MachineProfile& profile, const std::string& path
   }
   std::printf("  %d in flight: x%.3f of one's rate together (median over the sizes)\n", profile.allreduce.in_flight,
               profile.allreduce.in_flight_gain);
-  std::printf("  compute: %.3f ms alone, %.3f ms with %d rank(s) per host at once: %.3f effective cores\n",
-              profile.compute.alone.median_s * 1e3, profile.compute.together.median_s * 1e3, profile.ranks_per_host,
+  const trace::Timing& at_once = profile.compute.slowest ? *profile.compute.slowest : profile.compute.together;
+  std::printf("  compute: %.3f ms alone, %.3f ms until the last of %d rank(s) per host at once ended: %.3f effective "
+              "cores\n",
+              profile.compute.alone.median_s * 1e3, at_once.median_s * 1e3, profile.ranks_per_host,
               profile.compute.effective_cores);
   if (!profile.compute.by_ranks.empty()) {
     std::printf("  effective cores by ranks a host at once:");

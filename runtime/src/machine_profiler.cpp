@@ -249,22 +249,25 @@ trace::ComputeColocation MachineProfiler::measure_compute(const std::vector<std:
   }
   what_ = "gathering the compute times";
   compute.alone = trace::timing_of(gather(alone));
-  const auto timed = [this](const std::vector<double>& mine) {
-    std::vector<double> all = gather(mine);
-    all.erase(std::remove(all.begin(), all.end(), 0.0), all.end());
-    return trace::timing_of(std::move(all));
-  };
   // Co-running cannot give more than one core per rank: a larger ratio is noise.
   const auto cores = [&compute](int ranks, const trace::Timing& at_once) {
     return std::min<double>(ranks * compute.alone.median_s / at_once.median_s, ranks);
   };
   // Every rank gathers each count in turn (a collective); the file lists them from 3 ranks a host.
+  // The host's throughput is its ranks' work over the time until the last of them ended, which
+  // is also what a job's all-reduce waits for: the median rank's time would flatter it (3 ranks
+  // on 2 cores: the median came out above 2 cores).
   for (int ranks = fewest; ranks <= ranks_per_host; ++ranks) {
-    const trace::Timing at_once = timed(together[ranks]);
-    const trace::ColocationStep step{ranks, at_once, cores(ranks, at_once)};
+    const std::vector<double> all = gather(together[ranks]);
+    std::vector<double> computed = all;
+    computed.erase(std::remove(computed.begin(), computed.end(), 0.0), computed.end());
+    trace::ColocationStep step{ranks, trace::timing_of(std::move(computed)),
+                               trace::timing_of(trace::slowest_per_host_and_round(all, hosts, options_.repeats))};
+    step.effective_cores = cores(ranks, *step.slowest);
     if (ranks_per_host >= 3) compute.by_ranks.push_back(step);
     if (ranks == ranks_per_host) {
       compute.together = step.together;
+      compute.slowest = step.slowest;
       compute.effective_cores = step.effective_cores;
     }
   }

@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 #include <sys/wait.h>
 
+#include <algorithm>
 #include <cstdlib>
 #include <fstream>
 #include <sstream>
@@ -131,6 +132,14 @@ TEST(MachineProfileTool, ThreeRanksAHostTimeCoLocationAtTwoAndThree) {
   EXPECT_EQ(profile.compute.by_ranks[1].together.samples, 3 * 2);
   EXPECT_EQ(profile.compute.by_ranks[1].effective_cores, profile.compute.effective_cores);
   EXPECT_EQ(profile.compute.alone.samples, 3 * 2);
+  // The host's throughput: its ranks' work over the time until the last of them ended.
+  for (const trace::ColocationStep& step : profile.compute.by_ranks) {
+    ASSERT_TRUE(step.slowest.has_value()) << step.ranks;
+    EXPECT_EQ(step.slowest->samples, 2) << step.ranks;  // one host x 2 repeats
+    EXPECT_GE(step.slowest->max_s, step.together.max_s) << step.ranks;
+    EXPECT_DOUBLE_EQ(step.effective_cores,
+                     std::min<double>(step.ranks * profile.compute.alone.median_s / step.slowest->median_s, step.ranks));
+  }
 }
 
 TEST(MachineProfileTool, BadFlagsAreOneLine) {

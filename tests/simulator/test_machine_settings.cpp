@@ -82,7 +82,8 @@ TEST(MachineSettings, GainAndCoresCarryWhereTheyMeanWhatTheFlagsMean) {
 
 TEST(MachineSettings, EveryCountOfCoRunningRanksBecomesAnEffectiveCoresPair) {
   trace::MachineProfile profile = known_profile();  // 4 ranks on one host
-  profile.compute.by_ranks = {{2, exactly(0.011), 1.8}, {3, exactly(0.013), 2.3}, {4, exactly(0.016), 2.5}};
+  profile.compute.by_ranks = {
+      {2, exactly(0.011), exactly(0.012), 1.8}, {3, exactly(0.013), exactly(0.014), 2.3}, {4, exactly(0.016), {}, 2.5}};
   EXPECT_EQ(machine_settings(profile, AllreduceAlgorithm::Ring, "m.json").effective_cores,
             (std::map<int, double>{{2, 1.8}, {3, 2.3}, {4, 2.5}}));
   // Ranks on two hosts do not share one machine's cores, at any count.

@@ -4,6 +4,9 @@
 #include <gtest/gtest.h>
 
 #include <functional>
+#include <stdexcept>
+#include <string>
+#include <vector>
 
 #include <nlohmann/json.hpp>
 
@@ -45,7 +48,8 @@ MachineProfile example_profile() {
   profile.compute.kernel = "float32 matrix products";
   profile.compute.alone = timing_of({0.010, 0.011, 0.012, 0.013});
   profile.compute.together = timing_of({0.012, 0.013});
-  profile.compute.effective_cores = 2 * 0.0115 / 0.0125;
+  profile.compute.slowest = timing_of({0.013});
+  profile.compute.effective_cores = 2 * 0.0115 / 0.013;
   ComputeCommOverlap overlap;
   overlap.bytes = 4 << 20;
   overlap.allreduce_alone = timing_of({0.0031, 0.0035, 0.0034});
@@ -85,6 +89,25 @@ TEST(MachineProfile, TimingOfRepetitions) {
   EXPECT_EQ(timing_of({}).samples, 0);
 }
 
+TEST(MachineProfile, SlowestRankOfEachHostInEachRound) {
+  // Ranks 0 and 1 on host a, rank 2 on host b; two rounds each, rank after rank; 0: no compute.
+  const std::vector<std::string> hosts = {"a", "a", "b"};
+  EXPECT_EQ(slowest_per_host_and_round({1, 3, 2, 0, 5, 4}, hosts, 2), (std::vector<double>{2, 5, 3, 4}));
+  // A host none of whose ranks computed in a round gives nothing for it.
+  EXPECT_EQ(slowest_per_host_and_round({1, 3, 2, 0, 5, 0}, hosts, 2), (std::vector<double>{2, 5, 3}));
+  EXPECT_THROW(slowest_per_host_and_round({1, 3, 2, 0, 5}, hosts, 2), std::invalid_argument);
+}
+
+// A profile written before `slowest` was measured keeps its effective cores as written.
+TEST(MachineProfile, CoLocationWithoutTheSlowestRankReads) {
+  nlohmann::ordered_json j = nlohmann::ordered_json::parse(machine_profile_to_json(example_profile()));
+  j["compute"].erase("slowest");
+  const MachineProfile read = machine_profile_from_json(j.dump(), "m.json");
+  EXPECT_FALSE(read.compute.slowest.has_value());
+  EXPECT_EQ(read.compute.effective_cores, example_profile().compute.effective_cores);
+  EXPECT_EQ(machine_profile_to_json(read).find("slowest"), std::string::npos);
+}
+
 TEST(MachineProfile, RoundTripsThroughAFile) {
   const TempDir dir;
   const MachineProfile written = example_profile();
@@ -118,6 +141,8 @@ TEST(MachineProfile, RoundTripsThroughAFile) {
   EXPECT_EQ(read.compute.kernel, written.compute.kernel);
   expect_same_timing(read.compute.alone, written.compute.alone);
   expect_same_timing(read.compute.together, written.compute.together);
+  ASSERT_TRUE(read.compute.slowest.has_value());
+  expect_same_timing(*read.compute.slowest, *written.compute.slowest);
   EXPECT_EQ(read.compute.effective_cores, written.compute.effective_cores);
   ASSERT_TRUE(read.overlap && read.sleep);
   EXPECT_EQ(read.overlap->bytes, written.overlap->bytes);
@@ -191,9 +216,10 @@ MachineProfile three_a_host() {
   MachineProfile profile = example_profile();
   profile.ranks_per_host = 3;
   profile.compute.together = timing_of({0.018, 0.019});
-  profile.compute.effective_cores = 3 * 0.0115 / 0.0185;
-  profile.compute.by_ranks = {{2, timing_of({0.0121, 0.0126}), 2 * 0.0115 / 0.01235},
-                              {3, profile.compute.together, profile.compute.effective_cores}};
+  profile.compute.slowest = timing_of({0.019});
+  profile.compute.effective_cores = 3 * 0.0115 / 0.019;
+  profile.compute.by_ranks = {{2, timing_of({0.0121, 0.0126}), timing_of({0.0126}), 2 * 0.0115 / 0.0126},
+                              {3, profile.compute.together, profile.compute.slowest, profile.compute.effective_cores}};
   return profile;
 }
 
@@ -204,6 +230,8 @@ TEST(MachineProfile, CoLocationAtEveryCountOfRanksRoundTrips) {
   for (std::size_t i = 0; i < 2; ++i) {
     EXPECT_EQ(read.compute.by_ranks[i].ranks, written.compute.by_ranks[i].ranks);
     expect_same_timing(read.compute.by_ranks[i].together, written.compute.by_ranks[i].together);
+    ASSERT_TRUE(read.compute.by_ranks[i].slowest.has_value());
+    expect_same_timing(*read.compute.by_ranks[i].slowest, *written.compute.by_ranks[i].slowest);
     EXPECT_EQ(read.compute.by_ranks[i].effective_cores, written.compute.by_ranks[i].effective_cores);
   }
   EXPECT_EQ(machine_profile_to_json(read), machine_profile_to_json(written));
@@ -270,11 +298,11 @@ TEST(MachineProfile, RefusesBadInputInOneLine) {
       {"an all-reduce faster busy than alone", [](auto& j) { j["overlap"]["allreduce_fraction"] = 1.5; },
        "m.json:"},
       {"overlap sizes out of order", [](auto& j) { j["overlap"]["by_size"][1]["bytes"] = 1 << 20; },
-       "m.json:167: expected overlap.by_size[1].bytes above the size before's 1048576, got 1048576"},
+       "m.json:173: expected overlap.by_size[1].bytes above the size before's 1048576, got 1048576"},
       {"an overlap size without its busy time", [](auto& j) { j["overlap"]["by_size"][0].erase("allreduce_busy"); },
-       "m.json:167: expected field \"overlap.by_size[0].allreduce_busy\", got no such field"},
+       "m.json:173: expected field \"overlap.by_size[0].allreduce_busy\", got no such field"},
       {"an empty list of overlap sizes", [](auto& j) { j["overlap"]["by_size"] = nlohmann::ordered_json::array(); },
-       "m.json:167: expected overlap.by_size to be a non-empty array, got array []"},
+       "m.json:173: expected overlap.by_size to be a non-empty array, got array []"},
       {"no resume cost", [](auto& j) { j["sleep"].erase("resume_cost_s"); },
        "m.json:"},
       {"a negative resume cost", [](auto& j) { j["sleep"]["resume_cost_s"] = -1e-4; },
@@ -308,12 +336,17 @@ TEST(MachineProfile, RefusesBadInputInOneLine) {
        "m.json:"},
       {"a string for a number", [](auto& j) { j["compute"]["alone"]["median_s"] = "fast"; },
        "m.json:"},
+      {"a slowest rank without samples", [](auto& j) { j["compute"]["slowest"]["samples"] = 0; },
+       "m.json:"},
   };
   for (const BadProfile& bad : cases) {
     const std::string error = error_of(bad.edit);
     EXPECT_EQ(error.substr(0, bad.error.size()), bad.error) << bad.name << ": " << error;
     EXPECT_EQ(error.find('\n'), std::string::npos) << bad.name;
   }
+  EXPECT_NE(error_of([](auto& j) { j["compute"]["slowest"]["samples"] = 0; })
+                .find("expected compute.slowest.samples in [1, 2147483647], got 0"),
+            std::string::npos);
   EXPECT_NE(error_of([](auto& j) { j["compute"]["effective_cores"] = 3; }).find("expected compute.effective_cores in (0, ranks_per_host = 2], got 3"),
             std::string::npos);
   EXPECT_NE(error_of([](auto& j) { j["overlap"]["allreduce_fraction"] = 1.5; })

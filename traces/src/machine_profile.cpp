@@ -6,6 +6,7 @@
 #include <fstream>
 #include <limits>
 #include <sstream>
+#include <stdexcept>
 
 #include <nlohmann/json.hpp>
 
@@ -213,6 +214,7 @@ void read_compute(const ProfileChecker& check, const json& root, MachineProfile&
   compute.kernel = check.string(section, "kernel", "compute.kernel", top);
   compute.alone = check.timing(section, "alone", "compute.alone", top);
   compute.together = check.timing(section, "together", "compute.together", top);
+  if (section.contains("slowest")) compute.slowest = check.timing(section, "slowest", "compute.slowest", top);
   compute.effective_cores = check.number(section, "effective_cores", "compute.effective_cores", top, true);
   if (compute.effective_cores > profile.ranks_per_host) {
     check.fail(top, "compute.effective_cores in (0, ranks_per_host = " + std::to_string(profile.ranks_per_host) + "]",
@@ -230,6 +232,7 @@ void read_compute(const ProfileChecker& check, const json& root, MachineProfile&
     const int least = compute.by_ranks.empty() ? 2 : compute.by_ranks.back().ranks + 1;
     step.ranks = static_cast<int>(check.integer(items[i], "ranks", item + ".ranks", top, least, profile.ranks_per_host));
     step.together = check.timing(items[i], "together", item + ".together", top);
+    if (items[i].contains("slowest")) step.slowest = check.timing(items[i], "slowest", item + ".slowest", top);
     step.effective_cores = check.number(items[i], "effective_cores", item + ".effective_cores", top, true);
     if (step.effective_cores > step.ranks) {
       check.fail(top, item + ".effective_cores in (0, ranks = " + std::to_string(step.ranks) + "]",
@@ -299,6 +302,31 @@ Timing timing_of(std::vector<double> seconds) {
   return timing;
 }
 
+std::vector<double> slowest_per_host_and_round(const std::vector<double>& rank_major,
+                                               const std::vector<std::string>& hosts, int rounds) {
+  if (rounds < 0 || rank_major.size() != hosts.size() * static_cast<std::size_t>(rounds)) {
+    throw std::invalid_argument("slowest_per_host_and_round: expected " + std::to_string(rounds) +
+                                " samples for each of " + std::to_string(hosts.size()) + " ranks, got " +
+                                std::to_string(rank_major.size()));
+  }
+  std::vector<std::string> order;
+  for (const std::string& host : hosts) {
+    if (std::find(order.begin(), order.end(), host) == order.end()) order.push_back(host);
+  }
+  std::vector<double> slowest;
+  for (int round = 0; round < rounds; ++round) {
+    for (const std::string& host : order) {
+      double last = 0;
+      for (std::size_t rank = 0; rank < hosts.size(); ++rank) {
+        const std::size_t at = rank * static_cast<std::size_t>(rounds) + static_cast<std::size_t>(round);
+        if (hosts[rank] == host) last = std::max(last, rank_major[at]);
+      }
+      if (last > 0) slowest.push_back(last);
+    }
+  }
+  return slowest;
+}
+
 std::string machine_profile_to_json(const MachineProfile& profile) {
   ordered_json out;
   // The version the content is: a profile without the overlap and sleep sections (one read
@@ -324,14 +352,16 @@ std::string machine_profile_to_json(const MachineProfile& profile) {
                       {"ladder", ladder}};
   out["compute"] = {{"kernel", profile.compute.kernel},
                     {"alone", timing_json(profile.compute.alone)},
-                    {"together", timing_json(profile.compute.together)},
-                    {"effective_cores", profile.compute.effective_cores}};
+                    {"together", timing_json(profile.compute.together)}};
+  if (profile.compute.slowest) out["compute"]["slowest"] = timing_json(*profile.compute.slowest);
+  out["compute"]["effective_cores"] = profile.compute.effective_cores;
   if (!profile.compute.by_ranks.empty()) {
     ordered_json steps = ordered_json::array();
     for (const ColocationStep& step : profile.compute.by_ranks) {
-      steps.push_back({{"ranks", step.ranks},
-                       {"together", timing_json(step.together)},
-                       {"effective_cores", step.effective_cores}});
+      ordered_json item = {{"ranks", step.ranks}, {"together", timing_json(step.together)}};
+      if (step.slowest) item["slowest"] = timing_json(*step.slowest);
+      item["effective_cores"] = step.effective_cores;
+      steps.push_back(std::move(item));
     }
     out["compute"]["by_ranks"] = std::move(steps);
   }

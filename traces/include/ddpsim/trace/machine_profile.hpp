@@ -32,6 +32,13 @@ struct Timing {
 // An empty input gives a Timing of 0 samples.
 Timing timing_of(std::vector<double> seconds);
 
+// Per round and host, the slowest of the host's ranks that computed in it: when the host had
+// done the round's work. `rank_major` holds `rounds` samples per rank, rank after rank, 0 where
+// the rank did not compute; `hosts` names each rank's host. Rounds are in order, hosts in the
+// order of their first rank; a host none of whose ranks computed in a round gives nothing.
+std::vector<double> slowest_per_host_and_round(const std::vector<double>& rank_major,
+                                               const std::vector<std::string>& hosts, int rounds);
+
 // One rung of the all-reduce ladder. Each sample is the slowest rank's time, from a barrier to
 // the end of its all-reduce(s).
 struct LadderStep {
@@ -53,8 +60,9 @@ struct AllreduceLadder {
 // The compute kernel on the first `ranks` of each host at once (the others idle).
 struct ColocationStep {
   int ranks = 2;
-  Timing together;  // one sample per computing rank and repetition
-  // ranks · alone / together: ddp-sim's --effective-cores ranks=C.
+  Timing together;                // one sample per computing rank and repetition
+  std::optional<Timing> slowest;  // one per host and repetition (slowest_per_host_and_round)
+  // ranks · alone / slowest (together in a file without it): ddp-sim's --effective-cores ranks=C.
   double effective_cores = 1;
 };
 
@@ -64,9 +72,12 @@ struct ComputeColocation {
   std::string kernel;  // what was timed, in words
   Timing alone;        // one sample per rank and repetition
   Timing together;     // one sample per rank and repetition
-  // K · alone / together, K the ranks per host: the host's compute throughput with all its
-  // ranks busy, in ranks running alone (K when co-running costs nothing). ddp-sim's
-  // --effective-cores K=C.
+  // One sample per host and repetition: when the host's last rank ended (a job's ranks wait for
+  // it). Absent from files written before it was measured.
+  std::optional<Timing> slowest;
+  // K · alone / slowest (together where there is no `slowest`), K the ranks per host: the host's
+  // compute throughput with all its ranks busy, in ranks running alone (K when co-running costs
+  // nothing). ddp-sim's --effective-cores K=C.
   double effective_cores = 1;
   // Where K >= 3: every count of co-running ranks from 2 to K, increasing, the last one the
   // fields above; what a replay at fewer ranks a host than the profile's needs. Optional.
