@@ -12,6 +12,7 @@
 #include "ddpsim/launch/init_method.hpp"
 #include "ddpsim/runtime/machine_profile_options.hpp"
 #include "ddpsim/runtime/trainer.hpp"
+#include "ddpsim/trace/error_reason.hpp"
 #include "ddpsim/trace/machine_profile.hpp"
 #include "machine_profiler.hpp"
 
@@ -126,10 +127,13 @@ int main(int argc, char** argv) {
     if (!options) return exit_code;
     return run(*options);
   } catch (const UsageError& error) {
-    std::fprintf(stderr, "ddp-machine-profile: %s\n", error.what());
+    std::fprintf(stderr, "ddp-machine-profile: %s\n", ddpsim::trace::error_reason(error, "reading the options").c_str());
     return kExitUsage;
   } catch (const std::exception& error) {
-    std::fprintf(stderr, "ddp-machine-profile: %s\n", error.what());
+    std::fprintf(stderr, "ddp-machine-profile: %s\n", ddpsim::trace::error_reason(error, "measuring").c_str());
+    return kExitFailure;
+  } catch (...) {
+    std::fprintf(stderr, "ddp-machine-profile: %s\n", ddpsim::trace::unknown_error_reason("measuring").c_str());
     return kExitFailure;
   }
 }
