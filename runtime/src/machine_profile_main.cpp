@@ -31,10 +31,11 @@ void print_summary(const trace::MachineProfile& profile, const std::string& path
   }
   std::printf("  %d in flight: x%.3f of one's rate together (median over the sizes)\n", profile.allreduce.in_flight,
               profile.allreduce.in_flight_gain);
-  const trace::Timing& at_once = profile.compute.slowest ? *profile.compute.slowest : profile.compute.together;
+  // A profile just measured always has `slowest`: its effective cores come from it.
   std::printf("  compute: %.3f ms alone, %.3f ms until the last of %d rank(s) per host at once ended: %.3f effective "
               "cores\n",
-              profile.compute.alone.median_s * 1e3, at_once.median_s * 1e3, profile.ranks_per_host,
+              profile.compute.alone.median_s * 1e3, profile.compute.slowest.value().median_s * 1e3,
+              profile.ranks_per_host,
               profile.compute.effective_cores);
   if (!profile.compute.by_ranks.empty()) {
     std::printf("  effective cores by ranks a host at once:");
