@@ -272,10 +272,14 @@ done
 status=0
 running=("${pids[@]}")
 while [ ${#running[@]} -gt 0 ]; do
-  finished=""
+  # wait -p unsets `finished` first and leaves it unset when it names no job: a trapped signal
+  # interrupted it (wait again), or none of these is left to wait for (127: nothing more to take).
   wait -n -p finished "${running[@]}"
   code=$?
-  [ -n "$finished" ] || continue  # a trapped signal interrupted wait
+  if [ -z "${finished:-}" ]; then
+    [ "$code" = 127 ] && break
+    continue
+  fi
   still=()
   for pid in "${running[@]}"; do [ "$pid" = "$finished" ] || still+=("$pid"); done
   running=("${still[@]}")
