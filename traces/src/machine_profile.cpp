@@ -5,6 +5,7 @@
 #include <cmath>
 #include <fstream>
 #include <limits>
+#include <map>
 #include <sstream>
 #include <stdexcept>
 
@@ -309,19 +310,21 @@ std::vector<double> slowest_per_host_and_round(const std::vector<double>& rank_m
                                 " samples for each of " + std::to_string(hosts.size()) + " ranks, got " +
                                 std::to_string(rank_major.size()));
   }
-  std::vector<std::string> order;
-  for (const std::string& host : hosts) {
-    if (std::find(order.begin(), order.end(), host) == order.end()) order.push_back(host);
+  // Each rank's host as an index, hosts numbered in the order of their first rank.
+  std::vector<std::size_t> host_of(hosts.size());
+  std::map<std::string, std::size_t> index;
+  for (std::size_t rank = 0; rank < hosts.size(); ++rank) {
+    host_of[rank] = index.emplace(hosts[rank], index.size()).first->second;
   }
   std::vector<double> slowest;
   for (int round = 0; round < rounds; ++round) {
-    for (const std::string& host : order) {
-      double last = 0;
-      for (std::size_t rank = 0; rank < hosts.size(); ++rank) {
-        const std::size_t at = rank * static_cast<std::size_t>(rounds) + static_cast<std::size_t>(round);
-        if (hosts[rank] == host) last = std::max(last, rank_major[at]);
-      }
-      if (last > 0) slowest.push_back(last);
+    std::vector<double> last(index.size(), 0.0);
+    for (std::size_t rank = 0; rank < hosts.size(); ++rank) {
+      const double sample = rank_major[rank * static_cast<std::size_t>(rounds) + static_cast<std::size_t>(round)];
+      last[host_of[rank]] = std::max(last[host_of[rank]], sample);
+    }
+    for (double host_last : last) {
+      if (host_last > 0) slowest.push_back(host_last);
     }
   }
   return slowest;
