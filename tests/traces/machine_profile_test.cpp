@@ -365,10 +365,15 @@ TEST(MachineProfile, RefusesBadInputInOneLine) {
 
 TEST(MachineProfile, RefusesWhatIsNotAProfile) {
   EXPECT_EQ(error_of_text("{\n  \"a\": 1,\n}"),
-            "m.json:3: expected a JSON machine profile (ddp-machine-profile --out), got syntax error while parsing "
-            "object key - unexpected '}'; expected string literal");
+            "m.json:3: expected a JSON machine profile (ddp-machine-profile --out), got unexpected '}'; expected "
+            "string literal");
   EXPECT_EQ(error_of_text("[1, 2]"),
             "m.json:1: expected a JSON object (ddp-machine-profile --out), got array [1,2]");
+  // Found by the fuzzer: a number too large for a double (nlohmann-json's out_of_range, not a
+  // parse error) and nesting its parser would recurse into until the stack ran out.
+  EXPECT_EQ(error_of_text("{\n  \"ddpsim_machine_profile\": 1e400}"),
+            "m.json:2: expected a JSON machine profile (ddp-machine-profile --out), got number overflow parsing '1e400'");
+  EXPECT_EQ(error_of_text(std::string(100000, '[')), "m.json:1: expected JSON nested at most 64 deep, got deeper nesting");
   // A trace's metadata is not a profile.
   EXPECT_EQ(error_of_text("{\"schema\": \"ddpsim-trace\"}"),
             "m.json:1: expected a machine profile with \"ddpsim_machine_profile\": 2 (ddp-machine-profile --out), got "

@@ -399,19 +399,7 @@ std::string machine_profile_to_json(const MachineProfile& profile) {
 }
 
 MachineProfile machine_profile_from_json(const std::string& text, const std::string& file) {
-  json root;
-  try {
-    root = json::parse(text);
-  } catch (const json::parse_error& error) {
-    // "[json.exception.parse_error.101] parse error at line 3, column 1: syntax error ..." -> after the last ": ".
-    const std::string what = error.what();
-    const std::size_t colon = what.rfind(": ");
-    const long line = 1 + static_cast<long>(std::count(text.begin(),
-                                                       text.begin() + static_cast<long>(std::min(error.byte, text.size())),
-                                                       '\n'));
-    throw TraceError(file, line, "a JSON machine profile (ddp-machine-profile --out)",
-                     colon == std::string::npos ? what : what.substr(colon + 2));
-  }
+  const json root = detail::parse_json(text, file, "a JSON machine profile (ddp-machine-profile --out)");
   const ProfileChecker check(text, file);
   if (!root.is_object()) check.fail(kVersionKey, "a JSON object (ddp-machine-profile --out)", ProfileChecker::describe(root));
   if (!root.contains(kVersionKey)) {

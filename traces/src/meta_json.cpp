@@ -150,49 +150,6 @@ class MetaChecker {
   const std::string& file_;
 };
 
-// The line of a byte offset, for JSON syntax errors.
-long line_of_offset(const std::string& text, std::size_t offset) {
-  offset = std::min(offset, text.size());
-  return 1 + static_cast<long>(std::count(text.begin(), text.begin() + offset, '\n'));
-}
-
-// "syntax error while parsing value - invalid literal; last read: 'x'" -> the part after " - ".
-std::string syntax_problem(const json::parse_error& error) {
-  const std::string what = error.what();
-  const std::size_t dash = what.find(" - ");
-  if (dash != std::string::npos) return what.substr(dash + 3);
-  const std::size_t colon = what.rfind(": ");
-  return colon == std::string::npos ? what : what.substr(colon + 2);
-}
-
-// nlohmann's parser recurses per nesting level; a fuzzed "[[[[…" a million deep would blow
-// the stack. Metadata nests four levels at most, so anything beyond 64 is rejected up front.
-void check_nesting(const std::string& text, const std::string& file) {
-  constexpr int kMaxDepth = 64;
-  int depth = 0;
-  bool in_string = false;
-  for (std::size_t i = 0; i < text.size(); ++i) {
-    const char c = text[i];
-    if (in_string) {
-      if (c == '\\') {
-        ++i;
-      } else if (c == '"') {
-        in_string = false;
-      }
-    } else if (c == '"') {
-      in_string = true;
-    } else if (c == '[' || c == '{') {
-      if (++depth > kMaxDepth) {
-        throw TraceError(file, line_of_offset(text, i),
-                         "JSON nested at most " + std::to_string(kMaxDepth) + " deep",
-                         "deeper nesting");
-      }
-    } else if (c == ']' || c == '}') {
-      --depth;
-    }
-  }
-}
-
 // Optional (added within version 1): absent means no per-bucket list.
 void read_bucket_cap_list(const MetaChecker& check, const json& root, RunMeta& meta) {
   if (!root.contains("bucket_cap_bytes_list")) return;
@@ -279,44 +236,9 @@ void read_bucket_assignments(const MetaChecker& check, const json& root, RunMeta
 
 }  // namespace
 
-long detail::json_key_line(const std::string& text, const std::string& key) {
-  const std::string quoted = "\"" + key + "\"";
-  std::size_t pos = 0;
-  while ((pos = text.find(quoted, pos)) != std::string::npos) {
-    std::size_t after = pos + quoted.size();
-    while (after < text.size() &&
-           (text[after] == ' ' || text[after] == '\t' || text[after] == '\n' || text[after] == '\r')) {
-      ++after;
-    }
-    if (after < text.size() && text[after] == ':') return line_of_offset(text, pos);
-    pos = after;
-  }
-  return 1;
-}
 
 RunMeta meta_from_json(const std::string& text, const std::string& file) {
-  check_nesting(text, file);
-  json root;
-  try {
-    root = json::parse(text);
-  } catch (const json::parse_error& error) {
-    throw TraceError(file, line_of_offset(text, error.byte == 0 ? 0 : error.byte - 1),
-                     "valid JSON", syntax_problem(error));
-  } catch (const json::exception& error) {
-    // Not a syntax error: a number too large for a double ("number overflow parsing
-    // '1e999'"), which carries no position; find the number in the text instead.
-    const std::string what = error.what();
-    const std::size_t open = what.find('\'');
-    const std::size_t close = what.rfind('\'');
-    long line = 1;
-    if (open != std::string::npos && close > open) {
-      const std::size_t at = text.find(what.substr(open + 1, close - open - 1));
-      if (at != std::string::npos) line = line_of_offset(text, at);
-    }
-    const std::size_t bracket = what.find("] ");
-    throw TraceError(file, line, "valid JSON",
-                     bracket == std::string::npos ? what : what.substr(bracket + 2));
-  }
+  const json root = detail::parse_json(text, file, "valid JSON");
   const MetaChecker check(text, file);
   if (!root.is_object()) {
     throw TraceError(file, 1, "a JSON object", MetaChecker::describe(root));
