@@ -123,7 +123,7 @@ AdvisedValues read_advice(const std::string& json_text, const std::string& sourc
   json root;
   try {
     root = json::parse(json_text);
-  } catch (const json::parse_error&) {
+  } catch (const json::exception&) {  // a syntax error, or a number too large for a double
     throw std::runtime_error(source + ": expected ddp-sim advise's JSON, got text that is not JSON");
   }
   if (!root.is_object()) throw std::runtime_error(source + ": expected ddp-sim advise's JSON object, got another value");

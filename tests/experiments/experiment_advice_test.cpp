@@ -173,6 +173,13 @@ TEST(ReadAdvice, UnavailableSectionsStayUnsetAndBadTextIsOneLine) {
     EXPECT_STREQ(e.what(), "a.json: expected ddp-sim advise's JSON, got text that is not JSON");
   }
   EXPECT_THROW(read_advice("[1]", "a.json"), std::runtime_error);
+  // nlohmann-json reports a number too large for a double as out_of_range, not as a parse error.
+  try {
+    read_advice(R"({"timeout": {"timeout_s": 1e400}})", "a.json");
+    FAIL();
+  } catch (const std::runtime_error& e) {
+    EXPECT_STREQ(e.what(), "a.json: expected ddp-sim advise's JSON, got text that is not JSON");
+  }
 }
 
 TEST(AdviceCheck, SlowedRanksAreTheFactorsAboveOne) {
