@@ -84,6 +84,19 @@ TEST(CalibrationJson, RefusesWhatCalibrateDoesNotWrite) {
     EXPECT_THROW(calibration_from_json(text, "fit.json"), CalibrationError) << text;
   }
   EXPECT_THROW(read_calibration("/nonexistent/fit.json"), CalibrationError);
+  // A point nested a million deep: printing it in the error recursed until the stack ran out.
+  nlohmann::json deep = good;
+  deep["points"] = nlohmann::json::array();
+  const std::string text = deep.dump();
+  const std::size_t points = text.find("\"points\":[") + 10;
+  const std::string nested = text.substr(0, points) + std::string(1000000, '[') + std::string(1000000, ']') +
+                             text.substr(points);
+  try {
+    calibration_from_json(nested, "fit.json");
+    ADD_FAILURE() << "a point nested a million deep was accepted";
+  } catch (const CalibrationError& e) {
+    EXPECT_STREQ(e.what(), "fit.json: expected the JSON of ddp-sim calibrate --json, nested at most 64 deep, got deeper nesting");
+  }
 }
 
 // The fractions with two all-reduces in flight came later: a file without them reads as one at a

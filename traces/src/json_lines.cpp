@@ -5,6 +5,7 @@
 #include <cstddef>
 
 #include "ddpsim/trace/io.hpp"
+#include "ddpsim/trace/json_depth.hpp"
 
 namespace ddpsim::trace::detail {
 namespace {
@@ -26,33 +27,6 @@ std::string syntax_problem(const json::parse_error& error) {
   return colon == std::string::npos ? what : what.substr(colon + 2);
 }
 
-// nlohmann's parser recurses per nesting level; a fuzzed "[[[[…" a million deep would blow the
-// stack. The files read here nest four levels at most, so anything beyond kMaxJsonDepth is
-// refused before parsing.
-void check_nesting(const std::string& text, const std::string& file) {
-  int depth = 0;
-  bool in_string = false;
-  for (std::size_t i = 0; i < text.size(); ++i) {
-    const char c = text[i];
-    if (in_string) {
-      if (c == '\\') {
-        ++i;
-      } else if (c == '"') {
-        in_string = false;
-      }
-    } else if (c == '"') {
-      in_string = true;
-    } else if (c == '[' || c == '{') {
-      if (++depth > kMaxJsonDepth) {
-        throw TraceError(file, line_of_offset(text, i), "JSON nested at most " + std::to_string(kMaxJsonDepth) + " deep",
-                         "deeper nesting");
-      }
-    } else if (c == ']' || c == '}') {
-      --depth;
-    }
-  }
-}
-
 }  // namespace
 
 long json_key_line(const std::string& text, const std::string& key) {
@@ -71,7 +45,10 @@ long json_key_line(const std::string& text, const std::string& key) {
 }
 
 json parse_json(const std::string& text, const std::string& file, const std::string& expected) {
-  check_nesting(text, file);
+  if (const auto at = json_too_deep_at(text)) {
+    throw TraceError(file, line_of_offset(text, *at), "JSON nested at most " + std::to_string(kMaxJsonDepth) + " deep",
+                     "deeper nesting");
+  }
   try {
     return json::parse(text);
   } catch (const json::parse_error& error) {

@@ -13,8 +13,7 @@ long json_key_line(const std::string& text, const std::string& key);
 
 // `text` parsed as one JSON document, or a TraceError naming `file`, the line near the problem,
 // `expected` and what was found there: a syntax error, a number too large for a double, or
-// nesting deeper than kMaxJsonDepth.
-inline constexpr int kMaxJsonDepth = 64;
+// nesting deeper than kMaxJsonDepth (json_depth.hpp).
 nlohmann::json parse_json(const std::string& text, const std::string& file, const std::string& expected);
 
 }  // namespace ddpsim::trace::detail

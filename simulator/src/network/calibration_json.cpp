@@ -10,6 +10,7 @@
 #include <nlohmann/json.hpp>
 
 #include "ddpsim/sim/text_of.hpp"
+#include "ddpsim/trace/json_depth.hpp"
 
 namespace ddpsim::sim {
 namespace {
@@ -55,6 +56,10 @@ class Fields {
 }  // namespace
 
 Calibration calibration_from_json(const std::string& json_text, const std::string& source) {
+  if (trace::json_too_deep_at(json_text)) {
+    throw CalibrationError(source + ": expected the JSON of ddp-sim calibrate --json, nested at most " +
+                           std::to_string(trace::kMaxJsonDepth) + " deep, got deeper nesting");
+  }
   nlohmann::json json;
   try {
     json = nlohmann::json::parse(json_text);
