@@ -95,6 +95,34 @@ TEST(Cli, ReportNamesALoneRanksOwnPassOverEachBucket) {
   EXPECT_EQ(nlohmann::json::parse(slurp(dir / "many.json"))["local_seconds_per_byte"].get<double>(), 0.0);
 }
 
+// More ranks sharing cores predicted from a trace of one say in the headline that the trace
+// holds nothing of how they slow each other; without shared cores, or from 2 ranks, they do not.
+TEST(Cli, MoreRanksSharingCoresFromOneRankSayItInTheHeadline) {
+  test_support::TempDir dir;
+  testing::SyntheticRun one;
+  one.world_size = 1;
+  trace::write_trace(dir / "one", testing::make_synthetic_trace(one));
+  const std::string network = " --iterations 3 --latency 40e-6 --bandwidth 2e9";
+  const std::string note = "from a trace of 1 rank, how ranks sharing these cores slow each other's compute";
+  const auto headline = [](const std::string& out) { return out.substr(out.find("iteration time (s)")).substr(0, 600); };
+  const Outcome shared = run_cli(dir, "replay " + std::string(dir / "one") + network + " --world-size 2 --cores 1.5 "
+                                      "--json " + dir / "shared.json");
+  ASSERT_EQ(shared.status, 0) << shared.err;
+  EXPECT_NE(headline(shared.out).find(note), std::string::npos) << shared.out;
+  EXPECT_NE(nlohmann::json::parse(slurp(dir / "shared.json"))["headline_note"].get<std::string>().find(note),
+            std::string::npos);
+  const Outcome paced = run_cli(dir, "replay " + std::string(dir / "one") + network +
+                                     " --world-size 2 --effective-cores 2=1.8 --core-sharing paced");
+  ASSERT_EQ(paced.status, 0) << paced.err;
+  EXPECT_NE(headline(paced.out).find(note), std::string::npos) << paced.out;
+  const Outcome apart = run_cli(dir, "replay " + std::string(dir / "one") + network + " --world-size 2");
+  ASSERT_EQ(apart.status, 0) << apart.err;
+  EXPECT_EQ(apart.out.find(note), std::string::npos) << apart.out;
+  const Outcome from_two = run_cli(dir, "replay " + write_measured(dir) + network + " --world-size 4 --cores 3");
+  ASSERT_EQ(from_two.status, 0) << from_two.err;
+  EXPECT_EQ(from_two.out.find(note), std::string::npos) << from_two.out;
+}
+
 // The report says which core sharing and resume cost the replay used, in text and JSON.
 TEST(Cli, ReportNamesPacedCoreSharingAndTheResumeCost) {
   test_support::TempDir dir;

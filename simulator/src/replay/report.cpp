@@ -68,16 +68,23 @@ std::vector<std::string> whatif_changes(const ReplayReport& report) {
   return whatif_changes(*report.model, *report.options, report.compute_stretch, report.measured);
 }
 
-// What the headline must say of itself: a network fitted to too few sizes, and a what-if on a
+// What the headline must say of itself: a network fitted to too few sizes; a what-if on a
 // profiled baseline without the job's own speed, whose change against the profiled run carries
-// the profiler's overhead (Note [profiler overhead] in docs/model.md).
+// the profiler's overhead (Note [profiler overhead] in docs/model.md); and more ranks sharing
+// cores predicted from a trace of one, which holds nothing of how they slow each other (Note
+// [the job's all-reduce and the ladder]).
 std::string headline_note(const ReplayReport& report) {
   std::string note = few_sizes_headline_note(report.calibration, report.machine_given);
+  const auto add = [&note](const std::string& clause) { note += (note.empty() ? "" : "; ") + clause; };
   if (report.model->source_meta.source == "imported" && !report.unprofiled_iteration_s &&
       !whatif_changes(report).empty()) {
-    note += std::string(note.empty() ? "" : "; ") +
-            "the source run was profiled, and profiled steps run slower than the job: give "
-            "--unprofiled-iteration-ms (the job's median step without the profiler)";
+    add("the source run was profiled, and profiled steps run slower than the job: give "
+        "--unprofiled-iteration-ms (the job's median step without the profiler)");
+  }
+  const bool sharing_cores = report.compute_stretch != 1 || static_cast<bool>(report.options->core_slowdown);
+  if (report.model->world_size == 1 && report.options->world_size > 1 && sharing_cores) {
+    add("from a trace of 1 rank, how ranks sharing these cores slow each other's compute and all-reduces is "
+        "modelled, not measured on this job: a trace of 2 ranks holds it (docs/validation.md, Known limits)");
   }
   return note;
 }
