@@ -195,3 +195,48 @@ def run_plot(plot, argv):
         except SystemExit as exit_:
             status = 0 if exit_.code is None else exit_.code
     return types.SimpleNamespace(returncode=status, stdout=out.getvalue(), stderr=err.getvalue())
+
+
+def timing(median_s, spread=0.25, samples=10):
+    """A machine profile's timing (traces/MACHINE.md) around `median_s`."""
+    return {"median_s": median_s, "min_s": median_s * (1 - spread), "max_s": median_s * (1 + 2 * spread),
+            "samples": samples}
+
+
+def machine_profile(scale=1.0, created_utc="2030-01-01T00:00:00Z", version=2, by_size=True):
+    """A machine profile as ddp-machine-profile writes it (traces/MACHINE.md), its all-reduce times
+    t(S) = scale x (150 us + S / 1.5 GB/s); returns the dict."""
+    ladder = [{"bytes": 4 << (2 * i + 10),
+               "one": timing(scale * (150e-6 + (4 << (2 * i + 10)) / 1.5e9)),
+               "together": timing(scale * (250e-6 + (4 << (2 * i + 10)) / 1.2e9))} for i in range(8)]
+    profile = {
+        "ddpsim_machine_profile": version,
+        "tool": {"name": "ddp-machine-profile", "version": "0.1.0", "git_sha": "abc123"},
+        "created_utc": created_utc, "launcher": "torchrun", "backend": "gloo", "device": "cpu",
+        "world_size": 3, "hosts": ["vm"], "ranks_per_host": 3, "threads": 1,
+        "versions": {"torch": "2.13.0", "gloo": "", "nccl": ""},
+        "allreduce": {"dtype": "float32", "in_flight": 2, "in_flight_gain": 1.15, "ladder": ladder},
+        "compute": {"kernel": "40 float32 products of 256x256 matrices on the CPU, 1 thread(s) per rank",
+                    "alone": timing(0.010), "together": timing(0.0105), "slowest": timing(0.011),
+                    "effective_cores": 1.8,
+                    "by_ranks": [{"ranks": 2, "together": timing(0.0102), "effective_cores": 1.95},
+                                 {"ranks": 3, "together": timing(0.0105), "effective_cores": 1.8}]},
+    }
+    if version >= 2:
+        sizes = [(1 << 20, 0.0008, 0.006), (4 << 20, 0.003, 0.008), (16 << 20, 0.011, 0.025)]
+        overlap = {"bytes": 4 << 20, "allreduce_alone": timing(0.003), "allreduce_busy": timing(0.008),
+                   "compute_quiet": timing(0.0125), "compute_busy": timing(0.019),
+                   "allreduce_fraction": 0.375, "compute_fraction": 0.66}
+        if by_size:
+            overlap["by_size"] = [{"bytes": size, "allreduce_alone": timing(alone), "allreduce_busy": timing(busy)}
+                                  for size, alone, busy in sizes]
+        profile["overlap"] = overlap
+        profile["sleep"] = {"requested_s": 2e-4, "slept": timing(2.8e-4), "resumed": timing(2.1e-4),
+                            "hot": timing(1.9e-4), "resume_cost_s": 1.1e-4}
+    return profile
+
+
+def write_machine_profile(path, **kwargs):
+    with open(path, "w", encoding="utf-8") as handle:
+        json.dump(machine_profile(**kwargs), handle, indent=2)
+    return path

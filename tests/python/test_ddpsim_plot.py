@@ -913,6 +913,34 @@ class Calibration(PlotTest):
         self.assertIn("expected columns rate_mbit", result.stderr)
 
 
+class Machine(PlotTest):
+    def test_two_profiles_side_by_side_each_rung_and_overlap_size_once(self):
+        slow = fixtures.write_machine_profile(os.path.join(self.dir, "slow.json"), scale=1.7,
+                                              created_utc="2030-01-02T00:00:00Z")
+        fast = fixtures.write_machine_profile(os.path.join(self.dir, "fast.json"), version=1)
+        self.plot("machine", slow, fast)
+        got = self.assert_figure("machine")
+        written = fixtures.machine_profile(scale=1.7)
+        ladder = [row for row in got if row["profile"] == "slow.json" and row["series"] == "one all-reduce"]
+        self.assertEqual([int(row["bytes"]) for row in ladder], [step["bytes"] for step in written["allreduce"]["ladder"]])
+        for row, step in zip(ladder, written["allreduce"]["ladder"]):
+            self.assert_close(row["median_s"], step["one"]["median_s"], "rung median")
+            self.assert_close(row["max_s"], step["one"]["max_s"], "rung max")
+            self.assertEqual(row["created_utc"], "2030-01-02T00:00:00Z")
+        busy = [row for row in got if row["profile"] == "slow.json" and row["series"].startswith("while")]
+        self.assertEqual([float(row["median_s"]) for row in busy], [0.006, 0.008, 0.025])
+        # A version 1 profile has a ladder and no overlap section.
+        self.assertEqual({row["series"] for row in got if row["profile"] == "fast.json"}, {"one all-reduce"})
+
+    def test_not_a_profile(self):
+        path = os.path.join(self.dir, "machine.json")
+        with open(path, "w") as handle:
+            handle.write('{"ddpsim_machine_profile": 2}')
+        result = self.plot("machine", path, expect=2)
+        self.assertIn("machine.json: expected its 'allreduce' section, an object, got None", result.stderr)
+        self.assertEqual(result.stderr.count("\n"), 1, result.stderr)
+
+
 class ClusterScaling(PlotTest):
     REPLAYS = ("trace,cluster,world_size,allreduce,measured_world_size,measured_iteration_s,predicted_iteration_s\n"
                "job,dgx-a100,8,ring-agg,2,0.2,0.21\njob,dgx-a100,8,tree,2,0.2,0.22\njob,dgx-a100,8,auto,2,0.2,0.21\n")

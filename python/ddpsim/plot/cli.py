@@ -11,6 +11,7 @@
   ddpsim-plot advise ADVICE.json
   ddpsim-plot whatif WHATIF.csv [--family bucket] [--mode per-iteration/trace]
   ddpsim-plot calibration CALIBRATION.csv
+  ddpsim-plot machine MACHINE.json [MACHINE.json ...]      (machine profiles side by side)
 
 Each writes NAME.pdf, NAME.png and NAME.csv (exactly the plotted numbers) into --out
 (default: a figures/ folder next to the input). Bad input: one line on stderr, exit 2.
@@ -72,7 +73,7 @@ def main(argv=None):
 
     def command(name, help_text, input_help):
         sub = commands.add_parser(name, help=help_text, description=help_text)
-        sub.add_argument("input", nargs={"errors": "+", "models": 2}.get(name), help=input_help)
+        sub.add_argument("input", nargs={"errors": "+", "models": 2, "machine": "+"}.get(name), help=input_help)
         sub.add_argument("--out", help="output folder (default: figures/ next to the input)")
         default_name = name + ("-TRACE (the trace folder's name)" if name == "timeline" else "")
         sub.add_argument("--name", help=f"output file stem (default: {default_name})")
@@ -119,6 +120,8 @@ def main(argv=None):
                         help="compute mode/network method to plot (default: per-iteration/trace)")
     command("calibration", "fitted network bandwidth vs the link rate the testbed was told",
             "calibration.csv from scripts/testbed_calibration.sh")
+    command("machine", "machine profiles side by side: the all-reduce ladder, and the all-reduce alone and while "
+            "the ranks compute, against the message size", "JSON file(s) from ddp-machine-profile --out")
 
     args = parser.parse_args(argv)
     first_input = args.input[0] if isinstance(args.input, list) else args.input
@@ -158,6 +161,9 @@ def main(argv=None):
         elif args.command == "calibration":
             from ddpsim.plot import calibration
             paths = calibration.plot(args.input, out, args.name)
+        elif args.command == "machine":
+            from ddpsim.plot import machine
+            paths = machine.plot(args.input, out, args.name)
         else:
             from ddpsim.plot import errors
             paths = errors.plot(args.input, out, args.name)
