@@ -110,7 +110,9 @@ std::optional<MachineProfileOptions> parse_machine_profile_options(int argc, con
                  "default 1M,4M,16M): around the job's bucket sizes; the middle one (the lower of two) is the "
                  "profile's overlap, the others show how it moves with size")
       ->group(measurement);
-  app.add_option("--repeats", repeats, "timed repetitions of each measurement (default 10)")->group(measurement);
+  app.add_option("--repeats", repeats,
+                 "timed repetitions of each measurement, 3 rounds each for the all-reduces (default 10)")
+      ->group(measurement);
   app.add_option("--warmup", warmup, "untimed rounds before them (default 2)")->group(measurement);
   const std::string output = "Output";
   app.add_option("--out", o.out, "the profile's JSON file, written by rank 0")->required()->group(output);

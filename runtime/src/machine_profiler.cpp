@@ -35,6 +35,10 @@ std::string size_text(std::int64_t bytes) {
 
 constexpr std::size_t kHostNameBytes = 256;
 
+// Rounds of the all-reduce measurements per --repeats: each round takes milliseconds, and a
+// median over more of them moves less between profiles of a noisy machine (traces/MACHINE.md).
+constexpr int kRoundsPerRepeat = 3;
+
 }  // namespace
 
 MachineProfiler::MachineProfiler(const MachineProfileOptions& options, const launch::DistEnv& env,
@@ -149,22 +153,22 @@ trace::AllreduceLadder MachineProfiler::measure_ladder(const std::function<void(
   const std::size_t steps = options_.sizes.size();
   // samples[round * 2 * steps + 2 * step + (0: one, 1: together)]; rounds interleave the sizes, so
   // a machine whose speed drifts spreads the drift over all of them.
+  const int warmup = kRoundsPerRepeat * options_.warmup, rounds = kRoundsPerRepeat * options_.repeats;
   std::vector<double> samples;
-  for (int round = 0; round < options_.warmup + options_.repeats; ++round) {
+  for (int round = 0; round < warmup + rounds; ++round) {
     for (std::size_t step = 0; step < steps; ++step) {
       what_ = "the all-reduce of " + size_text(options_.sizes[step]);
       const double alone = time_allreduces(one[step]);
       what_ = "the " + std::to_string(options_.in_flight) + " all-reduces in flight of " +
               size_text(options_.sizes[step]) + " each";
       const double at_once = time_allreduces(together[step]);
-      if (round >= options_.warmup) {
+      if (round >= warmup) {
         samples.push_back(alone);
         samples.push_back(at_once);
       }
     }
-    if (progress && round >= options_.warmup) {
-      progress("all-reduce ladder: round " + std::to_string(round - options_.warmup + 1) + "/" +
-               std::to_string(options_.repeats));
+    if (progress && round >= warmup && (round - warmup + 1) % kRoundsPerRepeat == 0) {
+      progress("all-reduce ladder: round " + std::to_string(round - warmup + 1) + "/" + std::to_string(rounds));
     }
   }
   what_ = "gathering the all-reduce times";
@@ -172,7 +176,7 @@ trace::AllreduceLadder MachineProfiler::measure_ladder(const std::function<void(
   std::vector<double> gains;
   for (std::size_t step = 0; step < steps; ++step) {
     std::vector<double> alone, at_once;
-    for (int round = 0; round < options_.repeats; ++round) {
+    for (int round = 0; round < rounds; ++round) {
       alone.push_back(samples[round * 2 * steps + 2 * step]);
       at_once.push_back(samples[round * 2 * steps + 2 * step + 1]);
     }
@@ -275,9 +279,7 @@ trace::ComputeColocation MachineProfiler::measure_compute(const std::vector<std:
 }
 
 trace::ComputeCommOverlap MachineProfiler::measure_overlap(std::int64_t bytes) {
-  // Three times the ladder's repetitions: each round takes milliseconds, and the fractions are
-  // ratios of two noisy medians.
-  constexpr int kRoundsPerRepeat = 3;
+  // The fractions are ratios of two noisy medians: kRoundsPerRepeat rounds per repetition.
   trace::ComputeCommOverlap overlap;
   overlap.bytes = bytes;
   const std::string size = size_text(overlap.bytes);

@@ -75,13 +75,13 @@ TEST(MachineProfileTool, TwoRanksOnLoopbackWriteAProfileThatReadsBack) {
   EXPECT_EQ(profile.allreduce.steps.back().bytes, 4 << 20);
   EXPECT_EQ(profile.allreduce.in_flight, 2);
   for (const trace::LadderStep& step : profile.allreduce.steps) {
-    EXPECT_EQ(step.one.samples, 3);
-    EXPECT_EQ(step.together.samples, 3);
+    EXPECT_EQ(step.one.samples, 9);  // 3 rounds per repeat
+    EXPECT_EQ(step.together.samples, 9);
     EXPECT_GT(step.one.median_s, 0);
     EXPECT_GT(step.together.median_s, 0);
   }
   // The fastest 4 MiB all-reduce is slower than the fastest 4 KiB one, whatever the machine. Not the
-  // medians: of 3 samples, the 4 KiB median can fall on milliseconds in which the machine stalled
+  // medians: of 9 samples, the 4 KiB median can fall on milliseconds in which the machine stalled
   // the ranks, longer than a 4 MiB all-reduce; a stall only ever adds time, so the minima keep order.
   EXPECT_GT(profile.allreduce.steps.back().one.min_s, profile.allreduce.steps.front().one.min_s);
   EXPECT_GT(profile.allreduce.in_flight_gain, 0);
