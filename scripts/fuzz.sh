@@ -3,9 +3,9 @@
 # the trace reader (tests/traces/fuzz_trace_reader.cpp), the profiler importer
 # (tests/kineto/fuzz_kineto_import.cpp), the skew flag parsers (tests/traces/fuzz_skew.cpp),
 # ddp-experiment's spec parser (tests/experiments/fuzz_experiment_spec.cpp), ddp-sim's numeric
-# (platform) flag parsers (tests/simulator/fuzz_numeric_flags.cpp) and the machine profile with
-# the replay settings made of it (tests/simulator/fuzz_machine_profile.cpp), under ASan+UBSan, from
-# their committed seed corpora.
+# (platform) flag parsers (tests/simulator/fuzz_numeric_flags.cpp), the machine profile with the
+# replay settings made of it (tests/simulator/fuzz_machine_profile.cpp) and the calibration file
+# (tests/simulator/fuzz_calibration_json.cpp), under ASan+UBSan, from their committed seed corpora.
 #
 # Usage: scripts/fuzz.sh [RUNS] [OUT] [NAME...]   (default 1000000 executions each, OUT
 # results/fuzz, every fuzzer). Writes OUT/NAME.log and OUT/summary.json ({name: {runs, seconds,
@@ -24,6 +24,7 @@ declare -A corpus=(
   [fuzz_experiment_spec]="tests/experiments/fuzz_experiment_spec_corpus tests/experiments/fuzz_experiment_spec.dict"
   [fuzz_numeric_flags]="tests/simulator/fuzz_numeric_flags_corpus tests/simulator/fuzz_numeric_flags.dict"
   [fuzz_machine_profile]="tests/simulator/fuzz_machine_profile_corpus tests/simulator/fuzz_machine_profile.dict"
+  [fuzz_calibration_json]="tests/simulator/fuzz_calibration_json_corpus tests/simulator/fuzz_calibration_json.dict"
 )
 declare -A binary=(
   [fuzz_trace_reader]="$build/tests/traces/fuzz/fuzz_trace_reader"
@@ -32,9 +33,11 @@ declare -A binary=(
   [fuzz_experiment_spec]="$build/tests/experiments/fuzz/fuzz_experiment_spec"
   [fuzz_numeric_flags]="$build/tests/simulator/fuzz/fuzz_numeric_flags"
   [fuzz_machine_profile]="$build/tests/simulator/fuzz/fuzz_machine_profile"
+  [fuzz_calibration_json]="$build/tests/simulator/fuzz/fuzz_calibration_json"
 )
 names=("${@:3}")
-((${#names[@]})) || names=(fuzz_trace_reader fuzz_kineto_import fuzz_skew fuzz_experiment_spec fuzz_numeric_flags fuzz_machine_profile)
+((${#names[@]})) || names=(fuzz_trace_reader fuzz_kineto_import fuzz_skew fuzz_experiment_spec fuzz_numeric_flags fuzz_machine_profile
+                                  fuzz_calibration_json)
 status=0
 summary="{"
 for name in "${names[@]}"; do
