@@ -69,13 +69,10 @@ def read_machine_profile(path):
         overlap = reader.section(root, "overlap")
         info["allreduce_fraction"] = overlap.get("allreduce_fraction")
         info["compute_fraction"] = overlap.get("compute_fraction")
-        sizes = overlap.get("by_size") or [overlap]
-        if not isinstance(sizes, list):
-            raise InputError(path, "overlap.by_size to be a list", type(sizes).__name__)
+        by_size = bool(overlap.get("by_size"))  # version 2 files from before by_size have none
+        sizes = reader.items(overlap, "by_size", "overlap") if by_size else [overlap]
         for i, at in enumerate(sizes):
-            where = f"overlap.by_size[{i}]" if "by_size" in overlap else "overlap"
-            if not isinstance(at, dict):
-                raise InputError(path, f"{where} to be an object", type(at).__name__)
+            where = f"overlap.by_size[{i}]" if by_size else "overlap"
             overlap_rows.append({"bytes": reader.bytes(at, where),
                                  **reader.timing(at, "allreduce_alone", where, "alone"),
                                  **reader.timing(at, "allreduce_busy", where, "busy")})
