@@ -47,7 +47,7 @@ def load(path):
             data = json.load(f)
     except OSError as error:
         raise InputError(path, "a readable file", error.strerror or str(error)) from None
-    except ValueError as error:
+    except (ValueError, RecursionError) as error:  # RecursionError: nested too deep
         raise InputError(path, expected, str(error)) from None
     if not isinstance(data, dict) or not isinstance(data.get("repetitions"), list):
         raise InputError(path, expected, "no repetitions list")

@@ -45,7 +45,7 @@ def read_machine_profile(path):
     try:
         with open(path, encoding="utf-8") as handle:
             root = json.load(handle)
-    except (OSError, ValueError, RecursionError) as error:
+    except (OSError, ValueError, RecursionError) as error:  # RecursionError: nested too deep
         raise InputError(path, "a JSON machine profile (ddp-machine-profile --out)", short(error, 60)) from None
     if not isinstance(root, dict) or root.get("ddpsim_machine_profile") not in (1, 2):
         got = root.get("ddpsim_machine_profile") if isinstance(root, dict) else type(root).__name__

@@ -70,7 +70,7 @@ def read_metas_and_events(path):
         try:
             with open(meta_file, encoding="utf-8") as handle:
                 meta = json.load(handle)
-        except (OSError, ValueError) as error:
+        except (OSError, ValueError, RecursionError) as error:  # RecursionError: nested too deep
             raise InputError(meta_file, "trace metadata JSON", short(error, 60)) from None
         if not isinstance(meta, dict) or meta.get("schema") != "ddpsim-trace":
             raise InputError(meta_file, 'trace metadata with "schema": "ddpsim-trace"',

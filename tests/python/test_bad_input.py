@@ -17,7 +17,7 @@ import fixtures
 
 
 SUBCOMMANDS = ["predicted-vs-measured", "timeline", "timeout-curve", "timeouts", "scaling", "errors", "advise",
-               "whatif", "calibration"]
+               "whatif", "calibration", "machine"]
 # A numeric flag, its subcommand and input, and its accepted values among the bad ones tried.
 # A huge --iteration is an integer: "expected iteration N complete on every rank" (row below).
 NUMERIC_FLAGS = [("timeline", "{trace}", "--iteration", ["0", "99999999999999999999"]),
@@ -66,6 +66,9 @@ def rows():
         (["whatif", "{summary}", "--out", "{out}"], 2, "{summary}: expected columns", "{out}"),
         (["calibration", "{summary}", "--out", "{out}"], 2, "{summary}: expected columns", "{out}"),
         (["advise", "{summary}", "--out", "{out}"], 2, "{summary}: expected JSON", "{out}"),
+        (["advise", "{deep}", "--out", "{out}"], 2, "{deep}: expected JSON", "{out}"),
+        (["machine", "{summary}", "--out", "{out}"], 2, "{summary}: expected a JSON machine profile", "{out}"),
+        (["machine", "{deep}", "--out", "{out}"], 2, "{deep}: expected a JSON machine profile", "{out}"),
         # --out that cannot be a folder: a file, under a file, under /proc.
         (["timeline", "{trace}", "--out", "{file}"], 2, "{file}: expected a readable input file and a writable --out folder", None),
         (["timeline", "{trace}", "--out", "{file}/figs"], 2, "{file}/figs: expected a readable input file and a writable --out folder", "{file}/figs"),
@@ -80,9 +83,12 @@ class BadInput(unittest.TestCase):
         with tempfile.TemporaryDirectory(prefix="ddpsim-plot-bad-") as tmp:
             names = {"{file}": os.path.join(tmp, "afile"), "{dir}": os.path.join(tmp, "adir"),
                      "{none}": os.path.join(tmp, "missing"), "{trace}": os.path.join(tmp, "trace"),
-                     "{summary}": os.path.join(tmp, "summary.csv"), "{out}": os.path.join(tmp, "out")}
+                     "{summary}": os.path.join(tmp, "summary.csv"), "{out}": os.path.join(tmp, "out"),
+                     "{deep}": os.path.join(tmp, "deep.json")}
             with open(names["{file}"], "w") as handle:
                 handle.write("not what any subcommand reads\n")
+            with open(names["{deep}"], "w") as handle:  # past Python's recursion limit
+                handle.write("[" * 100000 + "]" * 100000)
             os.mkdir(names["{dir}"])
             fixtures.write_trace(names["{trace}"], world_size=2, iterations=5)
             fixtures.write_summary(names["{summary}"], [

@@ -125,6 +125,7 @@ class Cli(unittest.TestCase):
             good = write(d, "good.json", {"repetitions": [0.1, 0.2]})
             rows = [(write(d, "empty.json", "{}"), "no repetitions list"),
                     (write(d, "text.json", "traced 1.2 ms"), "JSON"),
+                    (write(d, "deep.json", "[" * 100000 + "]" * 100000), "JSON"),
                     (os.path.join(d, "missing.json"), "a readable file"),
                     (write(d, "none.json", {"repetitions": []}), "at least one repetition"),
                     (write(d, "short.json", {"repetitions": [0.1]}), "2 repetitions"),

@@ -72,6 +72,7 @@ class ReadMachineProfile(unittest.TestCase):
         path = os.path.join(self.tmp.name, "bad.json")
         cases = {
             "not json {": "a JSON machine profile",
+            "[" * 100000 + "]" * 100000: "a JSON machine profile",
             json.dumps([1, 2]): '"ddpsim_machine_profile": 1 or 2',
             json.dumps({**fixtures.machine_profile(), "ddpsim_machine_profile": 3}): '"ddpsim_machine_profile": 1 or 2',
             json.dumps({**fixtures.machine_profile(), "allreduce": {"ladder": []}}): "allreduce.ladder to be a non-empty list",

@@ -78,6 +78,13 @@ class ReadTrace(unittest.TestCase):
             ddpsim.read_trace(self.dir)
         self.assertEqual(str(caught.exception), f"{meta}: expected schema_version 1, got 2")
         self.assertNotIn("\n", str(caught.exception))
+        # Nested past Python's recursion limit: json.load raises RecursionError, not ValueError.
+        with open(meta, "w") as handle:
+            handle.write("[" * 100000 + "]" * 100000)
+        with self.assertRaises(ddpsim.InputError) as caught:
+            ddpsim.read_trace(self.dir)
+        self.assertTrue(str(caught.exception).startswith(f"{meta}: expected trace metadata JSON, got "))
+        self.assertNotIn("\n", str(caught.exception))
 
 
 if __name__ == "__main__":

@@ -19,7 +19,7 @@ def read_advice(path):
         raise InputError(path, "a JSON file written by ddp-sim advise --json", "no such file") from None
     except OSError as error:  # a folder, or a path under a file
         raise InputError(path, "a readable file", error.strerror or str(error)) from None
-    except (json.JSONDecodeError, UnicodeDecodeError) as error:
+    except (json.JSONDecodeError, UnicodeDecodeError, RecursionError) as error:  # or nested too deep
         raise InputError(path, "JSON", str(error).splitlines()[0]) from None
     if not isinstance(advice, dict) or not all(key in advice for key in ("bucket", "stragglers")):
         raise InputError(path, "keys 'bucket' and 'stragglers' (ddp-sim advise --json)")
